@@ -1,0 +1,133 @@
+/*
+ * heapd.h -- the daemon's core, as the gRPC adapter (server.cc) and main.c
+ * see it. The core is C and owns the heap through libpmemobj; the adapter
+ * is C++ and only translates RPCs into these calls.
+ *
+ * Threading: every hd_* call may come from any gRPC thread; the core
+ * serializes them on one internal mutex (control calls are rare).
+ * Errors: 0 or a negative UH_E* code, plus a message in err (one line,
+ * naming what was wrong) when err is not NULL.
+ */
+#ifndef HEAPD_H
+#define HEAPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uniheap.h"
+#include "../../libuniheap/src/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hd;
+
+struct hd_opts {
+	const char *heap_path;
+	int create;		/* create when the file is missing */
+	uint64_t size;		/* with create: pool size in bytes */
+	uint32_t durability;	/* with create: UH_DUR_*; 0 = sync */
+	const char *name;	/* with create: heap name, NULL = file name */
+	uint32_t log_size;	/* with create: bytes per session log; 0 = default */
+	uint32_t arena_size;	/* with create: 0 = default */
+};
+
+/* Last start-up recovery, as StatusResponse.last_recovery reports it. */
+struct hd_recovery {
+	uint64_t logs_replayed, logs_discarded;
+	uint64_t live_objects, freed_objects, nulled_refs, locks_cleared;
+	uint64_t duration_us;
+	int gc_deferred;
+};
+
+/* Create or open the heap and recover it (log replay, then recovery GC).
+ * On failure *out is untouched and err names the problem: missing file
+ * without create, not a uniheap heap, format version mismatch, corrupt
+ * header, size too small. */
+int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen);
+/* Close the pool. Sessions still attached are left as they are (their
+ * logs are recovered at the next start). NULL is ignored. */
+void hd_close(struct hd *hd);
+
+/* Read-only views for the adapter (never freed while hd lives). */
+const char *hd_heap_path(struct hd *hd);
+char *hd_base(struct hd *hd);
+const struct uh_hdr *hd_header(struct hd *hd);
+uint64_t hd_header_off(struct hd *hd);
+
+/* ---- sessions ---- */
+struct hd_session_info {
+	uint32_t session;
+	uint64_t token;
+	uint64_t log_off, log_size;	/* 0 for readonly sessions */
+};
+int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *client,
+		      struct hd_session_info *out, char *err, size_t errlen);
+/* The session's stream ended. graceful: it said Goodbye. Either way its
+ * log is replayed (if committed) or rolled back, its locks released, its
+ * arenas returned, its slot freed. */
+void hd_session_detach(struct hd *hd, uint32_t session, int graceful);
+/* 0 if (session, token) names an attached session, else UH_EINVAL. */
+int hd_session_check(struct hd *hd, uint32_t session, uint64_t token,
+		     char *err, size_t errlen);
+
+/* ---- classes ---- */
+int hd_class_register(struct hd *hd, const char *name, const uh_field_spec *fields,
+		      uint32_t nfields, uint32_t *class_id, int *created,
+		      char *err, size_t errlen);
+/* Descriptor of a class id (points into the mapping), NULL if unused. */
+const struct uh_class_desc *hd_class_get(struct hd *hd, uint32_t class_id);
+int hd_class_find(struct hd *hd, const char *name, uint32_t *class_id);
+uint64_t hd_class_desc_off(struct hd *hd, uint32_t class_id);
+
+/* ---- arenas ---- */
+struct hd_arena {
+	uint64_t arena_off;
+	uint32_t slot_size;
+	uint32_t nslots;
+	uint64_t first_slot;
+};
+int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size,
+		   struct hd_arena *out, char *err, size_t errlen);
+int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size,
+		   struct hd_arena *out, char *err, size_t errlen);
+int hd_arena_return(struct hd *hd, uint32_t session, uint64_t arena_off,
+		    char *err, size_t errlen);
+
+/* ---- admin ---- */
+struct hd_status {
+	uint32_t sessions, classes, arenas;
+	uint64_t arena_bytes, roots, uptime_ms;
+	struct hd_recovery last_recovery;
+};
+void hd_status_get(struct hd *hd, struct hd_status *out);
+
+struct hd_stats {
+	uint64_t attaches, detaches, sessions_reaped;
+	uint64_t logs_replayed, logs_rolled_back, locks_released;
+	uint64_t arenas_leased, arenas_returned, classes_registered;
+};
+void hd_stats_get(struct hd *hd, struct hd_stats *out);
+
+/* Roots, in table order: see uh_rootmap_next(). Takes the core mutex. */
+int hd_roots_next(struct hd *hd, uint64_t *cursor, const char **name, size_t *name_len,
+		  uint64_t *value);
+
+/* ---- serving (server.cc) ---- */
+/* Bind socket_path (mode 0600; a stale socket of a dead heapd is replaced,
+ * a live one refused), serve until SIGTERM/SIGINT, then stop cleanly.
+ * Returns 0 after a clean shutdown, else an error with err set. */
+int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen);
+
+/* ---- logging (log.c) ---- */
+/* One structured line to stderr:
+ *   ts=<RFC3339> level=<level> event=<event> <fmt-formatted key=value ...> */
+void hd_log(const char *level, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEAPD_H */

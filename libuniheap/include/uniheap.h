@@ -1,0 +1,330 @@
+/**
+ * @file uniheap.h
+ * @mainpage uniheap client library
+ *
+ * libuniheap maps a heap owned by heapd into this process and works on
+ * persistent objects in place. Only control traffic (attach, class
+ * registration, arena leases) goes to heapd, over gRPC on a UNIX socket.
+ *
+ * Guarantees:
+ *  - A failure-atomic block (uh_begin() .. uh_commit()) makes all of its
+ *    writes, allocations, frees and root changes durable together or not at
+ *    all, whatever process or machine crash happens. Blocks nest; inner
+ *    blocks are flattened into the outermost one.
+ *  - A commit issues a fixed number of persist barriers (3 for a block that
+ *    changed something, 0 for one that did not), however many fields it
+ *    wrote; uh_stats_get() counts them.
+ *  - A single field write outside a block is atomic and durable on return.
+ *    An aligned field read outside a block is never torn, but reading
+ *    several fields outside a block may mix two commits.
+ *  - Every persistent reference is a 64-bit offset from the start of the
+ *    heap file (#uh_off); 0 is null.
+ *
+ * Caveats:
+ *  - A #uh_heap is a session. Use it from one thread at a time; open one
+ *    handle per thread that runs blocks concurrently.
+ *  - Do not use a #uh_heap after fork(): every call in the child fails with
+ *    #UH_EFORK. A child that needs the heap connects anew.
+ *  - Keep blocks short: a block's redo log must fit the session's log area
+ *    (1 MiB by default); a bigger one fails with #UH_ELOGFULL.
+ *  - Writers lock the objects they write until commit; a block that meets
+ *    a lock held by another session fails with #UH_ECONFLICT after a
+ *    bounded wait and must be re-run by the caller.
+ *  - Pointers returned into the mapping (strings, bytes) stay valid until
+ *    the object is freed or the heap disconnected.
+ */
+#ifndef UNIHEAP_H
+#define UNIHEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UH_VERSION_MAJOR 0
+#define UH_VERSION_MINOR 1
+#define UH_VERSION_PATCH 0
+
+/** Library version string, e.g. "0.1.0". Can't fail. */
+const char *uh_version(void);
+/** Heap format version this library reads and writes. Can't fail. */
+uint32_t uh_format_version(void);
+
+/** @defgroup errors Error codes
+ * Every call returns 0 or one of these (negative). The thread-local
+ * uh_errmsg() then names what was wrong. @{ */
+#define UH_OK 0
+#define UH_EINVAL (-1)		/**< bad argument */
+#define UH_ENOMEM (-2)		/**< process memory exhausted */
+#define UH_ENOSPC (-3)		/**< heap full */
+#define UH_ENOTFOUND (-4)	/**< no such root, class or field */
+#define UH_ECONFLICT (-5)	/**< lost a conflict; block rolled back; retry */
+#define UH_ECLASSMISMATCH (-6)	/**< class registered with another layout */
+#define UH_EFREED (-7)		/**< freed, invalid or out-of-range object */
+#define UH_ETYPE (-8)		/**< wrong field type or wrong class */
+#define UH_ERANGE (-9)		/**< field offset or index out of range */
+#define UH_EDISCONNECTED (-10)	/**< heapd unreachable */
+#define UH_EPROTO (-11)		/**< heapd answered something unexpected */
+#define UH_EIO (-12)		/**< open/map of the heap file failed */
+#define UH_EFORK (-13)		/**< handle used in a forked child */
+#define UH_ELOGFULL (-14)	/**< block too big for the session log */
+#define UH_EREADONLY (-15)	/**< write on a read-only handle */
+#define UH_ESTATE (-16)		/**< call not valid now (e.g. commit w/o begin) */
+#define UH_EUTF8 (-17)		/**< string is not valid UTF-8 */
+#define UH_EINTERNAL (-18)	/**< broken invariant; please report */
+#define UH_LAST_ERRCODE UH_EINTERNAL
+/** @} */
+
+/** Static description of an error code (or of a positive errno). */
+const char *uh_strerror(int err);
+/** Message of the last failed call on this thread ("" if none). The
+ * pointer is valid until the next libuniheap call on this thread. */
+const char *uh_errmsg(void);
+
+/** An offset from the start of the heap file; 0 is null. */
+typedef uint64_t uh_off;
+
+/** A session: a mapped heap plus a control connection to heapd. */
+typedef struct uh_heap uh_heap;
+
+/** @defgroup connflags uh_connect() flags @{ */
+#define UH_READONLY 0x1u	/**< map read-only; writes fail UH_EREADONLY */
+/** @} */
+
+/**
+ * Attach to heapd and map its heap.
+ * @param[in] socket heapd's socket path, or NULL for $UNIHEAP_SOCKET, else
+ *            the default (uh_default_socket()).
+ * @param[in] flags UH_READONLY or 0.
+ * @param[out] out the new handle; set only on success.
+ * @return 0, or UH_EDISCONNECTED (no heapd), UH_EPROTO (protocol version
+ *         mismatch), UH_EIO (heap file could not be opened or mapped).
+ *         On failure nothing needs to be released.
+ */
+int uh_connect(const char *socket, uint32_t flags, uh_heap **out);
+
+/** Detach and unmap. An open block is rolled back. NULL is ignored.
+ * Every pointer into the mapping dies with it. Can't fail. */
+void uh_disconnect(uh_heap *h);
+
+/** Default socket path: $UNIHEAP_SOCKET, else
+ * $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock. Written to
+ * buf (NUL terminated). @return 0 or UH_ERANGE if buf is too small. */
+int uh_default_socket(char *buf, size_t len);
+
+/** What uh_heap_info() reports. */
+typedef struct uh_info {
+	uint64_t heap_size;		/**< bytes of the heap file */
+	uint32_t format_version;
+	uint32_t durability;		/**< UH_DUR_PMEM/SYNC/MEMORY */
+	uint32_t session;		/**< this session's slot */
+	uint32_t readonly;
+	char name[64];			/**< heap name */
+	char path[4096];		/**< heap file path */
+} uh_info;
+
+#define UH_DUR_PMEM 1u
+#define UH_DUR_SYNC 2u
+#define UH_DUR_MEMORY 3u
+
+/** Fill *out. Can't fail on a valid handle. */
+int uh_heap_info(uh_heap *h, uh_info *out);
+/** Name of a durability mode ("pmem", "sync", "memory"). */
+const char *uh_durability_name(uint32_t mode);
+
+/** Base address of this process's mapping (for bindings that read fields
+ * directly: field address = base + object offset + field offset).
+ * @note valid until uh_disconnect(). */
+void *uh_base(uh_heap *h);
+
+/* ------------------------------------------------------------------ */
+/** @defgroup classes Classes @{ */
+
+#define UH_T_BOOL 1u
+#define UH_T_I8 2u
+#define UH_T_I16 3u
+#define UH_T_I32 4u
+#define UH_T_I64 5u
+#define UH_T_F32 6u
+#define UH_T_F64 7u
+#define UH_T_REF 8u
+#define UH_T_STRING 9u
+#define UH_T_BYTES 10u
+
+#define UH_CLASS_STRING 1u
+#define UH_CLASS_BYTES 2u
+
+/** One field of a class declaration. */
+typedef struct uh_field_spec {
+	const char *name;	/**< 1..63 bytes: [A-Za-z_][A-Za-z0-9_]* */
+	uint32_t type;		/**< UH_T_* */
+	uint32_t ref_class;	/**< for UH_T_REF: target class id, 0 = any */
+} uh_field_spec;
+
+/**
+ * Register a class with heapd (idempotent for the same name and layout).
+ * Field offsets are assigned by heapd: declaration order, natural
+ * alignment, the first field right after the 16-byte object header.
+ * @param[out] class_id the class id, also for an existing identical class.
+ * @return 0, UH_ECLASSMISMATCH (same name, other layout; uh_errmsg() names
+ *         the first differing field), UH_EINVAL (bad name, type, count),
+ *         UH_ENOSPC (class table full), UH_EDISCONNECTED.
+ */
+int uh_class_register(uh_heap *h, const char *name, const uh_field_spec *fields,
+		      uint32_t nfields, uint32_t *class_id);
+
+/** Find a class by name in the heap's class table (no RPC).
+ * @return 0 or UH_ENOTFOUND. */
+int uh_class_find(uh_heap *h, const char *name, uint32_t *class_id);
+
+/** A class as the heap's class table describes it. */
+typedef struct uh_class_info {
+	uint32_t class_id;
+	uint32_t kind;		/**< 1 record, 2 string, 3 bytes, 4 ref table */
+	uint32_t nfields;
+	uint32_t payload_size;	/**< bytes after the object header */
+	const char *name;	/**< @note points into the mapping */
+} uh_class_info;
+
+typedef struct uh_field_info {
+	const char *name;	/**< @note points into the mapping */
+	uint32_t type;
+	uint32_t offset;	/**< from the object start */
+	uint32_t ref_class;
+} uh_field_info;
+
+/** @return 0 or UH_ENOTFOUND for an unused id. */
+int uh_class_info_get(uh_heap *h, uint32_t class_id, uh_class_info *out);
+/** @return 0, UH_ENOTFOUND, or UH_ERANGE for index >= nfields. */
+int uh_field_info_get(uh_heap *h, uint32_t class_id, uint32_t index,
+		      uh_field_info *out);
+/** Field index by name. @return 0 or UH_ENOTFOUND. */
+int uh_field_find(uh_heap *h, uint32_t class_id, const char *name,
+		  uint32_t *index);
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @defgroup objects Objects and fields @{ */
+
+/**
+ * Allocate a zeroed object of a record class inside this session's
+ * arenas (an RPC only when a new arena must be leased). Inside a block the
+ * allocation commits or rolls back with the block; outside one it is
+ * unreachable, and reclaimed by recovery, until published by a reference.
+ * @return 0, UH_ENOTFOUND (class), UH_ENOSPC (heap full), UH_EREADONLY.
+ */
+int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out);
+
+/** Free an object (deferred to commit inside a block). Readers holding
+ * its offset then get UH_EFREED. @return 0, UH_EFREED, UH_ECONFLICT. */
+int uh_free(uh_heap *h, uh_off obj);
+
+/** Class id of a valid object. @return 0 or UH_EFREED. */
+int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id);
+
+/**
+ * Read len (1, 2, 4 or 8) bytes at obj+offset into dst. Inside a block
+ * the block's own writes are seen.
+ * @return 0, UH_EFREED (not a valid object), UH_ERANGE (outside the
+ *         object's payload or misaligned).
+ */
+int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len);
+
+/**
+ * Write len (1, 2, 4 or 8) bytes at obj+offset. Inside a block: buffered in
+ * the redo log, visible to others at commit. Outside: one atomic store,
+ * durable on return.
+ * @return 0, UH_EFREED, UH_ERANGE, UH_ECONFLICT (object locked by another
+ *         session; the block was rolled back), UH_ELOGFULL, UH_EREADONLY.
+ */
+int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t len);
+
+/** Typed field access by field index (checks the field's type).
+ * @return as uh_read()/uh_write(), plus UH_ETYPE on a type mismatch. */
+int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v);
+int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v);
+int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v);
+int uh_set_f64(uh_heap *h, uh_off obj, uint32_t field, double v);
+int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v);
+/** Stores a reference; checks that v is null or a valid object of the
+ * field's class (UH_ETYPE otherwise). */
+int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v);
+
+/** New immutable string (validated UTF-8) or bytes object. Inside a block
+ * it commits with the block. @return 0, UH_EUTF8, UH_ENOSPC, UH_EINVAL. */
+int uh_string_new(uh_heap *h, const char *utf8, size_t len, uh_off *out);
+int uh_bytes_new(uh_heap *h, const void *data, size_t len, uh_off *out);
+/** Contents of a string or bytes object, in place.
+ * @note *data points into the mapping: valid until the object is freed.
+ * @return 0, UH_EFREED, UH_ETYPE (not a string/bytes object). */
+int uh_string_get(uh_heap *h, uh_off s, const char **data, size_t *len);
+int uh_bytes_get(uh_heap *h, uh_off b, const void **data, size_t *len);
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @defgroup blocks Failure-atomic blocks @{ */
+
+/** Begin a block, or nest one more level. @return 0 or UH_EREADONLY. */
+int uh_begin(uh_heap *h);
+/**
+ * End one nesting level; the outermost commit makes the block durable and
+ * visible. @return 0, UH_ESTATE (no block), UH_ECONFLICT (rolled back).
+ * On failure the whole block has been rolled back.
+ */
+int uh_commit(uh_heap *h);
+/** Roll the whole block back (all nesting levels). Can't fail on a valid
+ * handle; UH_ESTATE without a block. */
+int uh_abort(uh_heap *h);
+/** Nesting depth, 0 outside a block. */
+int uh_in_block(uh_heap *h);
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @defgroup roots Named durable roots @{ */
+
+#define UH_ROOT_NAME_MAX 1024u
+
+/** @return 0 or UH_ENOTFOUND. */
+int uh_root_get(uh_heap *h, const char *name, uh_off *out);
+/** Set a root (inside a block it commits with the block, so allocate and
+ * publish is one atomic step). obj 0 is refused: use uh_root_del().
+ * @return 0, UH_EFREED, UH_EINVAL, UH_ECONFLICT, UH_ENOSPC. */
+int uh_root_set(uh_heap *h, const char *name, uh_off obj);
+/** @return 0 or UH_ENOTFOUND. */
+int uh_root_del(uh_heap *h, const char *name);
+/** Iterate roots: start with *cursor = 0; each call returns the next root
+ * and advances it. {@code while (uh_root_next(h, &c, &n, &nl, &v) == 0)}.
+ * @note *name points into the mapping.
+ * @return 0, or UH_ENOTFOUND when there are no more. */
+int uh_root_next(uh_heap *h, uint64_t *cursor, const char **name, size_t *name_len,
+		 uh_off *value);
+/** Number of roots. */
+int uh_root_count(uh_heap *h, uint64_t *count);
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** Counters of this session. */
+typedef struct uh_stats {
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t commits;		/**< outermost commits that wrote */
+	uint64_t empty_commits;		/**< outermost commits with nothing to write */
+	uint64_t aborts;
+	uint64_t conflicts;		/**< aborts caused by a held lock */
+	uint64_t barriers;		/**< persist barriers (fences/msync rounds) */
+	uint64_t flushes;		/**< cache-line/range flushes */
+	uint64_t log_bytes;		/**< redo bytes written */
+	uint64_t arena_leases;		/**< arenas leased from heapd */
+	uint64_t lock_waits;		/**< spins on a lock held by another session */
+} uh_stats;
+
+/** Copy this session's counters. */
+int uh_stats_get(uh_heap *h, uh_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UNIHEAP_H */

@@ -1,0 +1,78 @@
+/*
+ * arena.h -- finding the arena and slot that hold an object offset, and
+ * the atomic bitmap operations on arenas. Shared by heapd and libuniheap.
+ *
+ * The arena directory (struct uh_arena_ent[]) is unordered and only heapd
+ * changes it. Readers keep a sorted snapshot (struct uh_arena_index) and
+ * rebuild it when an offset falls in no indexed arena, since a miss may
+ * mean heapd has leased a new arena since the snapshot.
+ */
+#ifndef UH_ARENA_H
+#define UH_ARENA_H
+
+#include <stdint.h>
+
+#include "format.h"
+
+struct uh_arena_span {
+	uint64_t first_slot;	/* offset of slot 0 */
+	uint64_t end;		/* first_slot + nslots * slot_size */
+	uint64_t arena_off;
+	uint32_t slot_size;
+	uint32_t nslots;
+};
+
+struct uh_arena_index {
+	struct uh_arena_span *v;	/* sorted by first_slot; owned */
+	uint32_t n;
+	uint32_t cap;
+};
+
+/* Snapshot the directory into ix (reusing its buffer). Entries whose
+ * arena header is not self-consistent are skipped, so a corrupt directory
+ * entry can never make a lookup read outside the heap.
+ * Returns 0 or UH_ENOMEM (ix unchanged). */
+int uh_arena_index_build(struct uh_arena_index *ix, const char *base,
+			 uint64_t heap_size);
+void uh_arena_index_free(struct uh_arena_index *ix);
+
+/* The span whose slots contain off, or NULL. Binary search; can't fail. */
+const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uint64_t off);
+
+/* If off is the start of a slot, return its span and set *slot; else NULL.
+ * Says nothing about whether the slot holds a valid object. */
+const struct uh_arena_span *uh_arena_slot_of(const struct uh_arena_index *ix,
+					     uint64_t off, uint32_t *slot);
+
+static inline uint64_t *uh_arena_bitmap(char *base, uint64_t arena_off)
+{
+	return (uint64_t *)(base + arena_off + sizeof(struct uh_arena_hdr));
+}
+
+/* Atomically mark slot used; returns nonzero if it already was. */
+static inline int uh_bitmap_set(uint64_t *bm, uint32_t slot)
+{
+	uint64_t bit = 1ull << (slot & 63);
+	return (__atomic_fetch_or(&bm[slot >> 6], bit, __ATOMIC_ACQ_REL) & bit) != 0;
+}
+
+/* Atomically mark slot free (any session may free into any arena). */
+static inline void uh_bitmap_clear(uint64_t *bm, uint32_t slot)
+{
+	__atomic_fetch_and(&bm[slot >> 6], ~(1ull << (slot & 63)), __ATOMIC_ACQ_REL);
+}
+
+static inline int uh_bitmap_test(const uint64_t *bm, uint32_t slot)
+{
+	return (__atomic_load_n(&bm[slot >> 6], __ATOMIC_ACQUIRE) >> (slot & 63)) & 1;
+}
+
+/* Bytes an arena needs for nslots of slot_size: header, bitmap, padding
+ * to 64, slots. Used by heapd to size arenas and by both to check them. */
+static inline uint64_t uh_arena_first_slot_rel(uint32_t nslots)
+{
+	uint64_t words = (nslots + 63u) / 64u;
+	return UH_ALIGN_UP(sizeof(struct uh_arena_hdr) + words * 8u, 64u);
+}
+
+#endif /* UH_ARENA_H */

@@ -1,0 +1,77 @@
+/*
+ * control.h -- libuniheap's control client: the C face of the one gRPC
+ * client in a process (implemented in C++ in control.cc).
+ *
+ * One gRPC channel per process per socket path, created on first use and
+ * never destroyed (destroying gRPC state at exit crashes runtimes that
+ * unload us; see DESIGN.md "Control plane"). Each uhc is one session: an
+ * Attach stream whose end tells heapd the session is over.
+ *
+ * Every function returns 0 or a negative UH_E* code and, on failure, sets
+ * the thread-local message (uh_err_set) naming the call and heapd's answer.
+ * gRPC status codes map to: INVALID_ARGUMENT -> UH_EINVAL,
+ * FAILED_PRECONDITION -> UH_ECLASSMISMATCH, RESOURCE_EXHAUSTED -> UH_ENOSPC,
+ * NOT_FOUND -> UH_ENOTFOUND, UNAVAILABLE / DEADLINE_EXCEEDED / CANCELLED ->
+ * UH_EDISCONNECTED, anything else -> UH_EPROTO.
+ */
+#ifndef UH_CONTROL_H
+#define UH_CONTROL_H
+
+#include <stdint.h>
+
+#include "uniheap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UH_PROTOCOL_VERSION 1u
+
+typedef struct uhc uhc;
+
+/* What heapd's Welcome told us. */
+struct uhc_welcome {
+	uint32_t session;
+	uint64_t token;
+	uint64_t heap_size;
+	uint64_t header_off;
+	uint32_t format_version;
+	uint32_t durability;	/* UH_DUR_* */
+	uint64_t log_off;
+	uint64_t log_size;
+	char heap_path[4096];
+	char heap_name[64];
+};
+
+/* Open the session stream and wait for Welcome (5 s deadline). On success
+ * *out must be released with uhc_detach(). UH_EDISCONNECTED when nothing
+ * listens on socket; UH_EPROTO when heapd refuses (message says why). */
+int uhc_attach(const char *socket, int readonly, const char *client_desc,
+	       uhc **out, struct uhc_welcome *w);
+
+/* Send Goodbye, end the stream, free c. NULL is ignored. Can't fail. */
+void uhc_detach(uhc *c);
+
+/* Nonzero while the session stream is up (heapd alive). */
+int uhc_connected(uhc *c);
+
+int uhc_register_class(uhc *c, const char *name, const uh_field_spec *fields,
+		       uint32_t nfields, uint32_t *class_id);
+
+/* Lease an arena of slot_size (a size class) or a large-object region of
+ * size bytes (header included). */
+struct uhc_arena {
+	uint64_t arena_off;
+	uint32_t slot_size;
+	uint32_t nslots;
+	uint64_t first_slot;
+};
+int uhc_lease_arena(uhc *c, uint32_t slot_size, struct uhc_arena *out);
+int uhc_lease_large(uhc *c, uint64_t size, struct uhc_arena *out);
+int uhc_return_arena(uhc *c, uint64_t arena_off);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UH_CONTROL_H */

@@ -1,0 +1,304 @@
+/*
+ * format.h -- the persistent layout of a uniheap heap file, format version 1.
+ *
+ * This header is the C mirror of schemas/FORMAT.md; the two must agree byte
+ * for byte (the _Static_asserts at the bottom pin every offset the spec
+ * names). It is shared by heapd and libuniheap and by nothing else: bindings
+ * see only include/uniheap.h.
+ *
+ * Invariants every writer keeps:
+ *  - Every persistent reference is a 64-bit offset from the start of the
+ *    file. 0 is null. No absolute pointer is ever stored.
+ *  - Only heapd writes the heap header's immutable part, the class table,
+ *    the session table and the arena directory (inside libpmemobj
+ *    transactions). Clients write only inside what heapd leased to them:
+ *    their log area, objects in arenas, arena bitmaps (atomic ops), object
+ *    lock words (atomic ops) and the global clock (atomic add).
+ *  - Arena bitmaps and lock words are run-time state: recovery rebuilds
+ *    the bitmaps from reachability and clears every lock word, so neither
+ *    is ever persisted on its own.
+ */
+#ifndef UH_FORMAT_H
+#define UH_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uniheap.h"	/* UH_T_*, UH_DUR_*, built-in class ids */
+
+#define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
+#define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
+#define UH_FORMAT_VERSION 1u
+
+#define UH_HDR_SIZE 4096u
+#define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
+#define UH_SESSION_CAP 1024u		/* session slots 1..1023 */
+#define UH_ARENA_SIZE_DEFAULT (1u << 20)
+#define UH_LOG_SIZE_DEFAULT (1u << 20)
+
+/* ------------------------------------------------------------------ */
+/* Heap header: the libpmemobj root object.                            */
+
+struct uh_hdr {
+	/* Immutable after creation; covered by hdr_checksum. */
+	char magic[8];			/* 0   "UNIHEAP\0" */
+	uint32_t format_version;	/* 8   UH_FORMAT_VERSION */
+	uint32_t hdr_size;		/* 12  UH_HDR_SIZE */
+	uint64_t heap_size;		/* 16  pool file size in bytes */
+	uint32_t durability;		/* 24  UH_DUR_* */
+	uint32_t arena_size;		/* 28  bytes per small-object arena */
+	uint64_t created_ns;		/* 32  CLOCK_REALTIME at creation */
+	uint64_t self_off;		/* 40  offset of this header */
+	char name[64];			/* 48  heap name, NUL padded */
+	uint64_t class_tab_off;		/* 112 u64[class_cap]: descriptor offsets */
+	uint32_t class_cap;		/* 120 */
+	uint32_t session_cap;		/* 124 */
+	uint64_t session_tab_off;	/* 128 struct uh_session_ent[session_cap] */
+	uint64_t arena_dir_off;		/* 136 struct uh_arena_ent[arena_cap] */
+	uint32_t arena_cap;		/* 144 */
+	uint32_t log_size;		/* 148 bytes of each session log area */
+	uint64_t rootmap_off;		/* 152 the root map object */
+	uint64_t hdr_checksum;		/* 160 uh_fnv1a64 of bytes [0,160) */
+	uint8_t pad0[88];		/* 168 */
+
+	/* Mutable, written by heapd in libpmemobj transactions. */
+	uint32_t class_count;		/* 256 highest class id in use */
+	uint32_t arena_count;		/* 260 directory entries in use */
+	uint64_t gc_runs;		/* 264 recovery GCs completed */
+	uint64_t last_recovery_ns;	/* 272 CLOCK_REALTIME of last recovery */
+	uint8_t pad1[40];		/* 280 */
+
+	/* Global version clock (time-based STM), own cache line. Advanced by
+	 * committers with an atomic add; recovery persists max(version)+1. */
+	uint64_t clock;			/* 320 */
+	uint8_t pad2[UH_HDR_SIZE - 328];
+};
+
+#define UH_HDR_CHECKSUM_LEN 160u
+
+/* ------------------------------------------------------------------ */
+/* Class table. uh_hdr.class_tab_off holds u64[class_cap]; entry i is the
+ * offset of class i's descriptor (0 = unused). Descriptors are written
+ * once, before their offset is published, and never change. */
+
+
+/* Class kinds: how recovery GC finds references in an object. */
+#define UH_K_RECORD 1u		/* fixed fields described by the descriptor */
+#define UH_K_STRING 2u		/* payload = UTF-8 bytes, no refs */
+#define UH_K_BYTES 3u		/* payload = raw bytes, no refs */
+#define UH_K_REFTABLE 4u	/* payload = u64 refs; 1 is a tombstone */
+#define UH_T_MAX UH_T_BYTES
+
+/* Built-in class ids (fixed by the format). User classes start at
+ * UH_CLASS_FIRST_USER. */
+#define UH_CLASS_ROOTMAP 3u	/* record: table, count, used */
+#define UH_CLASS_REFTABLE 4u	/* table of refs (root map buckets) */
+#define UH_CLASS_FIRST_USER 32u
+
+#define UH_NAME_MAX 255u	/* class name bytes, without NUL */
+#define UH_FIELD_NAME_MAX 63u	/* field name bytes, without NUL */
+#define UH_FIELDS_MAX 1024u
+#define UH_CLASS_MAGIC 0x4c434855u	/* "UHCL" */
+
+struct uh_field_desc {
+	char name[64];		/* 0  NUL padded */
+	uint32_t type;		/* 64 UH_T_* */
+	uint32_t offset;	/* 68 from the object start (header included) */
+	uint32_t ref_class;	/* 72 UH_T_REF target class, 0 = any */
+	uint32_t reserved;	/* 76 */
+};
+
+struct uh_class_desc {
+	uint32_t magic;		/* 0   UH_CLASS_MAGIC */
+	uint32_t class_id;	/* 4   */
+	uint32_t kind;		/* 8   UH_K_* */
+	uint32_t nfields;	/* 12  */
+	uint32_t payload_size;	/* 16  fixed payload bytes (records), else 0 */
+	uint32_t name_len;	/* 20  */
+	char name[256];		/* 24  NUL padded */
+	uint64_t reserved;	/* 280 */
+	struct uh_field_desc fields[];	/* 288 */
+};
+
+/* ------------------------------------------------------------------ */
+/* Objects. Every object starts with this 16-byte header; payload (the
+ * fields) follows. A reference names the header's offset. */
+
+struct uh_objhdr {
+	uint64_t lock;		/* 0 lock word, see UH_LOCK_* */
+	uint32_t class_id;	/* 8 */
+	uint32_t size;		/* 12 bit 31 valid; bits 0..30 payload bytes */
+};
+
+#define UH_OBJHDR_SIZE 16u
+#define UH_OBJ_VALID 0x80000000u
+#define UH_OBJ_SIZE_MASK 0x7fffffffu
+
+/* Lock word. Unlocked: bit 63 clear, bits 0..62 = version (the clock value
+ * of the last commit that wrote the object). Locked: bit 63 set, bits 0..15
+ * the owning session slot, so heapd can release a dead session's locks. */
+#define UH_LOCK_BIT (1ull << 63)
+#define UH_LOCK_SESSION_MASK 0xffffull
+#define uh_lock_word(session) (UH_LOCK_BIT | (uint64_t)(session))
+#define uh_lock_is_locked(w) (((w) & UH_LOCK_BIT) != 0)
+#define uh_lock_owner(w) ((uint32_t)((w) & UH_LOCK_SESSION_MASK))
+
+/* Root map record (class UH_CLASS_ROOTMAP) payload. The table is a
+ * UH_CLASS_REFTABLE object of 2*cap refs: pairs {name string, value}.
+ * name 0 = empty slot, name 1 = tombstone. Open addressing, linear probe,
+ * FNV-1a 64 of the name bytes. cap is a power of two. */
+struct uh_rootmap {
+	uint64_t table;		/* 16 ref to the reftable */
+	uint64_t count;		/* 24 live entries */
+	uint64_t used;		/* 32 live + tombstones */
+};
+#define UH_ROOT_TOMBSTONE 1ull
+#define UH_ROOTMAP_MIN_CAP 16u
+
+/* ------------------------------------------------------------------ */
+/* Sessions. Slot 0 is never used; lock words name slots 1..cap-1. */
+
+#define UH_SESS_FREE 0u
+#define UH_SESS_ACTIVE 1u
+
+struct uh_session_ent {
+	uint32_t state;		/* 0  UH_SESS_* */
+	uint32_t pid;		/* 4  client process id */
+	uint64_t token;		/* 8  random; proves ownership on control calls */
+	uint64_t log_off;	/* 16 the session's log area */
+	uint64_t log_size;	/* 24 */
+	uint64_t attach_ns;	/* 32 CLOCK_REALTIME */
+	uint64_t proc_start;	/* 40 /proc/<pid>/stat starttime, tells pid reuse */
+	uint64_t reserved[2];	/* 48 */
+};
+
+/* ------------------------------------------------------------------ */
+/* Arena directory. Each entry names one arena: a libpmemobj allocation
+ * holding slots of one size. A large object is an arena of one slot. */
+
+#define UH_ARENA_UNUSED 0u	/* directory entry free */
+#define UH_ARENA_SMALL 1u
+#define UH_ARENA_LARGE 2u
+
+struct uh_arena_ent {
+	uint64_t off;		/* 0  arena header offset */
+	uint32_t kind;		/* 8  UH_ARENA_* */
+	uint32_t owner;		/* 12 leasing session slot, 0 = unleased */
+	uint32_t slot_size;	/* 16 bytes per slot, header included */
+	uint32_t nslots;	/* 20 */
+	uint64_t size;		/* 24 bytes of the whole arena */
+};
+
+#define UH_ARENA_MAGIC 0x414e5241u	/* "ARNA" */
+
+/* At an arena's offset; the bitmap (u64[bitmap_words], bit set = slot in
+ * use) follows it, then the slots from first_slot on (64-byte aligned). */
+struct uh_arena_hdr {
+	uint32_t magic;		/* 0  UH_ARENA_MAGIC */
+	uint32_t slot_size;	/* 4  */
+	uint32_t nslots;	/* 8  */
+	uint32_t bitmap_words;	/* 12 */
+	uint64_t first_slot;	/* 16 offset (from file start) of slot 0 */
+	uint64_t dir_index;	/* 24 this arena's directory entry */
+	uint8_t pad[32];	/* 32 */
+};
+
+/* Small-object size classes: slot sizes, header included. */
+#define UH_SIZE_CLASSES 16u
+static const uint32_t uh_size_class_slot[UH_SIZE_CLASSES] = {
+	32, 48, 64, 96, 128, 192, 256, 384,
+	512, 768, 1024, 1536, 2048, 4096, 8192, 16384,
+};
+#define UH_SMALL_MAX 16384u	/* bigger objects get a large-object arena */
+
+/* ------------------------------------------------------------------ */
+/* Session log: one redo log per session, in a region heapd leased at
+ * attach. Entries are appended during a block; commit persists them,
+ * then the header with state COMMITTED and a checksum of the entries;
+ * recovery replays a COMMITTED log whose checksum matches (replay is
+ * idempotent) and discards anything else. */
+
+#define UH_LOG_MAGIC 0x474f4c55u	/* "ULOG" */
+#define UH_LOG_IDLE 0u
+#define UH_LOG_ACTIVE 1u		/* a block is filling the log */
+#define UH_LOG_COMMITTED 2u		/* entries are the block's redo */
+
+struct uh_log_hdr {
+	uint32_t magic;		/* 0  UH_LOG_MAGIC */
+	uint32_t state;		/* 4  UH_LOG_* */
+	uint64_t seq;		/* 8  block sequence number */
+	uint64_t nbytes;	/* 16 bytes of entries after the header */
+	uint64_t nentries;	/* 24 */
+	uint64_t checksum;	/* 32 uh_fnv1a64 of seq + the entry bytes */
+	uint32_t session;	/* 40 owning session slot */
+	uint32_t reserved;	/* 44 */
+	uint8_t pad[16];	/* 48 */
+};
+
+/* Entry kinds. WRITE carries len bytes of new data for [off, off+len).
+ * ALLOC and FREE name an object; LOCK records the version an object had
+ * before this session locked it (so a rollback can restore it). */
+#define UH_LE_WRITE 1u
+#define UH_LE_ALLOC 2u
+#define UH_LE_FREE 3u
+#define UH_LE_LOCK 4u
+
+struct uh_log_ent {
+	uint32_t kind;		/* 0  UH_LE_* */
+	uint32_t len;		/* 4  data bytes following (WRITE), else 0 */
+	uint64_t obj;		/* 8  object offset */
+	uint64_t arg;		/* 16 WRITE: target offset; LOCK: old word */
+};				/* data, padded to 8 bytes, follows */
+
+#define UH_LOG_ENT_SIZE 24u
+
+/* ------------------------------------------------------------------ */
+/* Helpers shared by heapd and libuniheap. */
+
+static inline uint64_t uh_fnv1a64(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+#define UH_FNV_INIT 0xcbf29ce484222325ull
+
+static inline uint32_t uh_type_size(uint32_t type)
+{
+	switch (type) {
+	case UH_T_BOOL: case UH_T_I8: return 1;
+	case UH_T_I16: return 2;
+	case UH_T_I32: case UH_T_F32: return 4;
+	case UH_T_I64: case UH_T_F64: case UH_T_REF:
+	case UH_T_STRING: case UH_T_BYTES: return 8;
+	default: return 0;
+	}
+}
+
+static inline int uh_type_is_ref(uint32_t type)
+{
+	return type == UH_T_REF || type == UH_T_STRING || type == UH_T_BYTES;
+}
+
+#define UH_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+
+/* Layout pins: these are the byte offsets FORMAT.md specifies. */
+_Static_assert(sizeof(struct uh_hdr) == UH_HDR_SIZE, "heap header size");
+_Static_assert(offsetof(struct uh_hdr, hdr_checksum) == UH_HDR_CHECKSUM_LEN,
+	       "checksum follows the immutable part");
+_Static_assert(offsetof(struct uh_hdr, class_count) == 256, "mutable part");
+_Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
+_Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
+_Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");
+_Static_assert(sizeof(struct uh_objhdr) == UH_OBJHDR_SIZE, "object header");
+_Static_assert(sizeof(struct uh_rootmap) == 24, "root map payload");
+_Static_assert(sizeof(struct uh_session_ent) == 64, "session entry");
+_Static_assert(sizeof(struct uh_arena_ent) == 32, "arena entry");
+_Static_assert(sizeof(struct uh_arena_hdr) == 64, "arena header");
+_Static_assert(sizeof(struct uh_log_hdr) == 64, "log header");
+_Static_assert(sizeof(struct uh_log_ent) == UH_LOG_ENT_SIZE, "log entry");
+
+#endif /* UH_FORMAT_H */
