@@ -23,25 +23,32 @@ struct uh_arena_span {
 };
 
 struct uh_arena_index {
+	const char *base;		/* mapping start */
+	uint64_t heap_size;
+	const struct uh_hdr *hdr;	/* the validated heap header */
 	struct uh_arena_span *v;	/* sorted by first_slot; owned */
 	uint32_t n;
 	uint32_t cap;
 };
 
+/* Bind ix to a mapping (no allocation; can't fail). */
+void uh_arena_index_init(struct uh_arena_index *ix, const char *base,
+			 uint64_t heap_size, const struct uh_hdr *hdr);
+
 /* Snapshot the directory into ix (reusing its buffer). Entries whose
  * arena header is not self-consistent are skipped, so a corrupt directory
  * entry can never make a lookup read outside the heap.
  * Returns 0 or UH_ENOMEM (ix unchanged). */
-int uh_arena_index_build(struct uh_arena_index *ix, const char *base,
-			 uint64_t heap_size);
+int uh_arena_index_build(struct uh_arena_index *ix);
 void uh_arena_index_free(struct uh_arena_index *ix);
 
 /* The span whose slots contain off, or NULL. Binary search; can't fail. */
 const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uint64_t off);
 
 /* If off is the start of a slot, return its span and set *slot; else NULL.
- * Says nothing about whether the slot holds a valid object. */
-const struct uh_arena_span *uh_arena_slot_of(const struct uh_arena_index *ix,
+ * Rebuilds the snapshot once when off falls in no known arena (heapd may
+ * have leased one since). Says nothing about the slot's object. */
+const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix,
 					     uint64_t off, uint32_t *slot);
 
 static inline uint64_t *uh_arena_bitmap(char *base, uint64_t arena_off)
