@@ -1,0 +1,152 @@
+/*
+ * harness.h -- what every C test of uniheap shares: start/stop a private
+ * heapd on a fresh temporary heap, spawn and wait for child programs, and
+ * non-aborting assertions that count failures.
+ *
+ * Cleanup contract: every heapd started and every process spawned through
+ * this harness is recorded by pid. At exit (normal, or on SIGINT, SIGTERM,
+ * SIGHUP, SIGABRT, SIGSEGV) the harness kills exactly those pids and
+ * removes the temporary directories it made. heapd also gets
+ * PR_SET_PDEATHSIG, so a test killed with SIGKILL (ctest timeout) does not
+ * leave a daemon behind. Nothing is ever killed by name.
+ */
+#ifndef UH_TEST_HARNESS_H
+#define UH_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "uniheap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct th_heapd {
+	pid_t pid;		/* 0 when not running */
+	char dir[512];		/* heap folder; "" = make a fresh temp dir */
+	char heap[600];		/* <dir>/heap.uh */
+	char sock[600];		/* <dir>/heapd.sock */
+	char log[600];		/* <dir>/heapd.log: heapd's stderr, appended */
+};
+
+/*
+ * Start heapd. If d->dir is empty: make a fresh temp dir (mkdtemp under
+ * $TMPDIR, else /dev/shm, else /tmp; prefix "uniheap-test-") and create
+ * the heap there (heap.uh, 64M unless extra_args says --size, --durability
+ * memory unless extra_args says otherwise); else reopen the heap in d->dir
+ * (it is created if the file is missing). extra_args: NULL or a
+ * space-separated string of more heapd arguments. Waits (<= 10 s) until
+ * the socket accepts connections or heapd exits.
+ * @return 0, or -1 with the reason and the log tail printed to stderr.
+ */
+int th_heapd_start(struct th_heapd *d, const char *extra_args);
+/* SIGTERM, waitpid, SIGKILL after 5 s. No-op when not running. */
+void th_heapd_stop(struct th_heapd *d);
+/* SIGKILL + waitpid. No-op when not running. */
+void th_heapd_kill(struct th_heapd *d);
+/* stop + start on the same heap, with the extra_args of the last start. */
+int th_heapd_restart(struct th_heapd *d);
+/* Stop if running, remove d->dir and everything in it. */
+void th_heapd_cleanup(struct th_heapd *d);
+/* Print the last maxbytes of heapd's log to stderr (for diagnostics). */
+void th_heapd_log_tail(const struct th_heapd *d, size_t maxbytes);
+
+/* uh_connect() to d's socket; prints the error and returns it on failure. */
+int th_connect(const struct th_heapd *d, uint32_t flags, uh_heap **out);
+
+/*
+ * fork+exec argv (argv[0] = path); env: NULL or NULL-terminated "K=V"
+ * strings added to (or replacing in) the environment. The child is
+ * recorded and killed if the test exits before waiting for it.
+ * @return the pid, or -1 (message printed).
+ */
+pid_t th_spawn(char *const argv[], char *const env[]);
+/* Wait for pid. @return its exit code, or 128+signal. -1 on error. */
+int th_wait_exit(pid_t pid);
+/* Like th_wait_exit() but gives up after timeout_ms: then returns -2 and
+ * the process is still running. */
+int th_wait_exit_timeout(pid_t pid, int timeout_ms);
+/* SIGKILL a pid this harness spawned, and reap it. @return 128+9 usually. */
+int th_kill(pid_t pid);
+/* Run argv, capture stdout+stderr into out (NUL terminated, truncated to
+ * outlen-1), return the exit code (or 128+signal, -1 on spawn error). */
+int th_run_capture(char *const argv[], char *out, size_t outlen);
+/* Run heapctl against d: args is a space-separated string of heapctl
+ * arguments after "--socket <sock>". Same return as th_run_capture(). */
+int th_heapctl(const struct th_heapd *d, const char *args, char *out, size_t outlen);
+
+/* Path of a built program: "heapd", "heapctl" or a tests/c prog_*. The
+ * pointer is to a static buffer per call slot (8 rotating slots). */
+const char *th_bin(const char *name);
+
+/* Milliseconds from a monotonic clock. */
+uint64_t th_now_ms(void);
+void th_sleep_ms(unsigned ms);
+
+/* Extract the unsigned integer after "key" + one of ':' '=' ' ' (and
+ * optional quotes/spaces) in text, e.g. th_find_u64(out, "sessions_reaped").
+ * @return 0 and *v, or -1 when absent. */
+int th_find_u64(const char *text, const char *key, uint64_t *v);
+
+/* ---- assertions: count, print, never abort ---- */
+extern int th_passed, th_failed;
+void th_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define TH_CHECK(expr)							\
+	do {								\
+		if (expr)						\
+			th_passed++;					\
+		else							\
+			th_fail(__FILE__, __LINE__, "%s", #expr);	\
+	} while (0)
+
+/* call must return 0; prints uh_strerror + uh_errmsg() otherwise. */
+#define TH_CHECK_RC(call)						\
+	do {								\
+		int th_rc_ = (call);					\
+		if (th_rc_ == 0)					\
+			th_passed++;					\
+		else							\
+			th_fail(__FILE__, __LINE__, "%s -> %d %s: %s",	\
+				#call, th_rc_, uh_strerror(th_rc_),	\
+				uh_errmsg());				\
+	} while (0)
+
+/* call must return exactly want (an UH_E* code). */
+#define TH_CHECK_ERR(call, want)					\
+	do {								\
+		int th_rc_ = (call);					\
+		if (th_rc_ == (want))					\
+			th_passed++;					\
+		else							\
+			th_fail(__FILE__, __LINE__,			\
+				"%s -> %d (%s), want %d (%s): %s",	\
+				#call, th_rc_, uh_strerror(th_rc_),	\
+				(want), uh_strerror(want), uh_errmsg());\
+	} while (0)
+
+/* Two integers must be equal; prints both. */
+#define TH_CHECK_EQ(a, b)						\
+	do {								\
+		long long th_a_ = (long long)(a);			\
+		long long th_b_ = (long long)(b);			\
+		if (th_a_ == th_b_)					\
+			th_passed++;					\
+		else							\
+			th_fail(__FILE__, __LINE__, "%s == %s (%lld != %lld)", \
+				#a, #b, th_a_, th_b_);			\
+	} while (0)
+
+/* Print "<suite>: N passed, N failed" on its own line.
+ * @return 0 if none failed, else 1 (use as the exit code). */
+int th_summary(const char *suite);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UH_TEST_HARNESS_H */
