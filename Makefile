@@ -1,0 +1,67 @@
+# uniheap: one entry point.
+#   make          build everything (CMake + Ninja, in ./build)
+#   make test     install missing build packages, build, run every test
+#   make demo     build, then run the two-process demo (scripts/demo.sh)
+#   make bench    build, then run the C benchmarks in bench/c (if present)
+#   make deps     install missing Debian packages (apt-get only if needed)
+#   make clean    remove ./build
+
+BUILD ?= build
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+CTEST_FLAGS ?= --output-on-failure -j2
+
+DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
+	libpmem2-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
+	protobuf-compiler-grpc liblmdb-dev
+
+# sudo only when not already root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps test demo bench clean
+
+all: $(BUILD)/build.ninja
+	cmake --build $(BUILD)
+
+# Configure once; later builds re-run cmake by themselves when a
+# CMakeLists.txt or a globbed folder changes.
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+# Idempotent: apt-get runs only when a package is missing.
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+		dpkg -s $$p 2>/dev/null | grep -q '^Status: install ok installed' || \
+			missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+			--no-install-recommends $$missing; \
+	else \
+		echo "deps: all build packages present"; \
+	fi
+
+test: deps all
+	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
+
+demo: deps all
+	BUILD=$(BUILD) scripts/demo.sh
+
+# Benchmarks are never part of `make test`. bench/c/run.sh, when present,
+# knows how to run them; otherwise every built bench/c program runs once.
+bench: deps all
+	@if [ -x bench/c/run.sh ]; then \
+		BUILD=$(BUILD) bench/c/run.sh; \
+	elif [ -d $(BUILD)/bench/c ]; then \
+		for b in $(BUILD)/bench/c/bench_*; do \
+			[ -x "$$b" ] || continue; \
+			echo "== $$b"; "$$b" || exit 1; \
+		done; \
+	else \
+		echo "bench: no benchmarks (bench/c) in this tree"; \
+	fi
+
+clean:
+	rm -rf $(BUILD)
