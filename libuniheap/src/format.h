@@ -222,6 +222,7 @@ static const uint32_t uh_size_class_slot[UH_SIZE_CLASSES] = {
 #define UH_LOG_IDLE 0u
 #define UH_LOG_ACTIVE 1u		/* a block is filling the log */
 #define UH_LOG_COMMITTED 2u		/* entries are the block's redo */
+#define UH_LOG_APPLIED 3u		/* redo applied; locks may still be held */
 
 struct uh_log_hdr {
 	uint32_t magic;		/* 0  UH_LOG_MAGIC */

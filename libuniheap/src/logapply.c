@@ -119,14 +119,17 @@ void uh_log_finish(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
 	const struct uh_log_ent *e;
 	uint64_t pos = 0;
 
-	/* Pass 1: locks. A committed block publishes new_version; a rolled
-	 * back one restores the word it found. */
+	if (log->magic != UH_LOG_MAGIC || log->state == UH_LOG_IDLE)
+		return;
+	/* Pass 1: locks. Even a rolled-back block gets a new version: an
+	 * unlogged single-field store may have reached the object. */
 	while ((e = uh_log_next(log, &pos)) != NULL) {	/* bound: nbytes */
 		if (e->kind != UH_LE_LOCK || !obj_in_heap(e->obj, heap_size))
 			continue;
-		uint64_t old = e->arg & ~UH_LOCK_BIT;
-		release_lock(base, e, session, committed ? new_version : old, c);
+		release_lock(base, e, session, new_version, c);
 	}
+	if (log->state == UH_LOG_APPLIED)
+		return;
 	/* Pass 2: slots, after the locks, so that a slot another session
 	 * reuses at once never gets our lock release written over it. */
 	pos = 0;

@@ -39,12 +39,14 @@ int uh_log_apply(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
 
 /*
  * After apply (committed) or instead of it (rolled back): release every
- * lock the log names that session still holds, setting its version to
- * new_version (committed) or back to the recorded old word (rolled back);
+ * lock the log names that session still holds, with version new_version;
  * fix bitmaps: FREE clears the slot bit when committed; ALLOC clears the
- * slot bit and valid bit when rolled back. ix locates arenas; it is
- * rebuilt from the directory on a miss. Never fails on a well-formed log;
- * malformed entries are skipped.
+ * slot bit and valid bit when rolled back. A log in state APPLIED (the
+ * client died after applying, while releasing) only has its locks
+ * released: its slots are left to recovery GC, since the client may have
+ * released them already and another session reused them. An IDLE log is
+ * left alone. ix locates arenas; it is rebuilt from the directory on a
+ * miss. Never fails; malformed entries are skipped.
  */
 void uh_log_finish(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
 		   uint32_t session, int committed, uint64_t new_version,
