@@ -1,0 +1,194 @@
+/*
+ * alloc.c -- object allocation inside this session's leased arenas.
+ *
+ * Only the leasing session sets bits in an arena's bitmap, so claiming a
+ * slot needs no lock shared with other processes; any session may clear a
+ * bit (free). A new arena costs one RPC per arena (1 MiB), never one per
+ * object. Objects bigger than UH_SMALL_MAX get a one-slot arena of their own.
+ *
+ * Crash windows: inside a block the ALLOC entry is logged before the bit
+ * is set, so a rollback (ours or heapd's) finds every slot to release. An
+ * allocation outside a block is unreachable until published; if the
+ * process dies first, recovery GC reclaims the slot.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "uhint.h"
+
+static int size_class(uint64_t bytes)
+{
+	for (int i = 0; i < (int)UH_SIZE_CLASSES; i++)	/* bound: 16 classes */
+		if (bytes <= uh_size_class_slot[i])
+			return i;
+	return -1;
+}
+
+static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_arena *a)
+{
+	if (sa->n == sa->cap) {
+		uint32_t cap = sa->cap ? sa->cap * 2 : 4;
+		struct uh_arena_ref *v = realloc(sa->v, cap * sizeof(*v));
+		if (!v)
+			return uh_err_set(UH_ENOMEM, "uh_alloc: out of process memory");
+		sa->v = v;
+		sa->cap = cap;
+	}
+	if (a->first_slot > h->size || (uint64_t)a->slot_size * a->nslots > h->size - a->first_slot)
+		return uh_err_set(UH_EPROTO, "heapd leased an arena outside the heap");
+	sa->v[sa->n] = (struct uh_arena_ref){ a->arena_off, a->first_slot, a->slot_size,
+					      a->nslots, 0 };
+	sa->current = sa->n++;
+	h->st.arena_leases++;
+	return 0;
+}
+
+/* Find a clear bit in arena a from its cursor on; -1 if full. */
+static int64_t find_free(uh_heap *h, struct uh_arena_ref *a)
+{
+	const uint64_t *bm = uh_arena_bitmap(h->base, a->arena_off);
+	uint32_t words = (a->nslots + 63) / 64;
+
+	for (uint32_t k = 0; k < words; k++) {	/* bound: bitmap words */
+		uint32_t w = (a->cursor + k) % words;
+		uint64_t free_bits = ~__atomic_load_n(&bm[w], __ATOMIC_ACQUIRE);
+		if (!free_bits)
+			continue;
+		uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(free_bits);
+		if (slot >= a->nslots)
+			continue;	/* padding bits of the last word */
+		a->cursor = w;
+		return slot;
+	}
+	return -1;
+}
+
+static void init_object(uh_heap *h, uh_off obj, uint32_t class_id, uint64_t payload,
+			const void *init)
+{
+	struct uh_objhdr *o = (void *)(h->base + obj);
+	uint64_t version = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE) & ~UH_LOCK_BIT;
+
+	if (init)
+		memcpy(o + 1, init, payload);
+	else
+		memset(o + 1, 0, payload);
+	o->class_id = class_id;
+	__atomic_store_n(&o->lock, version, __ATOMIC_RELAXED);
+	__atomic_store_n(&o->size, UH_OBJ_VALID | (uint32_t)payload, __ATOMIC_RELEASE);
+}
+
+/* Claim slot in arena a for an object of class_id, log it if in a block. */
+static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t class_id,
+		 uint64_t payload, const void *init, uh_off *out)
+{
+	uh_off obj = a->first_slot + (uint64_t)slot * a->slot_size;
+	int rc;
+
+	if (h->tx.depth && (rc = uh_tx_log_alloc(h, obj, a->slot_size)) != 0)
+		return rc;
+	uh_bitmap_set(uh_arena_bitmap(h->base, a->arena_off), slot);
+	init_object(h, obj, class_id, payload, init);
+	if (!h->tx.depth) {
+		/* Outside a block the zeroed object must be durable before any
+		 * later block publishes a reference to it. */
+		uh_flush(h, h->base + obj, UH_OBJHDR_SIZE + payload);
+		uh_barrier(h);
+	}
+	h->st.allocs++;
+	*out = obj;
+	return 0;
+}
+
+static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
+		       const void *init, uh_off *out)
+{
+	struct uh_size_arenas *sa = &h->small[sc];
+	struct uhc_arena a;
+	int64_t slot;
+	int rc;
+
+	for (uint32_t k = 0; k < sa->n; k++) {	/* bound: arenas of this class */
+		struct uh_arena_ref *r = &sa->v[(sa->current + k) % sa->n];
+		if ((slot = find_free(h, r)) >= 0) {
+			sa->current = (sa->current + k) % sa->n;
+			return claim(h, r, (uint32_t)slot, class_id, payload, init, out);
+		}
+	}
+	if ((rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a)) != 0)
+		return rc;
+	if ((rc = add_arena(h, sa, &a)) != 0)
+		return rc;
+	return claim(h, &sa->v[sa->current], 0, class_id, payload, init, out);
+}
+
+static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
+		       uh_off *out)
+{
+	struct uhc_arena a;
+	int rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
+
+	if (rc)
+		return rc;
+	if (a.nslots != 1 || a.first_slot > h->size || a.slot_size < UH_OBJHDR_SIZE + payload ||
+	    a.slot_size > h->size - a.first_slot)
+		return uh_err_set(UH_EPROTO, "heapd leased a bad large-object region");
+	struct uh_arena_ref r = { a.arena_off, a.first_slot, a.slot_size, 1, 0 };
+	h->st.arena_leases++;
+	return claim(h, &r, 0, class_id, payload, init, out);
+}
+
+int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
+		 uh_off *out)
+{
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "uh_alloc: heap is connected read-only");
+	if (payload > UH_OBJ_SIZE_MASK || payload > h->size)
+		return uh_err_set(UH_EINVAL, "uh_alloc: object of %llu bytes is too large",
+				  (unsigned long long)payload);
+	int sc = size_class(UH_OBJHDR_SIZE + payload);
+	if (sc < 0)
+		return alloc_large(h, class_id, payload, init, out);
+	return alloc_small(h, sc, class_id, payload, init, out);
+}
+
+int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	const struct uh_class_desc *d = uh_class_desc(h, class_id);
+	if (!d)
+		return uh_err_set(UH_ENOTFOUND, "uh_alloc: no class with id %u", class_id);
+	if (d->kind != UH_K_RECORD)
+		return uh_err_set(UH_ETYPE, "uh_alloc: class %u (%s) is not a record class; "
+				  "use its own constructor", class_id, d->name);
+	return uh_alloc_raw(h, class_id, d->payload_size, NULL, out);
+}
+
+void uh_alloc_release_all(uh_heap *h)
+{
+	/* heapd takes every arena back when the session ends; only our
+	 * bookkeeping is released here. */
+	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {
+		free(h->small[i].v);
+		memset(&h->small[i], 0, sizeof(h->small[i]));
+	}
+}
+
+int uh_free(uh_heap *h, uh_off obj)
+{
+	int implicit, rc = uh_check_handle(h);
+
+	if (rc)
+		return rc;
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "uh_free: heap is connected read-only");
+	if (!uh_obj_get(h, obj, 0, &rc))
+		return rc;
+	if (obj == h->hdr->rootmap_off)
+		return uh_err_set(UH_EINVAL, "uh_free: the root map cannot be freed");
+	if ((rc = uh_tx_begin_implicit(h, &implicit)) != 0)
+		return rc;
+	return uh_tx_end_implicit(h, implicit, uh_tx_log_free(h, obj));
+}

@@ -1,0 +1,341 @@
+/*
+ * object.c -- checking object offsets and reading/writing fields.
+ *
+ * Every offset a caller passes is checked before it is dereferenced: it
+ * must be the start of an arena slot holding a valid object. A freed or
+ * made-up offset gives UH_EFREED, never a wild access.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "uhint.h"
+
+const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id)
+{
+	const struct uh_hdr *hd = h->hdr;
+
+	if (class_id == 0 || class_id >= hd->class_cap)
+		return NULL;
+	const uint64_t *tab = (const uint64_t *)(h->base + hd->class_tab_off);
+	uint64_t off = __atomic_load_n(&tab[class_id], __ATOMIC_ACQUIRE);
+	if (off < UH_HDR_SIZE || off > h->size - sizeof(struct uh_class_desc))
+		return NULL;
+	const struct uh_class_desc *d = (const void *)(h->base + off);
+	if (d->magic != UH_CLASS_MAGIC || d->class_id != class_id ||
+	    d->nfields > UH_FIELDS_MAX ||
+	    d->nfields * sizeof(struct uh_field_desc) > h->size - off - sizeof(*d))
+		return NULL;
+	return d;
+}
+
+struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
+{
+	uint32_t slot;
+
+	if (off == 0) {
+		*rc = uh_err_set(UH_EFREED, "null reference");
+		return NULL;
+	}
+	const struct uh_arena_span *s = uh_arena_slot_of(&h->ix, off, &slot);
+	if (!s) {
+		*rc = uh_err_set(UH_EFREED, "offset %llu is not an object of this heap",
+				 (unsigned long long)off);
+		return NULL;
+	}
+	struct uh_objhdr *o = (void *)(h->base + off);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+	if (!(size & UH_OBJ_VALID) || (size & UH_OBJ_SIZE_MASK) > s->slot_size - UH_OBJHDR_SIZE) {
+		*rc = uh_err_set(UH_EFREED, "object at %llu has been freed",
+				 (unsigned long long)off);
+		return NULL;
+	}
+	if (cls && o->class_id != cls) {
+		const struct uh_class_desc *want = uh_class_desc(h, cls);
+		const struct uh_class_desc *got = uh_class_desc(h, o->class_id);
+		*rc = uh_err_set(UH_ETYPE, "object at %llu is a %s, not a %s",
+				 (unsigned long long)off, got ? got->name : "?",
+				 want ? want->name : "?");
+		return NULL;
+	}
+	return o;
+}
+
+int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
+	if (!o)
+		return rc;
+	*class_id = o->class_id;
+	return 0;
+}
+
+/* The byte range [offset, offset+len) must be an aligned field of obj. */
+static int check_field(uh_heap *h, const struct uh_objhdr *o, uh_off obj, uint32_t offset,
+		       uint32_t len)
+{
+	uint32_t payload = o->size & UH_OBJ_SIZE_MASK;
+
+	if (len != 1 && len != 2 && len != 4 && len != 8)
+		return uh_err_set(UH_EINVAL, "field length %u: must be 1, 2, 4 or 8", len);
+	if (offset < UH_OBJHDR_SIZE || offset % len || offset - UH_OBJHDR_SIZE > payload ||
+	    len > payload - (offset - UH_OBJHDR_SIZE))
+		return uh_err_set(UH_ERANGE, "offset %u (%u bytes) is outside object %llu "
+				  "(payload %u bytes) or misaligned", offset, len,
+				  (unsigned long long)obj, payload);
+	return 0;
+}
+
+int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
+	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
+		return rc;
+	return uh_tx_read(h, obj + offset, dst, len);
+}
+
+static int write_checked(uh_heap *h, uh_off obj, uint32_t offset, const void *src,
+			 uint32_t len)
+{
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
+	if (h->tx.depth)
+		return uh_tx_write(h, obj, obj + offset, src, len);
+	return uh_tx_write_single(h, obj, obj + offset, src, len);
+}
+
+int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t len)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
+	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
+		return rc;
+	return write_checked(h, obj, offset, src, len);
+}
+
+/* ---- typed access by field index ---- */
+
+static const struct uh_field_desc *field_of(uh_heap *h, uh_off obj, uint32_t field, int *rc)
+{
+	struct uh_objhdr *o = uh_obj_get(h, obj, 0, rc);
+	if (!o)
+		return NULL;
+	const struct uh_class_desc *d = uh_class_desc(h, o->class_id);
+	if (!d || d->kind != UH_K_RECORD) {
+		*rc = uh_err_set(UH_ETYPE, "object %llu is not a record",
+				 (unsigned long long)obj);
+		return NULL;
+	}
+	if (field >= d->nfields) {
+		*rc = uh_err_set(UH_ERANGE, "class %s has %u fields; no field %u", d->name,
+				 d->nfields, field);
+		return NULL;
+	}
+	const struct uh_field_desc *f = &d->fields[field];
+	if (f->offset + uh_type_size(f->type) > UH_OBJHDR_SIZE + (o->size & UH_OBJ_SIZE_MASK)) {
+		*rc = uh_err_set(UH_EINTERNAL, "field %s lies outside its object", f->name);
+		return NULL;
+	}
+	return f;
+}
+
+static const char *type_name(uint32_t t)
+{
+	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
+					     "f64", "ref", "string", "bytes" };
+	return t <= UH_T_BYTES ? names[t] : "?";
+}
+
+static int type_err(const struct uh_field_desc *f, const char *want)
+{
+	return uh_err_set(UH_ETYPE, "field '%s' is %s, not %s", f->name, type_name(f->type), want);
+}
+
+int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
+	if (f->type < UH_T_BOOL || f->type > UH_T_I64)
+		return type_err(f, "an integer");
+	uh_tx_read(h, obj + f->offset, &u, uh_type_size(f->type));
+	switch (f->type) {
+	case UH_T_BOOL: *v = u.b != 0; break;
+	case UH_T_I8: *v = u.i8; break;
+	case UH_T_I16: *v = u.i16; break;
+	case UH_T_I32: *v = u.i32; break;
+	default: *v = u.i64;
+	}
+	return 0;
+}
+
+int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	static const int64_t lo[] = { [UH_T_BOOL] = 0, [UH_T_I8] = INT8_MIN,
+				      [UH_T_I16] = INT16_MIN, [UH_T_I32] = INT32_MIN };
+	static const int64_t hi[] = { [UH_T_BOOL] = 1, [UH_T_I8] = INT8_MAX,
+				      [UH_T_I16] = INT16_MAX, [UH_T_I32] = INT32_MAX };
+	if (f->type < UH_T_BOOL || f->type > UH_T_I64)
+		return type_err(f, "an integer");
+	if (f->type != UH_T_I64 && (v < lo[f->type] || v > hi[f->type]))
+		return uh_err_set(UH_ERANGE, "value %lld does not fit field '%s' (%s)",
+				  (long long)v, f->name, type_name(f->type));
+	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
+	switch (f->type) {
+	case UH_T_BOOL: u.b = (uint8_t)v; break;
+	case UH_T_I8: u.i8 = (int8_t)v; break;
+	case UH_T_I16: u.i16 = (int16_t)v; break;
+	case UH_T_I32: u.i32 = (int32_t)v; break;
+	default: u.i64 = v;
+	}
+	return write_checked(h, obj, f->offset, &u, uh_type_size(f->type));
+}
+
+int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	if (f->type == UH_T_F64)
+		return uh_tx_read(h, obj + f->offset, v, 8);
+	if (f->type != UH_T_F32)
+		return type_err(f, "a float");
+	float x;
+	uh_tx_read(h, obj + f->offset, &x, 4);
+	*v = x;
+	return 0;
+}
+
+int uh_set_f64(uh_heap *h, uh_off obj, uint32_t field, double v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	if (f->type == UH_T_F64)
+		return write_checked(h, obj, f->offset, &v, 8);
+	if (f->type != UH_T_F32)
+		return type_err(f, "a float");
+	float x = (float)v;
+	return write_checked(h, obj, f->offset, &x, 4);
+}
+
+int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	if (!uh_type_is_ref(f->type))
+		return type_err(f, "a reference");
+	return uh_tx_read(h, obj + f->offset, v, 8);
+}
+
+int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v)
+{
+	int rc = uh_check_handle(h);
+	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	if (!f)
+		return rc;
+	if (!uh_type_is_ref(f->type))
+		return type_err(f, "a reference");
+	if (v) {
+		uint32_t want = f->type == UH_T_STRING ? UH_CLASS_STRING :
+				f->type == UH_T_BYTES ? UH_CLASS_BYTES : f->ref_class;
+		if (!uh_obj_get(h, v, want, &rc))
+			return rc;
+	}
+	return write_checked(h, obj, f->offset, &v, 8);
+}
+
+/* ---- strings and bytes ---- */
+
+/* Well-formed UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
+static int utf8_valid(const unsigned char *s, size_t n, size_t *bad)
+{
+	size_t i = 0;
+
+	while (i < n) {	/* bound: n */
+		unsigned c = s[i], need, min;
+		if (c < 0x80) { i++; continue; }
+		if (c >= 0xc2 && c <= 0xdf) { need = 1; min = 0x80; }
+		else if (c >= 0xe0 && c <= 0xef) { need = 2; min = 0x800; }
+		else if (c >= 0xf0 && c <= 0xf4) { need = 3; min = 0x10000; }
+		else goto fail;
+		if (n - i <= need)
+			goto fail;
+		unsigned cp = c & (0x3f >> need);
+		for (unsigned k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				goto fail;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			goto fail;
+		i += need + 1;
+	}
+	return 1;
+fail:
+	*bad = i;
+	return 0;
+}
+
+static int value_new(uh_heap *h, uint32_t cls, const void *data, size_t len, uh_off *out)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	if (!out || (!data && len))
+		return uh_err_set(UH_EINVAL, "NULL argument");
+	return uh_alloc_raw(h, cls, len, data, out);
+}
+
+int uh_string_new(uh_heap *h, const char *utf8, size_t len, uh_off *out)
+{
+	size_t bad;
+	if (utf8 && !utf8_valid((const unsigned char *)utf8, len, &bad))
+		return uh_err_set(UH_EUTF8, "string is not valid UTF-8 (at byte %zu)", bad);
+	return value_new(h, UH_CLASS_STRING, utf8, len, out);
+}
+
+int uh_bytes_new(uh_heap *h, const void *data, size_t len, uh_off *out)
+{
+	return value_new(h, UH_CLASS_BYTES, data, len, out);
+}
+
+static int value_get(uh_heap *h, uh_off off, uint32_t cls, const void **data, size_t *len)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	struct uh_objhdr *o = uh_obj_get(h, off, cls, &rc);
+	if (!o)
+		return rc;
+	*data = o + 1;
+	*len = o->size & UH_OBJ_SIZE_MASK;
+	return 0;
+}
+
+int uh_string_get(uh_heap *h, uh_off s, const char **data, size_t *len)
+{
+	return value_get(h, s, UH_CLASS_STRING, (const void **)data, len);
+}
+
+int uh_bytes_get(uh_heap *h, uh_off b, const void **data, size_t *len)
+{
+	return value_get(h, b, UH_CLASS_BYTES, data, len);
+}

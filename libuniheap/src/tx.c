@@ -1,0 +1,421 @@
+/*
+ * tx.c -- failure-atomic blocks: a per-session redo log plus encounter-time
+ * object locks.
+ *
+ * During a block, writes to existing objects go to the log (and are read
+ * back from it); objects allocated in the block are written in place,
+ * since nobody can reach them before commit. The lock word of every object
+ * written or freed is taken on first touch and held to the end.
+ *
+ * Commit, with what each barrier makes durable:
+ *   B1  log entries, log header (COMMITTED, nbytes, checksum), new objects:
+ *       from here on the block survives any crash (recovery replays it).
+ *   B2  the applied writes and frees, in place.
+ *   B3  log state APPLIED: recovery will not replay the log again, so the
+ *       locks may be released: a later block by another session that
+ *       writes the same field can never be overwritten by a late replay.
+ * Then: locks released with version = ++clock, state IDLE, freed slots
+ * released. Three barriers per writing block, whatever it wrote.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "logapply.h"
+#include "uhint.h"
+
+#define LOCK_SPINS 64		/* busy spins before sleeping */
+#define LOCK_SLEEPS 40		/* sleeps (50 us doubling to 2 ms) before conflict */
+
+static inline char *log_data(uh_heap *h)
+{
+	return (char *)h->log + sizeof(struct uh_log_hdr);
+}
+
+static void tx_reset(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+
+	t->pos = t->nentries = 0;
+	u64map_clear(&t->writes);
+	u64map_clear(&t->locks);
+	u64map_clear(&t->news);
+	t->news_list.n = t->locked_list.n = t->freed_list.n = 0;
+}
+
+void uh_tx_free_state(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+
+	u64map_free(&t->writes);
+	u64map_free(&t->locks);
+	u64map_free(&t->news);
+	free(t->news_list.v);
+	free(t->locked_list.v);
+	free(t->freed_list.v);
+	memset(t, 0, sizeof(*t));
+}
+
+static void release_slot(uh_heap *h, uh_off obj)
+{
+	uint32_t slot;
+	const struct uh_arena_span *s = uh_arena_slot_of(&h->ix, obj, &slot);
+	if (s)
+		uh_bitmap_clear(uh_arena_bitmap(h->base, s->arena_off), slot);
+}
+
+/* Undo everything a block did: nothing reached its targets, so locks get
+ * their old words back and new objects are released. The log goes IDLE
+ * last: until then heapd would roll the same things back if we died. */
+static void tx_rollback(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+
+	for (uint32_t i = 0; i < t->locked_list.n; i++) {	/* bound: locked */
+		uh_off obj = t->locked_list.v[i];
+		struct uh_objhdr *o = (void *)(h->base + obj);
+		__atomic_store_n(&o->lock, *u64map_get(&t->locks, obj), __ATOMIC_RELEASE);
+	}
+	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
+		uh_off obj = t->news_list.v[i];
+		struct uh_objhdr *o = (void *)(h->base + obj);
+		__atomic_and_fetch(&o->size, ~UH_OBJ_VALID, __ATOMIC_RELEASE);
+		release_slot(h, obj);
+	}
+	if (h->log)
+		__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
+	tx_reset(h);
+}
+
+/* Roll back now but keep the nesting: every later call in the block and
+ * its commit report rc, so nested code cannot mistake it for success. */
+static int tx_doom(uh_heap *h, int rc)
+{
+	tx_rollback(h);
+	h->tx.doomed = rc;
+	h->st.aborts++;
+	return rc;
+}
+
+static int log_append(uh_heap *h, uint32_t kind, uh_off obj, uint64_t arg,
+		      const void *data, uint32_t len, uint64_t *pos_out)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t need = UH_LOG_ENT_SIZE + UH_ALIGN_UP((uint64_t)len, 8);
+
+	if (need > h->log_size - sizeof(struct uh_log_hdr) - t->pos)
+		return tx_doom(h, uh_err_set(UH_ELOGFULL, "block needs more than the %llu "
+					     "bytes of the session log; split it into "
+					     "smaller blocks",
+					     (unsigned long long)h->log_size));
+	if (t->pos == 0) {
+		/* nbytes first: heapd must never walk a previous block's
+		 * entries under the new ACTIVE state. */
+		__atomic_store_n(&h->log->nbytes, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->log->state, UH_LOG_ACTIVE, __ATOMIC_RELEASE);
+	}
+	struct uh_log_ent *e = (void *)(log_data(h) + t->pos);
+	e->kind = kind;
+	e->len = len;
+	e->obj = obj;
+	e->arg = arg;
+	if (len)
+		memcpy(e + 1, data, len);
+	if (pos_out)
+		*pos_out = t->pos;
+	t->pos += need;
+	t->nentries++;
+	h->st.log_bytes += need;
+	/* Publish the entry to a reaping heapd only once it is complete. */
+	__atomic_store_n(&h->log->nbytes, t->pos, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void lock_backoff(int round)
+{
+	if (round < LOCK_SPINS) {
+		__builtin_ia32_pause();
+		return;
+	}
+	long ns = 50000L << ((round - LOCK_SPINS) < 5 ? (round - LOCK_SPINS) : 5);
+	struct timespec ts = { 0, ns };
+	nanosleep(&ts, NULL);
+}
+
+int uh_tx_lock(uh_heap *h, uh_off obj)
+{
+	struct uh_tx *t = &h->tx;
+	struct uh_objhdr *o = (void *)(h->base + obj);
+	uint64_t mine = uh_lock_word(h->session);
+	int logged = 0, rc;
+
+	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj))
+		return 0;
+	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
+		uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+		if (uh_lock_is_locked(w)) {
+			h->st.lock_waits++;
+			lock_backoff(round);
+			continue;
+		}
+		/* Log the intent before taking the lock: if we die holding
+		 * it, heapd finds it in our log and releases it. */
+		if (!logged && (rc = log_append(h, UH_LE_LOCK, obj, w, NULL, 0, NULL)) != 0)
+			return rc;
+		logged = 1;
+		if (__atomic_compare_exchange_n(&o->lock, &w, mine, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			if ((rc = u64map_put(&t->locks, obj, w)) != 0 ||
+			    (rc = u64vec_push(&t->locked_list, obj)) != 0) {
+				__atomic_store_n(&o->lock, w, __ATOMIC_RELEASE);
+				return tx_doom(h, uh_err_set(rc, "out of process memory"));
+			}
+			return 0;
+		}
+	}
+	h->st.conflicts++;
+	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_RELAXED);
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu is locked by session %u; "
+				     "block rolled back, run it again",
+				     (unsigned long long)obj, uh_lock_owner(w)));
+}
+
+int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t *pos, p;
+	int rc;
+
+	if (t->doomed)
+		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
+	if (u64map_get(&t->news, obj)) {
+		memcpy(h->base + target, src, len);
+		return 0;
+	}
+	if ((rc = uh_tx_lock(h, obj)) != 0)
+		return rc;
+	if ((pos = u64map_get(&t->writes, target)) != NULL) {
+		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
+		if (e->len == len) {
+			memcpy(e + 1, src, len);
+			return 0;
+		}
+	}
+	if ((rc = log_append(h, UH_LE_WRITE, obj, target, src, len, &p)) != 0)
+		return rc;
+	if ((rc = u64map_put(&t->writes, target, p)) != 0)
+		return tx_doom(h, uh_err_set(rc, "out of process memory"));
+	return 0;
+}
+
+int uh_tx_read(uh_heap *h, uint64_t target, void *dst, uint32_t len)
+{
+	uint64_t *pos = u64map_get(&h->tx.writes, target);
+
+	if (pos) {
+		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
+		memcpy(dst, e + 1, len < e->len ? len : e->len);
+		return 0;
+	}
+	const char *src = h->base + target;
+	switch (len) {
+	case 1: *(uint8_t *)dst = __atomic_load_n((const uint8_t *)src, __ATOMIC_ACQUIRE); break;
+	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
+	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
+	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
+	default: memcpy(dst, src, len);
+	}
+	return 0;
+}
+
+int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes)
+{
+	struct uh_tx *t = &h->tx;
+	int rc;
+
+	if (t->doomed)
+		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
+	if ((rc = log_append(h, UH_LE_ALLOC, obj, slot_bytes, NULL, 0, NULL)) != 0)
+		return rc;
+	if ((rc = u64map_put(&t->news, obj, slot_bytes)) != 0 ||
+	    (rc = u64vec_push(&t->news_list, obj)) != 0)
+		return tx_doom(h, uh_err_set(rc, "out of process memory"));
+	return 0;
+}
+
+int uh_tx_log_free(uh_heap *h, uh_off obj)
+{
+	struct uh_tx *t = &h->tx;
+	int rc;
+
+	if (t->doomed)
+		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
+	if ((rc = uh_tx_lock(h, obj)) != 0)
+		return rc;
+	if ((rc = log_append(h, UH_LE_FREE, obj, 0, NULL, 0, NULL)) != 0)
+		return rc;
+	if ((rc = u64vec_push(&t->freed_list, obj)) != 0)
+		return tx_doom(h, uh_err_set(rc, "out of process memory"));
+	return 0;
+}
+
+static void store_field(char *dst, const void *src, uint32_t len)
+{
+	switch (len) {	/* aligned single stores: readers never see a torn value */
+	case 1: __atomic_store_n((uint8_t *)dst, *(const uint8_t *)src, __ATOMIC_RELEASE); break;
+	case 2: __atomic_store_n((uint16_t *)dst, *(const uint16_t *)src, __ATOMIC_RELEASE); break;
+	case 4: __atomic_store_n((uint32_t *)dst, *(const uint32_t *)src, __ATOMIC_RELEASE); break;
+	case 8: __atomic_store_n((uint64_t *)dst, *(const uint64_t *)src, __ATOMIC_RELEASE); break;
+	default: memcpy(dst, src, len);
+	}
+}
+
+int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
+		       uint32_t len)
+{
+	int rc;
+
+	/* A one-entry block: the LOCK entry lets heapd release the lock if
+	 * we die holding it; the store itself is atomic, so it needs no
+	 * redo: it is either durable or not. */
+	h->tx.depth = 1;
+	h->tx.doomed = 0;
+	if ((rc = uh_tx_lock(h, obj)) != 0) {
+		h->tx.depth = 0;
+		h->tx.doomed = 0;
+		return rc;
+	}
+	store_field(h->base + target, src, len);
+	uh_flush(h, h->base + target, len);
+	uh_barrier(h);	/* the store is durable */
+	uint64_t version = __atomic_add_fetch(&h->hdr->clock, 1, __ATOMIC_ACQ_REL);
+	struct uh_objhdr *o = (void *)(h->base + obj);
+	__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
+	tx_reset(h);
+	h->tx.depth = 0;
+	return 0;
+}
+
+/* ---- public block calls ---- */
+
+int uh_begin(uh_heap *h)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "uh_begin: heap is connected read-only");
+	if (h->tx.depth++ == 0)
+		h->tx.doomed = 0;
+	return 0;
+}
+
+static void commit_release(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t version = __atomic_add_fetch(&h->hdr->clock, 1, __ATOMIC_ACQ_REL);
+
+	for (uint32_t i = 0; i < t->locked_list.n; i++) {	/* bound: locked */
+		struct uh_objhdr *o = (void *)(h->base + t->locked_list.v[i]);
+		__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < t->freed_list.n; i++)	/* bound: freed */
+		release_slot(h, t->freed_list.v[i]);
+	h->st.frees += t->freed_list.n;
+}
+
+static int tx_commit_outer(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+	struct uh_log_hdr *log = h->log;
+	struct uh_log_counts c = { 0 };
+
+	if (t->pos == 0) {
+		h->st.empty_commits++;
+		tx_reset(h);
+		return 0;
+	}
+	/* B1: the block becomes durable. */
+	log->seq = ++h->seq;
+	log->nentries = t->nentries;
+	log->nbytes = t->pos;
+	log->checksum = uh_log_checksum(log);
+	__atomic_store_n(&log->state, UH_LOG_COMMITTED, __ATOMIC_RELEASE);
+	uh_flush(h, log, sizeof(*log) + t->pos);
+	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
+		uh_off obj = t->news_list.v[i];
+		uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
+	}
+	uh_barrier(h);
+	/* B2: apply in place (uh_log_apply ends with the barrier). */
+	int rc = uh_log_apply(h->base, h->size, log, &h->persist, &c);
+	if (rc)
+		return uh_err_set(rc, "uh_commit: own log failed to apply");
+	/* B3: never replay this log again. */
+	__atomic_store_n(&log->state, UH_LOG_APPLIED, __ATOMIC_RELEASE);
+	uh_flush(h, log, sizeof(*log));
+	uh_barrier(h);
+	commit_release(h);
+	h->st.commits++;
+	tx_reset(h);
+	return 0;
+}
+
+int uh_commit(uh_heap *h)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	if (h->tx.depth == 0)
+		return uh_err_set(UH_ESTATE, "uh_commit: no block is open");
+	if (--h->tx.depth > 0)
+		return h->tx.doomed ? uh_err_set(h->tx.doomed, "block was rolled back") : 0;
+	if (h->tx.doomed) {
+		rc = h->tx.doomed;
+		h->tx.doomed = 0;
+		return uh_err_set(rc, "uh_commit: block was rolled back (%s)", uh_strerror(rc));
+	}
+	return tx_commit_outer(h);
+}
+
+int uh_abort(uh_heap *h)
+{
+	int rc = uh_check_handle(h);
+	if (rc)
+		return rc;
+	if (h->tx.depth == 0)
+		return uh_err_set(UH_ESTATE, "uh_abort: no block is open");
+	if (!h->tx.doomed)
+		h->st.aborts++;
+	tx_rollback(h);
+	h->tx.depth = 0;
+	h->tx.doomed = 0;
+	return 0;
+}
+
+int uh_in_block(uh_heap *h)
+{
+	return h ? h->tx.depth : 0;
+}
+
+int uh_tx_begin_implicit(uh_heap *h, int *implicit)
+{
+	*implicit = h->tx.depth == 0;
+	return *implicit ? uh_begin(h) : 0;
+}
+
+int uh_tx_end_implicit(uh_heap *h, int implicit, int rc)
+{
+	if (!implicit)
+		return rc;
+	if (rc == 0)
+		return uh_commit(h);
+	char msg[1024];
+	snprintf(msg, sizeof(msg), "%s", uh_errmsg());
+	uh_abort(h);
+	return uh_err_set(rc, "%s", msg);
+}

@@ -1,0 +1,149 @@
+/*
+ * uhint.h -- libuniheap's private state: the session handle, its block
+ * (transaction) state and the helpers the client files share.
+ *
+ * Ownership: a uh_heap owns its mapping, its control session (uhc), its
+ * arena lists and its block state; nothing here is shared between handles.
+ */
+#ifndef UH_UHINT_H
+#define UH_UHINT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arena.h"
+#include "control.h"
+#include "error.h"
+#include "format.h"
+#include "persist.h"
+#include "uniheap.h"
+
+struct pmem2_map;
+struct pmem2_source;
+
+/* u64 -> u64 open-addressing map, cleared in O(1) by bumping gen. */
+struct u64map {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint32_t *gens;
+	uint32_t cap;		/* power of two */
+	uint32_t n;
+	uint32_t gen;
+};
+int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+uint64_t *u64map_get(struct u64map *m, uint64_t key);
+void u64map_clear(struct u64map *m);
+void u64map_free(struct u64map *m);
+
+/* A growable list of u64. */
+struct u64vec {
+	uint64_t *v;
+	uint32_t n, cap;
+};
+int u64vec_push(struct u64vec *v, uint64_t x);
+
+/* The block in progress (one per handle). */
+struct uh_tx {
+	int depth;			/* nesting; 0 = no block */
+	int doomed;			/* error that rolled the block back, or 0 */
+	uint64_t pos;			/* bytes of log entries in use */
+	uint64_t nentries;
+	struct u64map writes;		/* target offset -> entry position */
+	struct u64map locks;		/* object -> lock word before we took it */
+	struct u64map news;		/* object -> slot bytes (allocated here) */
+	struct u64vec news_list;	/* the same objects, in order */
+	struct u64vec locked_list;	/* objects locked, for release */
+	struct u64vec freed_list;	/* objects freed, for slot release */
+};
+
+/* Arenas this session leased, per size class. */
+struct uh_arena_ref {
+	uint64_t arena_off;
+	uint64_t first_slot;
+	uint32_t slot_size;
+	uint32_t nslots;
+	uint32_t cursor;		/* next bitmap word to look at */
+};
+struct uh_size_arenas {
+	struct uh_arena_ref *v;
+	uint32_t n, cap;
+	uint32_t current;
+};
+
+/* Dirty ranges waiting for the next barrier (sync mode coalesces them
+ * into as few msync calls as possible). */
+struct uh_range { uint64_t start, end; };
+
+struct uh_heap {
+	pid_t pid;			/* process that connected */
+	uint32_t fork_gen;		/* fork generation at connect */
+	uhc *ctl;			/* owned */
+	int fd;
+	struct pmem2_source *src;	/* owned */
+	struct pmem2_map *map;		/* owned */
+	char *base;			/* mapping start */
+	uint64_t size;
+	struct uh_hdr *hdr;		/* inside the mapping */
+	uint32_t session;
+	uint32_t durability;
+	int readonly;
+	struct uh_log_hdr *log;		/* inside the mapping; NULL if readonly */
+	uint64_t log_size;
+	uint64_t seq;
+
+	struct uh_persist persist;	/* flush/drain, counting barriers */
+	struct uh_range *dirty;		/* sync mode: pending ranges */
+	uint32_t ndirty, dirty_cap;
+	uint64_t crash_at;		/* UH_CRASH_AT: die at this barrier */
+
+	struct uh_arena_index ix;	/* owned */
+	struct uh_size_arenas small[UH_SIZE_CLASSES];
+	struct uh_tx tx;
+	uh_stats st;
+	char path[4096];
+	char name[64];
+};
+
+/* heap.c */
+int uh_check_handle(uh_heap *h);	/* fork / closed checks */
+void uh_flush(uh_heap *h, const void *addr, size_t len);
+void uh_barrier(uh_heap *h);
+
+/* object.c: the valid object at off (any class if cls == 0), or NULL
+ * with the error set (UH_EFREED / UH_ETYPE). */
+struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc);
+const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
+
+/* alloc.c: a new object of payload bytes, copied from init (zeroed if
+ * NULL); inside a block it commits with the block. */
+int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
+		 uh_off *out);
+void uh_alloc_release_all(uh_heap *h);
+
+/* tx.c */
+int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len);
+/* One write outside any block: lock, store, persist, unlock (1 barrier). */
+int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
+		       uint32_t len);
+int uh_tx_read(uh_heap *h, uint64_t target, void *dst, uint32_t len);
+int uh_tx_lock(uh_heap *h, uh_off obj);
+int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes);
+int uh_tx_log_free(uh_heap *h, uh_off obj);
+void uh_tx_free_state(uh_heap *h);
+/* Run an implicit block around one change when the caller is not in
+ * one: begin, then end_implicit(rc) commits on rc == 0, aborts otherwise,
+ * and returns the first error. */
+int uh_tx_begin_implicit(uh_heap *h, int *implicit);
+int uh_tx_end_implicit(uh_heap *h, int implicit, int rc);
+
+static inline uint64_t uh_rd64(uh_heap *h, uint64_t off)
+{
+	uint64_t v;
+	if (h->tx.depth)
+		uh_tx_read(h, off, &v, 8);
+	else
+		v = __atomic_load_n((uint64_t *)(h->base + off), __ATOMIC_ACQUIRE);
+	return v;
+}
+
+#endif /* UH_UHINT_H */
