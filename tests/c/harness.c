@@ -158,6 +158,37 @@ void th_sleep_ms(unsigned ms)
 		;
 }
 
+int th_signal_file(const char *dir, const char *name, const char *text)
+{
+	char tmp[1024], path[1024];
+	int fd, ok;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	ok = !text || write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	if (!ok)
+		return -1;
+	return rename(tmp, path);
+}
+
+int th_wait_file(const char *dir, const char *name, int timeout_ms)
+{
+	char path[1024];
+	uint64_t end = th_now_ms() + (uint64_t)timeout_ms;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	while (access(path, F_OK) != 0) {
+		if (th_now_ms() >= end)
+			return -1;
+		th_sleep_ms(5);
+	}
+	return 0;
+}
+
 const char *th_bin(const char *name)
 {
 	static char bufs[8][1024];
@@ -273,6 +304,8 @@ int th_wait_exit(pid_t pid)
 {
 	int st;
 
+	if (pid <= 0)	/* never waitpid(-1): that would reap any child */
+		return -1;
 	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "harness: waitpid %d: %s\n", (int)pid,
@@ -290,6 +323,8 @@ int th_wait_exit_timeout(pid_t pid, int timeout_ms)
 	uint64_t end = th_now_ms() + (uint64_t)timeout_ms;
 	int st;
 
+	if (pid <= 0)
+		return -1;
 	for (;;) {
 		pid_t r = waitpid(pid, &st, WNOHANG);
 		if (r == pid) {

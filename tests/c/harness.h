@@ -82,6 +82,13 @@ int th_heapctl(const struct th_heapd *d, const char *args, char *out, size_t out
  * pointer is to a static buffer per call slot (8 rotating slots). */
 const char *th_bin(const char *name);
 
+/* Create <dir>/<name> atomically (temp file + rename, so a poller never
+ * sees it half written) with text as contents (NULL: empty).
+ * @return 0 or -1. Used by processes to say "ready" to each other. */
+int th_signal_file(const char *dir, const char *name, const char *text);
+/* Wait up to timeout_ms for <dir>/<name> to exist. @return 0 or -1. */
+int th_wait_file(const char *dir, const char *name, int timeout_ms);
+
 /* Milliseconds from a monotonic clock. */
 uint64_t th_now_ms(void);
 void th_sleep_ms(unsigned ms);
