@@ -1,0 +1,129 @@
+/*
+ * server.cc -- hd_serve(): heapd's gRPC server on its own UNIX socket.
+ *
+ * Order of start-up, and why:
+ *  1. Block SIGTERM/SIGINT/SIGPIPE before any thread exists, so every
+ *     thread (gRPC's included) inherits the mask and the signals reach
+ *     only the sigwait() below.
+ *  2. Own the socket (stale one replaced, live one refused), mode 0600.
+ *  3. Build the gRPC server with no listening port of its own: the accept
+ *     thread hands it each connection after checking SO_PEERCRED. The
+ *     standard grpc.health.v1 service is on.
+ * Shutdown (SIGTERM/SIGINT): stop accepting and remove the socket, mark
+ * the service as stopping (so sessions cut by the shutdown are not
+ * reaped: their clients live on and the next heapd recovers them), then
+ * Server::Shutdown with a 2 s deadline.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+#include <memory>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "server_core.h"
+#include "server_service.h"
+#include "server_socket.h"
+
+namespace {
+
+constexpr int kShutdownMs = 2000;
+
+/* Wait for SIGTERM or SIGINT (blocked in every thread); returns it. */
+int wait_stop_signal()
+{
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&stop, &sig) == 0)
+			return sig;
+	}
+}
+
+void block_signals()
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void set_serving(grpc::Server *server, bool serving)
+{
+	grpc::HealthCheckServiceInterface *h = server->GetHealthCheckService();
+	if (!h)
+		return;
+	h->SetServingStatus(serving);
+	h->SetServingStatus(uniheap::v1::Heapd::service_full_name(), serving);
+}
+
+int serve(struct hd *hd, const char *path, char *err, size_t errlen)
+{
+	/* Stays blocked after return: a second SIGTERM during hd_close()
+	 * must not kill heapd half way. */
+	block_signals();
+
+	heapd::OwnedSocket sock;
+	if (heapd::socket_own(path, &sock, err, errlen) != 0)
+		return UH_EIO;
+
+	heapd::PeerTable peers;
+	heapd::Service service(hd, &peers);
+	grpc::EnableDefaultHealthCheckService(true);
+	grpc::ServerBuilder builder;
+	builder.RegisterService(&service);
+	std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+	if (!server) {
+		heapd::socket_release(path, &sock);
+		snprintf(err, errlen, "cannot start the gRPC server");
+		return UH_EINTERNAL;
+	}
+	set_serving(server.get(), true);
+
+	heapd::Acceptor acceptor(sock.fd, server.get(), &peers);
+	if (!acceptor.start(err, errlen)) {
+		server->Shutdown();
+		heapd::socket_release(path, &sock);
+		return UH_EINTERNAL;
+	}
+	hd_log("info", "listening", "socket=%s pid=%d", path, (int)getpid());
+
+	int sig = wait_stop_signal();
+	hd_log("info", "shutdown", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	service.begin_shutdown();
+	set_serving(server.get(), false);
+	acceptor.stop();
+	heapd::socket_release(path, &sock);
+	server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(kShutdownMs));
+	server->Wait();
+	hd_log("info", "stopped", "socket=%s", path);
+	return 0;
+}
+
+} /* namespace */
+
+extern "C" int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen)
+{
+	if (!hd || !socket_path || !*socket_path) {
+		snprintf(err, errlen, "hd_serve: no heap or no socket path");
+		return UH_EINVAL;
+	}
+	try {
+		return serve(hd, socket_path, err, errlen);
+	} catch (const std::exception &ex) {
+		snprintf(err, errlen, "hd_serve: %s", ex.what());
+		return UH_EINTERNAL;
+	}
+}

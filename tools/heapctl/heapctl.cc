@@ -1,0 +1,202 @@
+/*
+ * heapctl.cc -- heapd's admin command line.
+ *
+ *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health>
+ *
+ * Talks the public protocol (schemas/uniheap/v1/heapd.proto) like any
+ * other gRPC tool; it does not link libuniheap. Exit codes: 0 ok, 1 heapd
+ * answered with an error (or health is not SERVING), 2 heapd unreachable,
+ * 64 usage error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+
+#include "uniheap/v1/heapd.grpc.pb.h"
+
+#include "health.h"
+#include "print.h"
+
+namespace pb = uniheap::v1;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUnreachable = 2, kExitUsage = 64;
+constexpr int kTimeoutMs = 5000;
+
+const char kUsage[] =
+	"usage: heapctl [--socket PATH] [--json] <command>\n"
+	"\n"
+	"commands:\n"
+	"  status    heap and daemon state\n"
+	"  classes   the class table\n"
+	"  roots     named durable roots\n"
+	"  stats     heapd's counters\n"
+	"  health    the standard gRPC health check (exit 0 when SERVING)\n"
+	"\n"
+	"options:\n"
+	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
+	"                 $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)\n"
+	"  --json         print the response as JSON (proto3 JSON mapping)\n"
+	"  --help         this text\n";
+
+struct Args {
+	std::string socket;
+	std::string command;
+	bool json = false;
+};
+
+/* Same rule as uh_default_socket(); heapctl does not link libuniheap. */
+std::string default_socket()
+{
+	const char *s = getenv("UNIHEAP_SOCKET");
+	if (s && *s)
+		return s;
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	if (x && *x)
+		return std::string(x) + "/uniheap/heapd.sock";
+	return "./var/heapd.sock";
+}
+
+int usage_error(const char *fmt, const char *what)
+{
+	fprintf(stderr, "heapctl: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, "\n%s", kUsage);
+	return kExitUsage;
+}
+
+/* Fills a; returns -1 to go on, else the exit code. */
+int parse_args(int argc, char **argv, Args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			fputs(kUsage, stdout);
+			return kExitOk;
+		} else if (!strcmp(arg, "--json")) {
+			a->json = true;
+		} else if (!strcmp(arg, "--socket")) {
+			if (++i >= argc)
+				return usage_error("%s needs a path", arg);
+			a->socket = argv[i];
+		} else if (!strncmp(arg, "--socket=", 9)) {
+			a->socket = arg + 9;
+		} else if (arg[0] == '-' && arg[1]) {
+			return usage_error("unknown option %s", arg);
+		} else if (!a->command.empty()) {
+			return usage_error("one command at a time (extra argument '%s')", arg);
+		} else {
+			a->command = arg;
+		}
+	}
+	if (a->command.empty())
+		return usage_error("%s", "no command given");
+	if (a->socket.empty())
+		a->socket = default_socket();
+	return -1;
+}
+
+void set_deadline(grpc::ClientContext *ctx)
+{
+	ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(kTimeoutMs));
+}
+
+int rpc_failed(const Args &a, const char *rpc, const grpc::Status &s)
+{
+	grpc::StatusCode c = s.error_code();
+	if (c == grpc::StatusCode::UNAVAILABLE || c == grpc::StatusCode::DEADLINE_EXCEEDED) {
+		fprintf(stderr, "heapctl: cannot reach heapd at %s: %s\n", a.socket.c_str(),
+			s.error_message().c_str());
+		return kExitUnreachable;
+	}
+	fprintf(stderr, "heapctl: %s failed: %s\n", rpc, s.error_message().c_str());
+	return kExitFailed;
+}
+
+int print_json(const google::protobuf::Message &m)
+{
+	google::protobuf::util::JsonPrintOptions o;
+	o.always_print_primitive_fields = true;
+	std::string out;
+	if (!google::protobuf::util::MessageToJsonString(m, &out, o).ok()) {
+		fprintf(stderr, "heapctl: cannot print the answer as JSON\n");
+		return kExitFailed;
+	}
+	printf("%s\n", out.c_str());
+	return kExitOk;
+}
+
+/* One unary Heapd call, printed as JSON or by print_fn. */
+template <typename Req, typename Resp, typename Call, typename Print>
+int run(const Args &a, pb::Heapd::Stub *stub, const char *rpc, Call call, Print print_fn)
+{
+	Req req;
+	Resp resp;
+	grpc::ClientContext ctx;
+	set_deadline(&ctx);
+	grpc::Status s = (stub->*call)(&ctx, req, &resp);
+	if (!s.ok())
+		return rpc_failed(a, rpc, s);
+	if (a.json)
+		return print_json(resp);
+	print_fn(stdout, resp);
+	return kExitOk;
+}
+
+int run_health(const Args &a, grpc::Channel *ch)
+{
+	grpc::ClientContext ctx;
+	set_deadline(&ctx);
+	std::unique_ptr<google::protobuf::Message> resp;
+	grpc::Status s = heapctl::health_check(ch, &ctx, "", &resp);
+	if (!s.ok())
+		return rpc_failed(a, "Health/Check", s);
+	std::string name = heapctl::health_status_name(*resp);
+	int rc = name == "SERVING" ? kExitOk : kExitFailed;
+	if (a.json)
+		return print_json(*resp) ? kExitFailed : rc;
+	printf("%s\n", name.c_str());
+	return rc;
+}
+
+int dispatch(const Args &a)
+{
+	std::shared_ptr<grpc::Channel> ch =
+		grpc::CreateChannel("unix:" + a.socket, grpc::InsecureChannelCredentials());
+	std::unique_ptr<pb::Heapd::Stub> stub = pb::Heapd::NewStub(ch);
+	const std::string &c = a.command;
+	if (c == "status")
+		return run<pb::StatusRequest, pb::StatusResponse>(a, stub.get(), "Status",
+			&pb::Heapd::Stub::Status, heapctl::print_status);
+	if (c == "classes")
+		return run<pb::ListClassesRequest, pb::ListClassesResponse>(a, stub.get(),
+			"ListClasses", &pb::Heapd::Stub::ListClasses, heapctl::print_classes);
+	if (c == "roots")
+		return run<pb::ListRootsRequest, pb::ListRootsResponse>(a, stub.get(), "ListRoots",
+			&pb::Heapd::Stub::ListRoots, heapctl::print_roots);
+	if (c == "stats")
+		return run<pb::StatsRequest, pb::StatsResponse>(a, stub.get(), "Stats",
+			&pb::Heapd::Stub::Stats, heapctl::print_stats);
+	if (c == "health")
+		return run_health(a, ch.get());
+	return usage_error("unknown command '%s'", c.c_str());
+}
+
+} /* namespace */
+
+int main(int argc, char **argv)
+{
+	Args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	return dispatch(a);
+}
