@@ -1,0 +1,361 @@
+/*
+ * arenas.c -- leasing arenas (slabs of one slot size) and large-object
+ * regions to sessions, and taking them back.
+ *
+ * An arena is a zeroed libpmemobj allocation: struct uh_arena_hdr, then the
+ * slot bitmap, then slots from first_slot (64-byte aligned). Its directory
+ * entry in the heap header says who leases it. Allocation, header and
+ * directory entry are made in one libpmemobj transaction, so a crash
+ * leaves either a complete arena with its entry or neither.
+ *
+ * Zeroed matters: recovery GC treats any slot whose header has the valid
+ * bit as an object, so an arena must never expose old pool contents.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core.h"
+
+/* Largest n such that header, bitmap and n slots fit in bytes. Starts
+ * from an upper bound and steps down; the bitmap and padding never exceed
+ * 64 + bytes/256 bytes, so this takes at most that / slot_size + 1 steps. */
+static uint32_t small_nslots(uint64_t bytes, uint32_t slot_size)
+{
+	uint64_t n = (bytes - sizeof(struct uh_arena_hdr)) / slot_size;
+	while (n > 0 && uh_arena_first_slot_rel((uint32_t)n) + n * slot_size > bytes)
+		n--;
+	return (uint32_t)n;
+}
+
+static int slot_size_ok(uint32_t slot_size)
+{
+	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {
+		if (uh_size_class_slot[i] == slot_size)
+			return 1;
+	}
+	return 0;
+}
+
+const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx)
+{
+	if (idx >= hd->hdr->arena_cap)
+		return NULL;
+	const struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
+	if (e->kind != UH_ARENA_SMALL && e->kind != UH_ARENA_LARGE)
+		return NULL;
+	if (e->size < sizeof(struct uh_arena_hdr) || !hd_in_heap(hd, e->off, e->size))
+		return NULL;
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + e->off);
+	if (ah->magic != UH_ARENA_MAGIC || ah->dir_index != idx || ah->nslots == 0 ||
+	    ah->slot_size != e->slot_size || ah->nslots != e->nslots ||
+	    ah->slot_size < UH_OBJHDR_SIZE)
+		return NULL;
+	uint64_t rel = uh_arena_first_slot_rel(ah->nslots);
+	if (ah->first_slot != e->off + rel ||
+	    rel + (uint64_t)ah->nslots * ah->slot_size > e->size)
+		return NULL;
+	return ah;
+}
+
+uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
+			 uint32_t *dir_index)
+{
+	struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint32_t idx = 0;
+	while (idx < hd->hdr->arena_cap && dir[idx].kind != UH_ARENA_UNUSED)
+		idx++;	/* bounded by arena_cap */
+	if (idx == hd->hdr->arena_cap)
+		pmemobj_tx_abort(ENOSPC);	/* directory full; does not return */
+
+	uint64_t bytes;
+	uint32_t nslots;
+	if (kind == UH_ARENA_SMALL) {
+		bytes = hd->hdr->arena_size - HD_PMEMOBJ_ALLOC_HDR;
+		nslots = small_nslots(bytes, slot_size);
+	} else {
+		nslots = 1;
+		bytes = uh_arena_first_slot_rel(1) + slot_size;
+	}
+	/* Aborts the transaction with ENOMEM when the pool is full. */
+	PMEMoid oid = pmemobj_tx_zalloc(bytes, HD_TYPE_ARENA);
+	struct uh_arena_hdr *ah = (struct uh_arena_hdr *)(hd->base + oid.off);
+	/* New memory needs no undo copy, only a flush at commit. */
+	pmemobj_tx_xadd_range_direct(ah, uh_arena_first_slot_rel(nslots), POBJ_XADD_NO_SNAPSHOT);
+	ah->magic = UH_ARENA_MAGIC;
+	ah->slot_size = slot_size;
+	ah->nslots = nslots;
+	ah->bitmap_words = (nslots + 63u) / 64u;
+	ah->first_slot = oid.off + uh_arena_first_slot_rel(nslots);
+	ah->dir_index = idx;
+
+	pmemobj_tx_add_range_direct(&dir[idx], sizeof(dir[idx]));
+	dir[idx].off = oid.off;
+	dir[idx].kind = kind;
+	dir[idx].owner = owner;
+	dir[idx].slot_size = slot_size;
+	dir[idx].nslots = nslots;
+	dir[idx].size = bytes;
+	pmemobj_tx_add_range_direct(&hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
+	hd->hdr->arena_count++;
+	*dir_index = idx;
+	return oid.off;
+}
+
+/* Bytes held by all arenas, for messages and status. */
+uint64_t hd_arena_bytes_locked(struct hd *hd, uint32_t *count)
+{
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint64_t sum = 0;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		if (dir[i].kind != UH_ARENA_UNUSED) {
+			sum += dir[i].size;
+			n++;
+		}
+	}
+	if (count)
+		*count = n;
+	return sum;
+}
+
+static int heap_full(struct hd *hd, int tx_errno, const char *what, uint64_t bytes,
+		     char *err, size_t errlen)
+{
+	char a[32], b[32], c[32];
+	uint64_t used = hd_arena_bytes_locked(hd, NULL);
+	if (tx_errno == ENOSPC)
+		return hd_err(err, errlen, UH_ENOSPC,
+			      "heap full: cannot lease %s %s (arena directory full: %u entries)",
+			      what, hd_fmt_bytes(a, sizeof(a), bytes), hd->hdr->arena_cap);
+	return hd_err(err, errlen, UH_ENOSPC, "heap full: cannot lease %s %s (heap %s, %s in arenas)",
+		      what, hd_fmt_bytes(a, sizeof(a), bytes),
+		      hd_fmt_bytes(b, sizeof(b), hd->heap_size), hd_fmt_bytes(c, sizeof(c), used));
+}
+
+static void fill_out(struct hd *hd, uint64_t arena_off, struct hd_arena *out)
+{
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + arena_off);
+	out->arena_off = arena_off;
+	out->slot_size = ah->slot_size;
+	out->nslots = ah->nslots;
+	out->first_slot = ah->first_slot;
+}
+
+static int has_free_slot(struct hd *hd, const struct uh_arena_hdr *ah, uint64_t arena_off)
+{
+	const uint64_t *bm = uh_arena_bitmap(hd->base, arena_off);
+	for (uint32_t w = 0; w < ah->bitmap_words; w++) {	/* bounded by bitmap_words */
+		uint64_t word = __atomic_load_n(&bm[w], __ATOMIC_ACQUIRE);
+		uint32_t valid = ah->nslots - w * 64u;	/* slots this word covers */
+		uint64_t mask = valid >= 64 ? ~0ull : ((1ull << valid) - 1);
+		if ((word & mask) != mask)
+			return 1;
+	}
+	return 0;
+}
+
+/* An unleased small arena of this slot size with room left, or -1. */
+static int64_t find_reusable(struct hd *hd, uint32_t slot_size)
+{
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		if (dir[i].kind != UH_ARENA_SMALL || dir[i].owner != 0 ||
+		    dir[i].slot_size != slot_size)
+			continue;
+		const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, i);
+		if (ah && ah->bitmap_words == (ah->nslots + 63u) / 64u &&
+		    has_free_slot(hd, ah, dir[i].off))
+			return i;
+	}
+	return -1;
+}
+
+static int set_owner(struct hd *hd, uint32_t idx, uint32_t owner)
+{
+	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
+	volatile int rc = 0;
+	TX_BEGIN(hd->pop) {
+		pmemobj_tx_add_range_direct(&e->owner, sizeof(e->owner));
+		e->owner = owner;
+	} TX_ONABORT {
+		rc = UH_EINTERNAL;
+	} TX_END
+	return rc;
+}
+
+/* Run the creation of one arena in its own transaction. */
+static int new_arena(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
+		     uint64_t *arena_off, int *tx_errno)
+{
+	volatile uint64_t off = 0;
+	volatile int rc = 0;
+	uint32_t idx;
+	TX_BEGIN(hd->pop) {
+		off = hd_arena_new_tx(hd, kind, slot_size, owner, &idx);
+	} TX_ONABORT {
+		*tx_errno = pmemobj_tx_errno();
+		rc = UH_ENOSPC;
+	} TX_END
+	*arena_off = off;
+	return rc;
+}
+
+int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct hd_arena *out,
+		   char *err, size_t errlen)
+{
+	int rc;
+	pthread_mutex_lock(&hd->mu);
+	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
+		goto out;
+	if (!slot_size_ok(slot_size)) {
+		rc = hd_err(err, errlen, UH_EINVAL,
+			    "slot size %u is not a size class (32, 48, 64, ... 16384)", slot_size);
+		goto out;
+	}
+	int64_t idx = find_reusable(hd, slot_size);
+	uint64_t off;
+	if (idx >= 0) {
+		off = hd_arena_dir(hd)[idx].off;
+		if ((rc = set_owner(hd, (uint32_t)idx, session))) {
+			hd_err(err, errlen, rc, "cannot lease arena at %llu: %s",
+			       (unsigned long long)off, pmemobj_errormsg());
+			goto out;
+		}
+	} else {
+		int e = 0;
+		if (new_arena(hd, UH_ARENA_SMALL, slot_size, session, &off, &e)) {
+			rc = heap_full(hd, e, "an arena of", hd->hdr->arena_size, err, errlen);
+			goto out;
+		}
+	}
+	fill_out(hd, off, out);
+	hd->stats.arenas_leased++;
+out:
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}
+
+int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_arena *out,
+		   char *err, size_t errlen)
+{
+	int rc;
+	pthread_mutex_lock(&hd->mu);
+	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
+		goto out;
+	/* The payload size must fit the object header's 31-bit size field. */
+	if (size <= UH_SMALL_MAX || size > (uint64_t)UH_OBJHDR_SIZE + UH_OBJ_SIZE_MASK) {
+		rc = hd_err(err, errlen, UH_EINVAL,
+			    "large object of %llu bytes: size must be > %u and <= %llu",
+			    (unsigned long long)size, UH_SMALL_MAX,
+			    (unsigned long long)UH_OBJHDR_SIZE + UH_OBJ_SIZE_MASK);
+		goto out;
+	}
+	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
+	uint64_t off;
+	int e = 0;
+	if (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {
+		rc = heap_full(hd, e, "a region of", slot, err, errlen);
+		goto out;
+	}
+	fill_out(hd, off, out);
+	hd->stats.arenas_leased++;
+out:
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}
+
+/* The directory index of the arena at arena_off, or -1 if there is none. */
+static int64_t arena_index_of(struct hd *hd, uint64_t arena_off)
+{
+	if (!hd_in_heap(hd, arena_off, sizeof(struct uh_arena_hdr)))
+		return -1;
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + arena_off);
+	if (ah->magic != UH_ARENA_MAGIC || ah->dir_index >= hd->hdr->arena_cap)
+		return -1;
+	uint32_t idx = (uint32_t)ah->dir_index;
+	if (hd_arena_dir(hd)[idx].off != arena_off || !hd_arena_hdr_ok(hd, idx))
+		return -1;
+	return idx;
+}
+
+static void large_free_tx(struct hd *hd, uint32_t idx)
+{
+	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
+	PMEMoid oid = pmemobj_oid(hd->base + e->off);
+	pmemobj_tx_free(oid);
+	pmemobj_tx_add_range_direct(e, sizeof(*e));
+	memset(e, 0, sizeof(*e));
+	pmemobj_tx_add_range_direct(&hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
+	hd->hdr->arena_count--;
+}
+
+int hd_large_free_locked(struct hd *hd, uint32_t idx)
+{
+	volatile int rc = 0;
+	TX_BEGIN(hd->pop) {
+		large_free_tx(hd, idx);
+	} TX_ONABORT {
+		rc = UH_EINTERNAL;
+	} TX_END
+	if (rc)
+		hd_log("error", "arena_free_failed", "dir_index=%u reason=%s", idx,
+		       pmemobj_errormsg());
+	return rc;
+}
+
+/* A large arena whose only slot holds no object (its bit is clear). */
+static int large_unused(struct hd *hd, uint32_t idx)
+{
+	const struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
+	return e->kind == UH_ARENA_LARGE &&
+	       !uh_bitmap_test(uh_arena_bitmap(hd->base, e->off), 0);
+}
+
+void hd_arenas_release_tx(struct hd *hd, uint32_t session)
+{
+	struct uh_arena_ent *dir = hd_arena_dir(hd);
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		if (dir[i].kind == UH_ARENA_UNUSED || dir[i].owner != session)
+			continue;
+		if (hd_arena_hdr_ok(hd, i) && large_unused(hd, i)) {
+			large_free_tx(hd, i);
+			continue;
+		}
+		pmemobj_tx_add_range_direct(&dir[i].owner, sizeof(dir[i].owner));
+		dir[i].owner = 0;
+	}
+}
+
+int hd_arena_return(struct hd *hd, uint32_t session, uint64_t arena_off, char *err,
+		    size_t errlen)
+{
+	int rc;
+	pthread_mutex_lock(&hd->mu);
+	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
+		goto out;
+	int64_t idx = arena_index_of(hd, arena_off);
+	if (idx < 0) {
+		rc = hd_err(err, errlen, UH_EINVAL, "no arena at offset %llu",
+			    (unsigned long long)arena_off);
+		goto out;
+	}
+	if (hd_arena_dir(hd)[idx].owner != session) {
+		rc = hd_err(err, errlen, UH_EINVAL, "arena at offset %llu is not leased by session %u",
+			    (unsigned long long)arena_off, session);
+		goto out;
+	}
+	/* An unused large region has no reason to stay: give it back to the
+	 * pool rather than keep it for a later object of that exact size. */
+	if (large_unused(hd, (uint32_t)idx))
+		rc = hd_large_free_locked(hd, (uint32_t)idx);
+	else
+		rc = set_owner(hd, (uint32_t)idx, 0);
+	if (rc)
+		hd_err(err, errlen, rc, "cannot return arena at offset %llu: %s",
+		       (unsigned long long)arena_off, pmemobj_errormsg());
+	else
+		hd->stats.arenas_returned++;
+out:
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}

@@ -1,0 +1,155 @@
+/*
+ * core.h -- private declarations shared by heapd's C core (pool.c,
+ * classes.c, sessions.c, arenas.c, recovery.c, status.c). The gRPC adapter
+ * never sees this file: it uses heapd.h only.
+ *
+ * Locking: struct hd has one mutex. Every public hd_* entry point takes it
+ * (hd_open runs before anyone else can see the handle); functions named
+ * *_locked expect the caller to hold it and never take it themselves, so
+ * there is no lock order to get wrong.
+ *
+ * Writes: everything heapd changes in the heap header, class table,
+ * session table and arena directory is changed inside a libpmemobj
+ * transaction, except run-time state (bitmaps, lock words, the clock) which
+ * is written in place and persisted through hd->persist.
+ */
+#ifndef HEAPD_CORE_H
+#define HEAPD_CORE_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpmemobj.h>
+
+#include "arena.h"
+#include "format.h"
+#include "heapd.h"
+#include "persist.h"
+
+/* libpmemobj type numbers of what heapd allocates (only for debugging
+ * tools such as pmempool info; heapd never iterates by type). */
+#define HD_TYPE_TABLE 1u	/* class table, session table, directory */
+#define HD_TYPE_CLASS 2u	/* class descriptor */
+#define HD_TYPE_ARENA 3u	/* arena (small or large) */
+#define HD_TYPE_LOG 4u		/* session log area */
+
+/* libpmemobj puts a 16-byte header in front of every allocation; an arena
+ * request of arena_size - 16 fills its chunks exactly (a request of
+ * arena_size would spill into one more unit and waste ~3%). */
+#define HD_PMEMOBJ_ALLOC_HDR 16u
+
+struct hd {
+	pthread_mutex_t mu;
+	PMEMobjpool *pop;
+	char *base;			/* pool start: offsets are from here */
+	struct uh_hdr *hdr;		/* the root object */
+	uint64_t hdr_off;
+	uint64_t heap_size;
+	char *path;			/* owned */
+	struct uh_persist persist;	/* pmemobj_flush/drain, no-ops in memory mode */
+	struct uh_arena_index ix;	/* arena lookups for log finish; rebuilt on a miss */
+	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC at open, for uptime */
+	struct hd_recovery rec;		/* last start-up recovery */
+	struct hd_stats stats;		/* counters since start */
+};
+
+/* ---- small helpers (pool.c) ---- */
+uint64_t hd_now_ns(void);		/* CLOCK_REALTIME */
+uint64_t hd_mono_ns(void);		/* CLOCK_MONOTONIC */
+/* printf into err (if not NULL) and return code. */
+int hd_err(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "1 MiB", "63.5 MiB", "512 KiB", "100 bytes": for messages. */
+const char *hd_fmt_bytes(char *buf, size_t len, uint64_t n);
+/* Nonzero if [off, off+len) lies inside the heap (overflow-safe). */
+int hd_in_heap(const struct hd *hd, uint64_t off, uint64_t len);
+
+/* Tables of the header, as pointers into the mapping. */
+static inline uint64_t *hd_class_tab(struct hd *hd)
+{
+	return (uint64_t *)(hd->base + hd->hdr->class_tab_off);
+}
+static inline struct uh_session_ent *hd_session_tab(struct hd *hd)
+{
+	return (struct uh_session_ent *)(hd->base + hd->hdr->session_tab_off);
+}
+static inline struct uh_arena_ent *hd_arena_dir(struct hd *hd)
+{
+	return (struct uh_arena_ent *)(hd->base + hd->hdr->arena_dir_off);
+}
+
+/* ---- log.c ---- */
+/* Copy s into buf as one logfmt value: as is when it is a plain token,
+ * else double-quoted with " and \ escaped and control bytes dropped.
+ * Returns buf. Can't fail (truncates). */
+const char *hd_log_quote(char *buf, size_t len, const char *s);
+
+/* ---- pool.c ---- */
+/* Fill a freshly created (all-zero) root object: header, tables, built-in
+ * classes, root map. One transaction. */
+int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
+
+/* ---- classes.c ---- */
+/* Descriptor of class_id if its table entry names a well-formed descriptor
+ * inside the heap, else NULL. Never reads outside the heap. */
+const struct uh_class_desc *hd_class_desc_locked(struct hd *hd, uint32_t class_id);
+/* Write a descriptor inside the caller's transaction and publish it in the
+ * class table. Used for the built-ins at creation and by registration. */
+int hd_class_write_tx(struct hd *hd, uint32_t class_id, uint32_t kind, const char *name,
+		      const struct uh_field_desc *fields, uint32_t nfields,
+		      uint32_t payload_size);
+const char *hd_type_name(uint32_t type);
+
+/* ---- sessions.c ---- */
+/* Per-session outcome of a reap, for the caller's counters. */
+struct hd_reap_result {
+	int replayed;		/* a committed log was rolled forward */
+	int rolled_back;	/* an in-flight block was rolled back */
+	uint64_t locks_released;
+};
+/* Roll the session's log forward or back, release its locks, take its
+ * arenas back (freeing unused large ones), free its log area, clear its
+ * slot. Used by detach and by start-up recovery. The steps are ordered so
+ * that a crash anywhere in between is repaired by doing it again. */
+void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result *r);
+/* 0 if slot names an attached session, else UH_EINVAL with err set. */
+int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t errlen);
+/* Nonzero if the process that attached e is still running (same pid and
+ * same /proc start time). */
+int hd_session_owner_alive(const struct uh_session_ent *e);
+/* starttime (field 22) of /proc/PID/stat, 0 if unknown. */
+uint64_t hd_proc_start(uint32_t pid);
+
+/* ---- arenas.c ---- */
+/* The header of directory entry idx if the entry is in use and agrees with
+ * the arena header it names (magic, sizes, index, slots inside the
+ * allocation), else NULL. Never reads outside the heap. */
+const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx);
+/* Sum of the sizes of all arenas; *count (if not NULL) = entries in use. */
+uint64_t hd_arena_bytes_locked(struct hd *hd, uint32_t *count);
+/* Inside the caller's transaction: every arena the session leases goes
+ * back to nobody; large ones with no object in them are freed. */
+void hd_arenas_release_tx(struct hd *hd, uint32_t session);
+/* Allocate a zeroed arena and its directory entry inside the caller's
+ * transaction; returns the arena offset. SMALL: header.arena_size bytes of
+ * slot_size slots. LARGE: one slot of slot_size. Aborts the transaction
+ * with ENOSPC when the pool or the directory is full. */
+uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
+			 uint32_t *dir_index);
+/* Free a large arena whose slot is unused and clear its directory entry,
+ * in one transaction. 0 or UH_EINTERNAL. */
+int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
+
+/* ---- status.c ---- */
+const char *hd_durability_name(uint32_t mode);
+
+/* ---- recovery.c ---- */
+/* Start-up recovery: session logs, then recovery GC (unless a client of a
+ * previous heapd is still alive). Fills hd->rec and logs one line.
+ * Fails only when the heap cannot be made safe (damaged root map, no
+ * memory for the mark stack); err says which. */
+int hd_recover_locked(struct hd *hd, char *err, size_t errlen);
+
+#endif /* HEAPD_CORE_H */

@@ -1,0 +1,292 @@
+/*
+ * main.c -- heapd's command line: parse options, open (or create) the heap,
+ * serve the control socket until SIGTERM/SIGINT, close.
+ *
+ * Exit status: 0 after a clean shutdown, 64 (EX_USAGE) for bad usage, 1
+ * when the heap cannot be opened or served; the reason is one line on
+ * stderr starting with "heapd: ".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmem2.h>
+#include <libpmemobj.h>
+
+#include "heapd.h"
+
+#define EXIT_USAGE 64
+#define DEFAULT_SIZE (256ull << 20)
+
+#define USAGE_LINES \
+	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
+	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
+	"       heapd --help | --version\n"
+
+static const char usage_text[] = USAGE_LINES
+	"\n"
+	"Owns a uniheap heap file and serves its control protocol (gRPC) on a\n"
+	"UNIX socket.\n"
+	"\n"
+	"  --heap FILE        the heap file (a libpmemobj pool of layout \"uniheap\")\n"
+	"  --create           create FILE if it does not exist\n"
+	"  --size SIZE        size of a new heap (default 256M, minimum 8M);\n"
+	"                     SIZE takes a K, M or G suffix\n"
+	"  --durability MODE  of a new heap: pmem (DAX file), sync (default: survives\n"
+	"                     power loss) or memory (survives process crashes only)\n"
+	"  --name NAME        name of a new heap (default: the file name)\n"
+	"  --log-size SIZE    redo log bytes per session of a new heap (default 1M)\n"
+	"  --socket PATH      control socket (default: $UNIHEAP_SOCKET, else\n"
+	"                     $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)\n"
+	"  --help             print this help\n"
+	"  --version          print the version\n";
+
+struct args {
+	struct hd_opts o;
+	const char *socket;
+	const char *size_arg;
+	int create_only;	/* an option that only means something with --create */
+};
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "heapd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s(heapd --help explains the options)\n", USAGE_LINES);
+	exit(EXIT_USAGE);
+}
+
+/* "256M" -> 268435456. K/M/G are powers of 1024; "MiB"/"MB" spellings are
+ * accepted too. Returns 0 or -1 (bad syntax or overflow). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s[0] || s[0] == '-')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+		end += strlen(end);
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static uint32_t parse_durability(const char *s)
+{
+	if (strcmp(s, "pmem") == 0)
+		return UH_DUR_PMEM;
+	if (strcmp(s, "sync") == 0)
+		return UH_DUR_SYNC;
+	if (strcmp(s, "memory") == 0)
+		return UH_DUR_MEMORY;
+	usage_error("--durability must be pmem, sync or memory, not '%s'", s);
+	return 0;
+}
+
+static void parse_log_size(struct args *a, const char *s)
+{
+	uint64_t v;
+	if (parse_size(s, &v))
+		usage_error("--log-size: '%s' is not a size (e.g. 1M)", s);
+	if (v < 4096)
+		usage_error("--log-size %s is too small: minimum 4K", s);
+	if (v > (1u << 30))
+		usage_error("--log-size %s is too big: maximum 1G", s);
+	a->o.log_size = (uint32_t)v;
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "heap", required_argument, NULL, 'h' },
+		{ "create", no_argument, NULL, 'c' },
+		{ "size", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "durability", required_argument, NULL, 'd' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "log-size", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'H' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	opterr = 0;	/* our own messages, followed by the usage */
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h': a->o.heap_path = optarg; break;
+		case 'c': a->o.create = 1; break;
+		case 's': a->size_arg = optarg; a->create_only = 1; break;
+		case 'S': a->socket = optarg; break;
+		case 'd': a->o.durability = parse_durability(optarg); a->create_only = 1; break;
+		case 'n': a->o.name = optarg; a->create_only = 1; break;
+		case 'l': parse_log_size(a, optarg); a->create_only = 1; break;
+		case 'H': fputs(usage_text, stdout); exit(0);
+		case 'V':
+			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,
+			       UH_VERSION_MINOR, UH_VERSION_PATCH, UH_FORMAT_VERSION);
+			exit(0);
+		default:
+			/* getopt sets optopt to the option's value when its
+			 * argument is missing, 0 for an unknown option. */
+			if (optopt)
+				usage_error("option %s needs a value", argv[optind - 1]);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+static void check_args(struct args *a)
+{
+	if (!a->o.heap_path || !a->o.heap_path[0])
+		usage_error("%s", "--heap FILE is required");
+	if (a->create_only && !a->o.create)
+		usage_error("%s", "--size, --durability, --name and --log-size apply to a new "
+			    "heap: add --create");
+	a->o.size = DEFAULT_SIZE;
+	if (a->size_arg && parse_size(a->size_arg, &a->o.size))
+		usage_error("--size: '%s' is not a size (e.g. 256M)", a->size_arg);
+	if (a->o.size < PMEMOBJ_MIN_POOL)
+		usage_error("--size %s is too small: minimum 8M", a->size_arg);
+	if (a->o.name && (!a->o.name[0] || strlen(a->o.name) > 63))
+		usage_error("--name '%s' must be 1..63 bytes", a->o.name);
+	if (a->o.create && !a->o.durability)
+		a->o.durability = UH_DUR_SYNC;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* 1 if files in dir can be mapped with cache-line store granularity (DAX),
+ * 0 if not, -1 with errbuf set if the probe itself failed. The probe file
+ * is unlinked at once, so nothing is left behind. */
+static int dir_is_dax(const char *file, char *errbuf, size_t len)
+{
+	char *copy = strdup(file);
+	if (!copy)
+		return -1;
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s/.heapd-dax-probe-XXXXXX", dirname(copy));
+	free(copy);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(errbuf, len, "cannot create a file next to %s: %s", file, strerror(errno));
+		return -1;
+	}
+	unlink(tmp);
+	int res = -1;
+	struct pmem2_config *cfg = NULL;
+	struct pmem2_source *src = NULL;
+	struct pmem2_map *map = NULL;
+	if (ftruncate(fd, 2 << 20) != 0 || pmem2_config_new(&cfg) ||
+	    pmem2_source_from_fd(&src, fd) ||
+	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_CACHE_LINE)) {
+		snprintf(errbuf, len, "cannot probe the file system of %s: %s", file,
+			 pmem2_errormsg());
+		goto out;
+	}
+	int rc = pmem2_map_new(&map, cfg, src);
+	if (rc == 0) {
+		res = 1;
+		pmem2_map_delete(&map);
+	} else if (rc == PMEM2_E_GRANULARITY_NOT_SUPPORTED) {
+		res = 0;
+	} else {
+		snprintf(errbuf, len, "cannot probe the file system of %s: %s", file,
+			 pmem2_errormsg());
+	}
+out:
+	if (src)
+		pmem2_source_delete(&src);
+	if (cfg)
+		pmem2_config_delete(&cfg);
+	close(fd);
+	return res;
+}
+
+/* --durability pmem promises cache-line flushes reach persistence: refuse
+ * it up front on a file system where they do not. */
+static void check_pmem(const struct args *a)
+{
+	struct stat st;
+	if (!a->o.create || a->o.durability != UH_DUR_PMEM || stat(a->o.heap_path, &st) == 0)
+		return;	/* only a heap about to be created takes the mode */
+	char err[512] = "";
+	int dax = dir_is_dax(a->o.heap_path, err, sizeof(err));
+	if (dax == 1)
+		return;
+	if (dax == 0)
+		fprintf(stderr, "heapd: --durability pmem needs a DAX file; %s is on an ordinary "
+			"file system (use sync or memory)\n", a->o.heap_path);
+	else
+		fprintf(stderr, "heapd: %s\n", err);
+	exit(1);
+}
+
+/* $UNIHEAP_SOCKET, else $XDG_RUNTIME_DIR/uniheap/heapd.sock, else
+ * ./var/heapd.sock; the folder of a default path is created (0700). */
+static const char *default_socket(char *buf, size_t len)
+{
+	const char *env = getenv("UNIHEAP_SOCKET");
+	if (env && env[0])
+		return env;
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char dir[4096];
+	if (xdg && xdg[0])
+		snprintf(dir, sizeof(dir), "%s/uniheap", xdg);
+	else
+		snprintf(dir, sizeof(dir), "./var");
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "heapd: cannot create the socket folder %s: %s\n", dir,
+			strerror(errno));
+		exit(1);
+	}
+	snprintf(buf, len, "%s/heapd.sock", dir);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	memset(&a, 0, sizeof(a));
+	parse_args(argc, argv, &a);
+	check_args(&a);
+	check_pmem(&a);
+	char sockbuf[4200];
+	const char *socket = a.socket ? a.socket : default_socket(sockbuf, sizeof(sockbuf));
+
+	struct hd *hd = NULL;
+	char err[1024] = "";
+	if (hd_open(&a.o, &hd, err, sizeof(err)) != 0) {
+		fprintf(stderr, "heapd: %s\n", err[0] ? err : "cannot open the heap");
+		return 1;
+	}
+	hd_log("info", "start", "version=%d.%d.%d pid=%d heap=%s socket=%s", UH_VERSION_MAJOR,
+	       UH_VERSION_MINOR, UH_VERSION_PATCH, (int)getpid(), a.o.heap_path, socket);
+	err[0] = '\0';
+	int rc = hd_serve(hd, socket, err, sizeof(err));
+	hd_close(hd);
+	if (rc != 0) {
+		fprintf(stderr, "heapd: %s\n", err[0] ? err : "serving failed");
+		return 1;
+	}
+	hd_log("info", "stop", "heap=%s", a.o.heap_path);
+	return 0;
+}

@@ -1,0 +1,526 @@
+/*
+ * pool.c -- creating, opening and validating the heap file.
+ *
+ * A heap is a single-file libpmemobj pool (layout "uniheap") whose root
+ * object is the uniheap heap header (struct uh_hdr). Creation is two steps:
+ * pmemobj_create + pmemobj_root make an all-zero header, then ONE
+ * transaction fills it together with the tables, the built-in classes and
+ * the root map. A crash between the two leaves a pool with a zero header;
+ * opening it with create set finishes the job, without it the message says
+ * so.
+ *
+ * Opening checks, in this order, so that each kind of bad file gets its own
+ * message and nothing is ever read beyond the file: the file exists and is
+ * regular, it is at least PMEMOBJ_MIN_POOL bytes, it starts with
+ * libpmemobj's signature, libpmemobj opens it, the root object is a uniheap
+ * header (magic, format version, checksum), and every table it names lies
+ * inside the heap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define PMEMOBJ_SIGNATURE "PMEMOBJ\0"	/* first 8 bytes of every pool */
+#define PMEMOBJ_LAYOUT_AT 4096u		/* layout name follows the 4 KiB pool header */
+
+/* ------------------------------------------------------------------ */
+/* Small helpers shared by the core. */
+
+uint64_t hd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hd_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int hd_err(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *hd_fmt_bytes(char *buf, size_t len, uint64_t n)
+{
+	static const char *unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (n < 1024) {
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+		return buf;
+	}
+	int u = 0;
+	uint64_t div = 1024;
+	while (u < 3 && n >= div * 1024) {	/* at most 3 steps */
+		div *= 1024;
+		u++;
+	}
+	if (n % div == 0)
+		snprintf(buf, len, "%llu %s", (unsigned long long)(n / div), unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)n / (double)div, unit[u]);
+	return buf;
+}
+
+int hd_in_heap(const struct hd *hd, uint64_t off, uint64_t len)
+{
+	return off <= hd->heap_size && len <= hd->heap_size - off;
+}
+
+/* ------------------------------------------------------------------ */
+/* Persisting run-time state (log replay, bitmaps, clock). */
+
+static void persist_flush(void *ctx, const void *addr, size_t len)
+{
+	pmemobj_flush((PMEMobjpool *)ctx, addr, len);
+}
+
+static void persist_drain(void *ctx)
+{
+	pmemobj_drain((PMEMobjpool *)ctx);
+}
+
+/* memory mode promises survival of process crashes only: the page cache
+ * already has every store, so no flush is needed. */
+static void persist_none(void *ctx, const void *addr, size_t len)
+{
+}
+
+static void drain_none(void *ctx)
+{
+}
+
+static void persist_setup(struct hd *hd)
+{
+	hd->persist.ctx = hd->pop;
+	if (hd->hdr->durability == UH_DUR_MEMORY) {
+		hd->persist.flush = persist_none;
+		hd->persist.drain = drain_none;
+	} else {
+		hd->persist.flush = persist_flush;
+		hd->persist.drain = persist_drain;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation. */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Copy a heap name into the header's 64-byte field, cutting at a UTF-8
+ * character boundary so a long file name never leaves half a character. */
+static void copy_name(char dst[64], const char *src)
+{
+	size_t n = strlen(src);
+	if (n > 63) {
+		n = 63;
+		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;	/* at most 3 steps back: a UTF-8 char is <= 4 bytes */
+	}
+	memset(dst, 0, 64);
+	memcpy(dst, src, n);
+}
+
+static int check_create_opts(const struct hd_opts *o, char *err, size_t errlen)
+{
+	char a[32], b[32];
+	if (o->size < PMEMOBJ_MIN_POOL)
+		return hd_err(err, errlen, UH_EINVAL, "heap size %s is too small: minimum %s",
+			      hd_fmt_bytes(a, sizeof(a), o->size),
+			      hd_fmt_bytes(b, sizeof(b), PMEMOBJ_MIN_POOL));
+	if (o->durability > UH_DUR_MEMORY)
+		return hd_err(err, errlen, UH_EINVAL, "unknown durability mode %u", o->durability);
+	if (o->name && (!o->name[0] || strlen(o->name) > 63))
+		return hd_err(err, errlen, UH_EINVAL, "heap name must be 1..63 bytes");
+	if (o->log_size && (o->log_size < 4096 || o->log_size > (1u << 30)))
+		return hd_err(err, errlen, UH_EINVAL,
+			      "log size %s is out of range: 4 KiB .. 1 GiB",
+			      hd_fmt_bytes(a, sizeof(a), o->log_size));
+	if (o->arena_size && (o->arena_size < 65536 || o->arena_size > (1u << 30) ||
+			      (o->arena_size & (o->arena_size - 1))))
+		return hd_err(err, errlen, UH_EINVAL,
+			      "arena size %s must be a power of two, 64 KiB .. 1 GiB",
+			      hd_fmt_bytes(a, sizeof(a), o->arena_size));
+	return 0;
+}
+
+/* Header fields, tables and checksum; runs inside the creation tx. */
+static void init_header_tx(struct hd *hd, const struct hd_opts *o)
+{
+	struct uh_hdr *h = hd->hdr;
+	uint32_t arena_size = o->arena_size ? o->arena_size : UH_ARENA_SIZE_DEFAULT;
+	uint64_t arena_cap = hd->heap_size / arena_size + 64;
+	if (arena_cap > UINT32_MAX)
+		arena_cap = UINT32_MAX;
+
+	pmemobj_tx_add_range_direct(h, sizeof(*h));
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, UH_MAGIC, 8);
+	h->format_version = UH_FORMAT_VERSION;
+	h->hdr_size = UH_HDR_SIZE;
+	h->heap_size = hd->heap_size;
+	h->durability = o->durability ? o->durability : UH_DUR_SYNC;
+	h->arena_size = arena_size;
+	h->created_ns = hd_now_ns();
+	h->self_off = hd->hdr_off;
+	copy_name(h->name, o->name ? o->name : base_name(hd->path));
+	h->class_cap = UH_CLASS_CAP;
+	h->session_cap = UH_SESSION_CAP;
+	h->arena_cap = (uint32_t)arena_cap;
+	h->log_size = o->log_size ? o->log_size : UH_LOG_SIZE_DEFAULT;
+	/* tx_zalloc aborts the transaction (to the caller's ONABORT) when
+	 * the pool has no room. */
+	h->class_tab_off = pmemobj_tx_zalloc((size_t)h->class_cap * 8, HD_TYPE_TABLE).off;
+	h->session_tab_off = pmemobj_tx_zalloc((size_t)h->session_cap *
+					       sizeof(struct uh_session_ent), HD_TYPE_TABLE).off;
+	h->arena_dir_off = pmemobj_tx_zalloc((size_t)h->arena_cap *
+					     sizeof(struct uh_arena_ent), HD_TYPE_TABLE).off;
+	h->clock = 1;
+}
+
+static void init_builtin_classes_tx(struct hd *hd)
+{
+	struct uh_field_desc rm[3];
+	memset(rm, 0, sizeof(rm));
+	strcpy(rm[0].name, "table");
+	rm[0].type = UH_T_REF;
+	rm[0].offset = 16;
+	rm[0].ref_class = UH_CLASS_REFTABLE;
+	strcpy(rm[1].name, "count");
+	rm[1].type = UH_T_I64;
+	rm[1].offset = 24;
+	strcpy(rm[2].name, "used");
+	rm[2].type = UH_T_I64;
+	rm[2].offset = 32;
+
+	hd_class_write_tx(hd, UH_CLASS_STRING, UH_K_STRING, "uniheap.string", NULL, 0, 0);
+	hd_class_write_tx(hd, UH_CLASS_BYTES, UH_K_BYTES, "uniheap.bytes", NULL, 0, 0);
+	hd_class_write_tx(hd, UH_CLASS_ROOTMAP, UH_K_RECORD, "uniheap.rootmap", rm, 3,
+			  (uint32_t)sizeof(struct uh_rootmap));
+	hd_class_write_tx(hd, UH_CLASS_REFTABLE, UH_K_REFTABLE, "uniheap.reftable", NULL, 0, 0);
+	hd->hdr->class_count = UH_CLASS_REFTABLE;
+}
+
+/* The root map record lives in its own one-slot (large-kind) arena so that
+ * recovery GC finds it like any other object. Its table stays 0 until the
+ * first root is set (libuniheap allocates it then). */
+static void init_rootmap_tx(struct hd *hd)
+{
+	uint32_t obj_bytes = UH_OBJHDR_SIZE + (uint32_t)sizeof(struct uh_rootmap);
+	uint32_t slot = (uint32_t)UH_ALIGN_UP(obj_bytes, 64);
+	uint32_t dir_index;
+	uint64_t arena = hd_arena_new_tx(hd, UH_ARENA_LARGE, slot, 0, &dir_index);
+	struct uh_arena_hdr *ah = (struct uh_arena_hdr *)(hd->base + arena);
+	struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + ah->first_slot);
+	oh->lock = 0;
+	oh->class_id = UH_CLASS_ROOTMAP;
+	oh->size = UH_OBJ_VALID | (uint32_t)sizeof(struct uh_rootmap);
+	uh_bitmap_set(uh_arena_bitmap(hd->base, arena), 0);
+	hd->hdr->rootmap_off = ah->first_slot;
+}
+
+int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen)
+{
+	volatile int rc = 0;
+	TX_BEGIN(hd->pop) {
+		init_header_tx(hd, o);
+		init_builtin_classes_tx(hd);
+		init_rootmap_tx(hd);
+		hd->hdr->hdr_checksum = uh_fnv1a64(hd->hdr, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
+	} TX_ONABORT {
+		rc = hd_err(err, errlen, UH_ENOSPC,
+			    "cannot initialize heap %s: %s (is --size too small?)", hd->path,
+			    pmemobj_errormsg()[0] ? pmemobj_errormsg() : strerror(pmemobj_tx_errno()));
+	} TX_END
+	return rc;
+}
+
+static int create_pool(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen)
+{
+	int rc = check_create_opts(o, err, errlen);
+	if (rc)
+		return rc;
+	hd->pop = pmemobj_create(hd->path, UH_LAYOUT_NAME, (size_t)o->size, 0600);
+	if (!hd->pop)
+		return hd_err(err, errlen, UH_EIO, "cannot create %s: %s", hd->path,
+			      pmemobj_errormsg());
+	hd->base = (char *)hd->pop;
+	hd->heap_size = o->size;
+	PMEMoid root = pmemobj_root(hd->pop, sizeof(struct uh_hdr));
+	if (OID_IS_NULL(root)) {
+		rc = hd_err(err, errlen, UH_ENOSPC, "cannot create %s: no room for the header: %s",
+			    hd->path, pmemobj_errormsg());
+	} else {
+		hd->hdr = (struct uh_hdr *)pmemobj_direct(root);
+		hd->hdr_off = root.off;
+		rc = hd_pool_init_locked(hd, o, err, errlen);
+	}
+	if (rc) {
+		/* We made the file and it is of no use: do not leave it behind
+		 * for the next start to trip over. */
+		pmemobj_close(hd->pop);
+		hd->pop = NULL;
+		unlink(hd->path);
+		return rc;
+	}
+	hd_log("info", "create", "heap=%s size=%llu durability=%s", hd->path,
+	       (unsigned long long)hd->heap_size, hd_durability_name(hd->hdr->durability));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening. */
+
+/* Checks on the raw file that keep libpmemobj from ever seeing something
+ * that is plainly not a pool (it maps what it is given). */
+static int check_file(const char *path, const struct stat *st, char *err, size_t errlen)
+{
+	if (!S_ISREG(st->st_mode))
+		return hd_err(err, errlen, UH_EIO, "%s is not a regular file", path);
+	if ((uint64_t)st->st_size < PMEMOBJ_MIN_POOL)
+		return hd_err(err, errlen, UH_EIO, "%s is truncated or not a heap (%llu bytes)",
+			      path, (unsigned long long)st->st_size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", path, strerror(errno));
+	char sig[8];
+	ssize_t n = pread(fd, sig, sizeof(sig), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(sig) || memcmp(sig, PMEMOBJ_SIGNATURE, 8) != 0)
+		return hd_err(err, errlen, UH_EIO,
+			      "%s is not a uniheap heap (no libpmemobj pool signature)", path);
+	return 0;
+}
+
+/* Turn a pmemobj_open failure into a message a user can act on. */
+static int open_failed(const char *path, int e, const char *msg, char *err, size_t errlen)
+{
+	if (e == EAGAIN || e == EWOULDBLOCK)
+		return hd_err(err, errlen, UH_EIO,
+			      "%s is in use by another process (is another heapd serving it?)",
+			      path);
+	if (strstr(msg, "layout")) {
+		char layout[64] = "";
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (pread(fd, layout, sizeof(layout) - 1, PMEMOBJ_LAYOUT_AT) < 0)
+				layout[0] = '\0';
+			close(fd);
+		}
+		char q[96];
+		return hd_err(err, errlen, UH_EIO,
+			      "%s is not a uniheap heap (a libpmemobj pool of layout %s)", path,
+			      hd_log_quote(q, sizeof(q), layout));
+	}
+	if (e == EACCES || e == EPERM || e == EROFS)
+		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s (heapd needs read and write)",
+			      path, strerror(e));
+	return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", path,
+		      msg && msg[0] ? msg : strerror(e));
+}
+
+static int header_is_zero(const struct uh_hdr *h)
+{
+	static const char zero[8];
+	return memcmp(h->magic, zero, 8) == 0 && h->format_version == 0 &&
+	       h->class_tab_off == 0;
+}
+
+static int table_ok(const struct hd *hd, uint64_t off, uint64_t n, uint64_t entsize)
+{
+	return off != 0 && n != 0 && hd_in_heap(hd, off, n * entsize);
+}
+
+/* Everything the rest of heapd relies on to never read outside the heap. */
+static int check_header_bounds(struct hd *hd, char *err, size_t errlen)
+{
+	const struct uh_hdr *h = hd->hdr;
+	const char *what = NULL;
+	if (h->hdr_size != UH_HDR_SIZE)
+		what = "header size";
+	else if (h->self_off != hd->hdr_off)
+		what = "header offset";
+	else if (h->durability < UH_DUR_PMEM || h->durability > UH_DUR_MEMORY)
+		what = "durability mode";
+	else if (h->arena_size < 4096 || h->arena_size > h->heap_size)
+		what = "arena size";
+	else if (h->log_size < sizeof(struct uh_log_hdr) || h->log_size > h->heap_size)
+		what = "log size";
+	else if (h->class_cap <= UH_CLASS_FIRST_USER || h->class_cap > (1u << 20) ||
+		 !table_ok(hd, h->class_tab_off, h->class_cap, 8))
+		what = "class table";
+	else if (h->session_cap < 2 || h->session_cap > UH_LOCK_SESSION_MASK + 1 ||
+		 !table_ok(hd, h->session_tab_off, h->session_cap, sizeof(struct uh_session_ent)))
+		what = "session table";
+	else if (!table_ok(hd, h->arena_dir_off, h->arena_cap, sizeof(struct uh_arena_ent)))
+		what = "arena directory";
+	else if (!table_ok(hd, h->rootmap_off, 1, UH_OBJHDR_SIZE + sizeof(struct uh_rootmap)))
+		what = "root map offset";
+	else if (h->class_count >= h->class_cap)
+		what = "class count";
+	else if (h->arena_count > h->arena_cap)
+		what = "arena count";
+	if (what)
+		return hd_err(err, errlen, UH_EIO, "heap header of %s is corrupt (bad %s)",
+			      hd->path, what);
+	return 0;
+}
+
+static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t errlen)
+{
+	const struct uh_hdr *h = hd->hdr;
+	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
+		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
+	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
+	if (h->format_version != UH_FORMAT_VERSION)
+		/* A later format may checksum differently, so a mismatch
+		 * here cannot tell a newer heap from a corrupt one. */
+		return hd_err(err, errlen, UH_EIO,
+			      "%s has heap format version %u%s; this heapd reads version %u",
+			      hd->path, h->format_version,
+			      sum_ok ? "" : " (or a corrupt header)", UH_FORMAT_VERSION);
+	if (!sum_ok)
+		return hd_err(err, errlen, UH_EIO,
+			      "heap header of %s is corrupt (checksum mismatch)", hd->path);
+	if (h->heap_size != file_size)
+		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
+			      hd->path, file_size < h->heap_size ? "truncated" : "resized",
+			      (unsigned long long)h->heap_size, (unsigned long long)file_size);
+	hd->heap_size = h->heap_size;
+	return check_header_bounds(hd, err, errlen);
+}
+
+/* Find the header; finish an interrupted creation when create is set. */
+static int open_root(struct hd *hd, const struct hd_opts *o, uint64_t file_size,
+		     char *err, size_t errlen)
+{
+	size_t rsize = pmemobj_root_size(hd->pop);
+	if (rsize != 0 && rsize < sizeof(struct uh_hdr))
+		return hd_err(err, errlen, UH_EIO,
+			      "%s is not a uniheap heap (root object of %zu bytes)", hd->path, rsize);
+	PMEMoid root = pmemobj_root(hd->pop, sizeof(struct uh_hdr));
+	if (OID_IS_NULL(root))
+		return hd_err(err, errlen, UH_EIO, "%s: cannot read the heap header: %s", hd->path,
+			      pmemobj_errormsg());
+	hd->hdr = (struct uh_hdr *)pmemobj_direct(root);
+	hd->hdr_off = root.off;
+	if (!header_is_zero(hd->hdr))
+		return check_header(hd, file_size, err, errlen);
+	if (!o->create)
+		return hd_err(err, errlen, UH_EIO,
+			      "heap %s was never initialized (its creation was interrupted); "
+			      "run with --create to finish it", hd->path);
+	hd->heap_size = file_size;
+	struct hd_opts co = *o;
+	co.size = file_size;
+	int rc = check_create_opts(&co, err, errlen);
+	if (!rc)
+		rc = hd_pool_init_locked(hd, &co, err, errlen);
+	if (!rc)
+		hd_log("info", "create", "heap=%s finished=interrupted_creation", hd->path);
+	return rc;
+}
+
+static int open_pool(struct hd *hd, const struct hd_opts *o, const struct stat *st,
+		     char *err, size_t errlen)
+{
+	int rc = check_file(hd->path, st, err, errlen);
+	if (rc)
+		return rc;
+	hd->heap_size = (uint64_t)st->st_size;
+	errno = 0;
+	hd->pop = pmemobj_open(hd->path, UH_LAYOUT_NAME);
+	if (!hd->pop)
+		return open_failed(hd->path, errno, pmemobj_errormsg(), err, errlen);
+	hd->base = (char *)hd->pop;
+	return open_root(hd, o, (uint64_t)st->st_size, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void hd_free(struct hd *hd)
+{
+	if (hd->pop)
+		pmemobj_close(hd->pop);
+	uh_arena_index_free(&hd->ix);
+	pthread_mutex_destroy(&hd->mu);
+	free(hd->path);
+	free(hd);
+}
+
+static int open_or_create(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(hd->path, &st) == 0)
+		return open_pool(hd, o, &st, err, errlen);
+	if (errno != ENOENT)
+		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", hd->path, strerror(errno));
+	if (!o->create)
+		return hd_err(err, errlen, UH_EIO,
+			      "heap file %s does not exist (use --create to make one)", hd->path);
+	return create_pool(hd, o, err, errlen);
+}
+
+int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
+{
+	if (!o || !o->heap_path || !o->heap_path[0] || !out)
+		return hd_err(err, errlen, UH_EINVAL, "no heap file given");
+	struct hd *hd = calloc(1, sizeof(*hd));
+	if (!hd)
+		return hd_err(err, errlen, UH_ENOMEM, "out of memory");
+	pthread_mutex_init(&hd->mu, NULL);
+	hd->path = strdup(o->heap_path);
+	if (!hd->path) {
+		hd_free(hd);
+		return hd_err(err, errlen, UH_ENOMEM, "out of memory");
+	}
+	hd->start_mono_ns = hd_mono_ns();
+	int rc = open_or_create(hd, o, err, errlen);
+	if (!rc) {
+		persist_setup(hd);
+		uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
+		rc = hd_recover_locked(hd, err, errlen);
+	}
+	if (rc) {
+		hd_free(hd);
+		return rc;
+	}
+	char q[96];
+	hd_log("info", "open", "heap=%s name=%s size=%llu durability=%s format=%u",
+	       hd->path, hd_log_quote(q, sizeof(q), hd->hdr->name),
+	       (unsigned long long)hd->heap_size, hd_durability_name(hd->hdr->durability),
+	       hd->hdr->format_version);
+	*out = hd;
+	return 0;
+}
+
+void hd_close(struct hd *hd)
+{
+	if (!hd)
+		return;
+	pthread_mutex_lock(&hd->mu);
+	hd_log("info", "close", "heap=%s", hd->path);
+	pthread_mutex_unlock(&hd->mu);
+	hd_free(hd);
+}

@@ -1,0 +1,541 @@
+/*
+ * recovery.c -- what heapd does at start, before it accepts any client:
+ *
+ *  1. Session logs. Every ACTIVE session slot left by a previous run is
+ *     either a client still running (same pid and /proc start time: it
+ *     outlived the old heapd and will reconnect) or a dead one, whose log
+ *     is replayed (committed) or rolled back exactly as a detach does.
+ *  2. Recovery GC (J-NVM), only when no old client is alive, since a live
+ *     client holds objects and locks heapd cannot see:
+ *       - zero every arena bitmap;
+ *       - mark from the root map with an explicit stack (never recursion:
+ *         a long list would overflow the C stack). A reference is valid
+ *         only if it names a slot start whose object has the valid bit, an
+ *         existing class, a payload that fits the slot and, for a record,
+ *         the class's payload size; invalid references are nulled in
+ *         place. Marking sets the bitmap bit and clears the lock word to
+ *         its version (a held lock loses its version: 0);
+ *       - sweep: a slot whose bit stayed clear but whose object is valid
+ *         is garbage: its valid bit is cleared. Unmarked large regions go
+ *         back to libpmemobj;
+ *       - every arena becomes unleased; clock = max(clock, versions) + 1.
+ *     Linear in live objects plus arena slots: each object is pushed at
+ *     most once (only when its bitmap bit goes from 0 to 1), each slot is
+ *     swept once.
+ *
+ * Crash safety: all of this is repeatable. Bitmaps and lock words are
+ * run-time state; clearing a valid bit or nulling a reference that is
+ * undone by a crash is simply done again at the next start.
+ *
+ * Root map entries get one special rule: nulling a name inside an
+ * open-addressing table would cut the probe chains of the entries after
+ * it, so a root whose name or value is invalid becomes a tombstone.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "logapply.h"
+
+#define GC_STACK_INIT 65536u
+#define GC_REPORT_MAX 10u	/* nulled references logged one by one */
+
+struct gc_ref {
+	uint32_t offset;	/* from the object start */
+	uint32_t want;		/* required target class, 0 = any */
+};
+
+struct gc_class {
+	uint32_t kind;		/* 0: no such class (objects of it are invalid) */
+	uint32_t payload_size;
+	uint32_t nrefs;
+	const struct gc_ref *refs;
+};
+
+struct gc {
+	struct hd *hd;
+	char *base;
+	struct uh_arena_index *ix;
+	struct gc_class *cls;	/* [ncls], indexed by class id */
+	uint32_t ncls;
+	struct gc_ref *refbuf;
+	uint64_t *stack;
+	size_t n, cap;
+	uint64_t maxv;
+	uint64_t live, freed, nulled, locks_cleared, roots_dropped;
+};
+
+/* ------------------------------------------------------------------ */
+/* Class table digest: per class, where its references are. */
+
+static uint32_t ref_target(const struct uh_field_desc *f)
+{
+	if (f->type == UH_T_STRING)
+		return UH_CLASS_STRING;
+	if (f->type == UH_T_BYTES)
+		return UH_CLASS_BYTES;
+	return f->ref_class;
+}
+
+/* A ref field we can follow: 8-aligned and inside the payload. Anything
+ * else in a descriptor is damage; the field is ignored. */
+static int ref_field_ok(const struct uh_class_desc *d, const struct uh_field_desc *f)
+{
+	return uh_type_is_ref(f->type) && f->offset >= UH_OBJHDR_SIZE && f->offset % 8 == 0 &&
+	       (uint64_t)f->offset + 8 <= (uint64_t)UH_OBJHDR_SIZE + d->payload_size;
+}
+
+static int gc_classes(struct gc *g)
+{
+	struct hd *hd = g->hd;
+	g->ncls = hd->hdr->class_count + 1;
+	g->cls = calloc(g->ncls, sizeof(*g->cls));
+	if (!g->cls)
+		return UH_ENOMEM;
+	size_t total = 0;
+	for (uint32_t id = 1; id < g->ncls; id++) {	/* bounded by class_count */
+		const struct uh_class_desc *d = hd_class_desc_locked(hd, id);
+		for (uint32_t i = 0; d && i < d->nfields; i++)	/* <= UH_FIELDS_MAX */
+			total += ref_field_ok(d, &d->fields[i]);
+	}
+	g->refbuf = calloc(total ? total : 1, sizeof(*g->refbuf));
+	if (!g->refbuf)
+		return UH_ENOMEM;
+	struct gc_ref *r = g->refbuf;
+	for (uint32_t id = 1; id < g->ncls; id++) {
+		const struct uh_class_desc *d = hd_class_desc_locked(hd, id);
+		if (!d)
+			continue;
+		g->cls[id].kind = d->kind;
+		g->cls[id].payload_size = d->payload_size;
+		g->cls[id].refs = r;
+		for (uint32_t i = 0; i < d->nfields; i++) {
+			if (!ref_field_ok(d, &d->fields[i]))
+				continue;
+			r->offset = d->fields[i].offset;
+			r->want = ref_target(&d->fields[i]);
+			r++;
+			g->cls[id].nrefs++;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Marking. */
+
+/* The object at off if a reference to it is valid, with its span and slot;
+ * else NULL. want: required class id, 0 = any. */
+static const struct uh_objhdr *gc_check(struct gc *g, uint64_t off, uint32_t want,
+					const struct uh_arena_span **sp, uint32_t *slot)
+{
+	/* uh_arena_lookup, not uh_arena_slot_of: nothing changes the
+	 * directory during recovery, so a miss must not rebuild the index
+	 * (that would make each invalid reference cost a directory scan). */
+	const struct uh_arena_span *s = uh_arena_lookup(g->ix, off);
+	if (!s || s->slot_size < UH_OBJHDR_SIZE || (off - s->first_slot) % s->slot_size)
+		return NULL;
+	*slot = (uint32_t)((off - s->first_slot) / s->slot_size);
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
+	uint32_t size = oh->size, cid = oh->class_id;
+	if (!(size & UH_OBJ_VALID) || cid >= g->ncls || g->cls[cid].kind == 0)
+		return NULL;
+	if (want && cid != want)
+		return NULL;
+	uint32_t payload = size & UH_OBJ_SIZE_MASK;
+	if (payload > s->slot_size - UH_OBJHDR_SIZE)
+		return NULL;
+	if (g->cls[cid].kind == UH_K_RECORD && payload != g->cls[cid].payload_size)
+		return NULL;
+	*sp = s;
+	return oh;
+}
+
+static int gc_push(struct gc *g, uint64_t off)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap * 2;
+		uint64_t *s = realloc(g->stack, cap * sizeof(*s));
+		if (!s)
+			return UH_ENOMEM;
+		g->stack = s;
+		g->cap = cap;
+	}
+	g->stack[g->n++] = off;
+	return 0;
+}
+
+/* Set the object's bit. On the first visit clear its lock word (keeping
+ * the highest version seen) and return 1; if it was marked already, 0. */
+static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s, uint32_t slot)
+{
+	if (uh_bitmap_set(uh_arena_bitmap(g->base, s->arena_off), slot))
+		return 0;
+	struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
+	uint64_t w = oh->lock;
+	if (uh_lock_is_locked(w)) {
+		oh->lock = 0;	/* its version is lost with the lock: 0 */
+		g->locks_cleared++;
+	} else if (w > g->maxv) {
+		g->maxv = w;
+	}
+	g->live++;
+	return 1;
+}
+
+/* Mark a valid object; push it if it is new and can hold references.
+ * Returns 0 or UH_ENOMEM. */
+static int gc_mark(struct gc *g, uint64_t off, const struct uh_arena_span *s, uint32_t slot)
+{
+	if (!gc_set_bit(g, off, s, slot))
+		return 0;
+	uint32_t kind = g->cls[((const struct uh_objhdr *)(g->base + off))->class_id].kind;
+	if (kind == UH_K_STRING || kind == UH_K_BYTES)
+		return 0;	/* no references inside */
+	return gc_push(g, off);
+}
+
+static void gc_null(struct gc *g, uint64_t *ref, uint64_t from)
+{
+	if (g->nulled < GC_REPORT_MAX)
+		hd_log("warn", "ref_nulled", "object=%llu field_at=%llu target=%llu",
+		       (unsigned long long)from, (unsigned long long)((char *)ref - g->base),
+		       (unsigned long long)*ref);
+	*ref = 0;
+	g->hd->persist.flush(g->hd->persist.ctx, ref, sizeof(*ref));
+	g->nulled++;
+}
+
+/* Follow one reference slot of object from. */
+static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
+{
+	uint64_t off = *ref;
+	if (off == 0)
+		return 0;
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	if (!gc_check(g, off, want, &s, &slot)) {
+		gc_null(g, ref, from);
+		return 0;
+	}
+	return gc_mark(g, off, s, slot);
+}
+
+/* Turn root pair p into a tombstone and drop it from the count. */
+static void gc_drop_root(struct gc *g, struct uh_rootmap *rm, uint64_t *p)
+{
+	p[0] = UH_ROOT_TOMBSTONE;
+	p[1] = 0;
+	if (rm->count > 0)
+		rm->count--;
+	g->hd->persist.flush(g->hd->persist.ctx, p, 16);
+	g->hd->persist.flush(g->hd->persist.ctx, &rm->count, sizeof(rm->count));
+	g->roots_dropped++;
+	g->nulled++;
+}
+
+/* The root map's table: pairs {name string, value}; 0 = empty slot,
+ * 1 = tombstone. Both halves of a live pair must be valid or the root
+ * goes. */
+static int gc_root_table(struct gc *g, struct uh_rootmap *rm, uint64_t table, uint32_t payload)
+{
+	uint64_t *p = (uint64_t *)(g->base + table + UH_OBJHDR_SIZE);
+	uint64_t npairs = payload / 16;
+	for (uint64_t i = 0; i < npairs; i++, p += 2) {	/* bounded by the table size */
+		if (p[0] == 0 || p[0] == UH_ROOT_TOMBSTONE)
+			continue;
+		const struct uh_arena_span *ns, *vs;
+		uint32_t nslot, vslot;
+		if (!gc_check(g, p[0], UH_CLASS_STRING, &ns, &nslot) || p[1] == 0 ||
+		    !gc_check(g, p[1], 0, &vs, &vslot)) {
+			hd_log("warn", "root_dropped", "table=%llu index=%llu name=%llu value=%llu",
+			       (unsigned long long)table, (unsigned long long)i,
+			       (unsigned long long)p[0], (unsigned long long)p[1]);
+			gc_drop_root(g, rm, p);
+			continue;
+		}
+		int rc = gc_mark(g, p[0], ns, nslot);
+		if (!rc)
+			rc = gc_mark(g, p[1], vs, vslot);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int gc_rootmap(struct gc *g, uint64_t off)
+{
+	struct uh_rootmap *rm = (struct uh_rootmap *)(g->base + off + UH_OBJHDR_SIZE);
+	uint64_t t = rm->table;
+	if (t == 0)
+		return 0;
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	const struct uh_objhdr *th = gc_check(g, t, UH_CLASS_REFTABLE, &s, &slot);
+	if (!th) {
+		gc_null(g, &rm->table, off);
+		rm->count = rm->used = 0;
+		g->hd->persist.flush(g->hd->persist.ctx, rm, sizeof(*rm));
+		return 0;
+	}
+	if (!gc_set_bit(g, t, s, slot))
+		return 0;	/* already reached (as a plain table) */
+	return gc_root_table(g, rm, t, th->size & UH_OBJ_SIZE_MASK);
+}
+
+/* References held by the (valid, marked) object at off. */
+static int gc_scan(struct gc *g, uint64_t off)
+{
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
+	const struct gc_class *c = &g->cls[oh->class_id];
+	int rc = 0;
+	if (oh->class_id == UH_CLASS_ROOTMAP)
+		return gc_rootmap(g, off);
+	if (c->kind == UH_K_RECORD) {
+		for (uint32_t i = 0; i < c->nrefs && !rc; i++)	/* <= UH_FIELDS_MAX */
+			rc = gc_visit(g, (uint64_t *)(g->base + off + c->refs[i].offset),
+				      c->refs[i].want, off);
+	} else if (c->kind == UH_K_REFTABLE) {
+		uint64_t *p = (uint64_t *)(g->base + off + UH_OBJHDR_SIZE);
+		uint64_t n = (oh->size & UH_OBJ_SIZE_MASK) / 8;
+		for (uint64_t i = 0; i < n && !rc; i++) {	/* bounded by the payload */
+			if (p[i] != 0 && p[i] != UH_ROOT_TOMBSTONE)
+				rc = gc_visit(g, &p[i], 0, off);
+		}
+	}
+	return rc;
+}
+
+/* Mark everything reachable from the root map. The loop pops one object
+ * per round and each object is pushed at most once, so it runs at most
+ * (number of arena slots) rounds. */
+static int gc_mark_all(struct gc *g, char *err, size_t errlen)
+{
+	struct hd *hd = g->hd;
+	uint64_t root = hd->hdr->rootmap_off;
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	if (!gc_check(g, root, UH_CLASS_ROOTMAP, &s, &slot))
+		return hd_err(err, errlen, UH_EINTERNAL,
+			      "root map of %s is damaged (no valid root map object at offset "
+			      "%llu); refusing to collect garbage, which would free every object",
+			      hd->path, (unsigned long long)root);
+	int rc = gc_mark(g, root, s, slot);
+	while (!rc && g->n > 0)
+		rc = gc_scan(g, g->stack[--g->n]);
+	if (rc)
+		return hd_err(err, errlen, rc, "out of memory during recovery GC of %s "
+			      "(%llu live objects marked)", hd->path, (unsigned long long)g->live);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sweeping. */
+
+static void zero_bitmaps(struct gc *g)
+{
+	for (uint32_t i = 0; i < g->ix->n; i++) {	/* bounded by the index */
+		const struct uh_arena_span *s = &g->ix->v[i];
+		memset(uh_arena_bitmap(g->base, s->arena_off), 0,
+		       ((size_t)s->nslots + 63) / 64 * 8);
+	}
+}
+
+/* Directory index of span s's arena, if the directory agrees. */
+static int64_t span_dir_index(struct gc *g, const struct uh_arena_span *s)
+{
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(g->base + s->arena_off);
+	if (ah->dir_index >= g->hd->hdr->arena_cap ||
+	    hd_arena_hdr_ok(g->hd, (uint32_t)ah->dir_index) != ah)
+		return -1;
+	return (int64_t)ah->dir_index;
+}
+
+/* Clear the valid bit of every unmarked object of a small arena; flush the
+ * changed range once (one msync per arena on an ordinary file, not one
+ * per object). */
+static void sweep_small(struct gc *g, const struct uh_arena_span *s)
+{
+	const uint64_t *bm = uh_arena_bitmap(g->base, s->arena_off);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint32_t i = 0; i < s->nslots; i++) {	/* bounded by nslots */
+		if (uh_bitmap_test(bm, i))
+			continue;
+		uint64_t off = s->first_slot + (uint64_t)i * s->slot_size;
+		struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
+		if (!(oh->size & UH_OBJ_VALID))
+			continue;
+		oh->size &= ~UH_OBJ_VALID;
+		g->freed++;
+		lo = off < lo ? off : lo;
+		hi = off + UH_OBJHDR_SIZE;
+	}
+	if (lo < hi)
+		g->hd->persist.flush(g->hd->persist.ctx, g->base + lo, hi - lo);
+}
+
+static void gc_sweep(struct gc *g)
+{
+	for (uint32_t i = 0; i < g->ix->n; i++) {	/* bounded by the index */
+		const struct uh_arena_span *s = &g->ix->v[i];
+		int64_t idx = span_dir_index(g, s);
+		if (idx < 0)
+			continue;
+		if (hd_arena_dir(g->hd)[idx].kind == UH_ARENA_SMALL) {
+			sweep_small(g, s);
+			continue;
+		}
+		if (uh_bitmap_test(uh_arena_bitmap(g->base, s->arena_off), 0))
+			continue;
+		const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + s->first_slot);
+		g->freed += (oh->size & UH_OBJ_VALID) != 0;
+		hd_large_free_locked(g->hd, (uint32_t)idx);
+	}
+	g->hd->persist.drain(g->hd->persist.ctx);
+}
+
+/* Leases do not survive a restart: every session is gone by now. Writing
+ * owner 0 is idempotent, so plain stores plus one persist are enough. */
+static void unlease_all(struct hd *hd)
+{
+	struct uh_arena_ent *dir = hd_arena_dir(hd);
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		if (dir[i].owner != 0) {
+			dir[i].owner = 0;
+			hd->persist.flush(hd->persist.ctx, &dir[i].owner, sizeof(dir[i].owner));
+		}
+	}
+	hd->persist.drain(hd->persist.ctx);
+}
+
+static void count_skipped_arenas(struct hd *hd)
+{
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++)	/* bounded by arena_cap */
+		bad += dir[i].kind != UH_ARENA_UNUSED && !hd_arena_hdr_ok(hd, i);
+	if (bad)
+		hd_log("warn", "arenas_skipped", "count=%u reason=damaged_header "
+		       "note=their_objects_are_unreachable", bad);
+}
+
+static int gc_finish_header(struct hd *hd, uint64_t maxv)
+{
+	struct uh_hdr *h = hd->hdr;
+	uint64_t clock = (h->clock > maxv ? h->clock : maxv) + 1;
+	volatile int rc = 0;
+	TX_BEGIN(hd->pop) {
+		pmemobj_tx_add_range_direct(&h->gc_runs, 16);	/* gc_runs, last_recovery_ns */
+		pmemobj_tx_add_range_direct(&h->clock, sizeof(h->clock));
+		h->gc_runs++;
+		h->last_recovery_ns = hd_now_ns();
+		h->clock = clock;
+	} TX_ONABORT {
+		rc = UH_EINTERNAL;
+	} TX_END
+	return rc;
+}
+
+static void gc_free(struct gc *g)
+{
+	free(g->cls);
+	free(g->refbuf);
+	free(g->stack);
+}
+
+static int recovery_gc(struct hd *hd, char *err, size_t errlen)
+{
+	struct gc g;
+	memset(&g, 0, sizeof(g));
+	g.hd = hd;
+	g.base = hd->base;
+	g.ix = &hd->ix;
+	g.cap = GC_STACK_INIT;
+	g.stack = malloc(g.cap * sizeof(*g.stack));
+	int rc = (!g.stack || gc_classes(&g)) ? UH_ENOMEM : 0;
+	if (rc) {
+		gc_free(&g);
+		return hd_err(err, errlen, rc, "out of memory before recovery GC of %s", hd->path);
+	}
+	count_skipped_arenas(hd);
+	zero_bitmaps(&g);
+	rc = gc_mark_all(&g, err, errlen);
+	if (!rc) {
+		gc_sweep(&g);
+		unlease_all(hd);
+		if (gc_finish_header(hd, g.maxv))
+			rc = hd_err(err, errlen, UH_EINTERNAL, "cannot update the header of %s: %s",
+				    hd->path, pmemobj_errormsg());
+	}
+	hd->rec.live_objects = g.live;
+	hd->rec.freed_objects = g.freed;
+	hd->rec.nulled_refs = g.nulled;
+	hd->rec.locks_cleared = g.locks_cleared;
+	if (g.roots_dropped)
+		hd_log("warn", "roots_dropped", "count=%llu", (unsigned long long)g.roots_dropped);
+	gc_free(&g);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Step 1: sessions of the previous run. Returns nonzero if one of them is
+ * still alive (recovery GC must then wait). */
+static int recover_sessions(struct hd *hd)
+{
+	int alive = 0;
+	for (uint32_t i = 1; i < hd->hdr->session_cap; i++) {	/* bounded by session_cap */
+		const struct uh_session_ent *e = &hd_session_tab(hd)[i];
+		if (e->state != UH_SESS_ACTIVE)
+			continue;
+		if (hd_session_owner_alive(e)) {
+			hd_log("info", "session_alive", "session=%u pid=%u note=gc_deferred", i,
+			       e->pid);
+			alive = 1;
+			continue;
+		}
+		struct hd_reap_result r;
+		hd_session_reap_locked(hd, i, &r);
+		hd->rec.logs_replayed += (uint64_t)r.replayed;
+		hd->rec.logs_discarded += (uint64_t)r.rolled_back;
+	}
+	return alive;
+}
+
+static int rebuild_index(struct hd *hd, char *err, size_t errlen)
+{
+	if (uh_arena_index_build(&hd->ix) != 0)
+		return hd_err(err, errlen, UH_ENOMEM, "out of memory indexing the arenas of %s",
+			      hd->path);
+	return 0;
+}
+
+int hd_recover_locked(struct hd *hd, char *err, size_t errlen)
+{
+	uint64_t t0 = hd_mono_ns();
+	memset(&hd->rec, 0, sizeof(hd->rec));
+	int rc = rebuild_index(hd, err, errlen);
+	if (rc)
+		return rc;
+	hd->rec.gc_deferred = recover_sessions(hd);
+	/* Reaping may have freed large regions: index what is left. */
+	if (!hd->rec.gc_deferred && !(rc = rebuild_index(hd, err, errlen)))
+		rc = recovery_gc(hd, err, errlen);
+	if (!rc && !hd->rec.gc_deferred)
+		rc = rebuild_index(hd, err, errlen);	/* GC may have freed regions too */
+	hd->rec.duration_us = (hd_mono_ns() - t0) / 1000u;
+	if (rc)
+		return rc;	/* the caller reports err: one line, not two */
+	hd_log("info", "recovery",
+	       "logs_replayed=%llu logs_discarded=%llu live=%llu freed=%llu nulled=%llu "
+	       "locks_cleared=%llu gc_deferred=%d ms=%llu",
+	       (unsigned long long)hd->rec.logs_replayed,
+	       (unsigned long long)hd->rec.logs_discarded,
+	       (unsigned long long)hd->rec.live_objects,
+	       (unsigned long long)hd->rec.freed_objects,
+	       (unsigned long long)hd->rec.nulled_refs,
+	       (unsigned long long)hd->rec.locks_cleared, hd->rec.gc_deferred,
+	       (unsigned long long)(hd->rec.duration_us / 1000u));
+	return 0;
+}

@@ -1,0 +1,285 @@
+/*
+ * sessions.c -- attaching clients to the heap and cleaning up after them.
+ *
+ * A session is a slot of the persistent session table (1..session_cap-1;
+ * lock words name slots, so slot 0 means nobody). A writing session also
+ * gets a redo log area. The slot, its log area and its token are made in
+ * one libpmemobj transaction, so a crash never leaves a log area nobody
+ * owns.
+ *
+ * Reaping (detach, dead client, start-up recovery) runs in this order, and
+ * each step is safe to repeat if heapd dies in the middle:
+ *  1. a committed log is replayed (replay is idempotent) and its locks
+ *     released with a new version; an in-flight one is rolled back;
+ *  2. the log is marked IDLE and empty (persisted): from here on a new
+ *     start finds nothing to redo;
+ *  3. one transaction returns the session's arenas, frees its unused
+ *     large regions and its log area, and clears its slot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "logapply.h"
+
+/* ------------------------------------------------------------------ */
+/* Process identity: pid plus start time, so a recycled pid is not taken
+ * for the client that attached. */
+
+uint64_t hd_proc_start(uint32_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and parentheses: fields
+	 * are counted from the last ')'. Field 3 follows it; starttime is
+	 * field 22, so 19 more separators on. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 2; field < 22 && p; field++) {	/* 20 steps */
+		p = strchr(p + 1, ' ');
+	}
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+int hd_session_owner_alive(const struct uh_session_ent *e)
+{
+	if (e->pid == 0 || (kill((pid_t)e->pid, 0) != 0 && errno != EPERM))
+		return 0;
+	/* Unknown start time (/proc unreadable at attach): trust the pid. */
+	return e->proc_start == 0 || hd_proc_start(e->pid) == e->proc_start;
+}
+
+/* ------------------------------------------------------------------ */
+
+int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t errlen)
+{
+	if (slot == 0 || slot >= hd->hdr->session_cap ||
+	    hd_session_tab(hd)[slot].state != UH_SESS_ACTIVE)
+		return hd_err(err, errlen, UH_EINVAL, "unknown session %u", slot);
+	return 0;
+}
+
+static uint64_t new_token(void)
+{
+	uint64_t t = 0;
+	/* Bounded: getrandom on a 8-byte buffer returns it whole once the
+	 * pool is initialized; EINTR is retried at most a few times. */
+	for (int i = 0; i < 8 && t == 0; i++) {
+		if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t))
+			t = 0;
+	}
+	if (t == 0)	/* 0 would look like "no token"; never hand it out */
+		t = hd_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	return t;
+}
+
+static int64_t free_slot(struct hd *hd)
+{
+	const struct uh_session_ent *tab = hd_session_tab(hd);
+	for (uint32_t i = 1; i < hd->hdr->session_cap; i++) {	/* bounded by session_cap */
+		if (tab[i].state == UH_SESS_FREE)
+			return i;
+	}
+	return -1;
+}
+
+static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
+		      struct hd_session_info *out)
+{
+	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
+	uint64_t log_off = 0, log_size = 0;
+	if (!readonly) {
+		log_size = hd->hdr->log_size;
+		/* Aborts the transaction when the pool is full. */
+		PMEMoid oid = pmemobj_tx_zalloc(log_size, HD_TYPE_LOG);
+		struct uh_log_hdr *lh = (struct uh_log_hdr *)(hd->base + oid.off);
+		pmemobj_tx_xadd_range_direct(lh, sizeof(*lh), POBJ_XADD_NO_SNAPSHOT);
+		lh->magic = UH_LOG_MAGIC;
+		lh->state = UH_LOG_IDLE;
+		lh->session = slot;
+		log_off = oid.off;
+	}
+	pmemobj_tx_add_range_direct(e, sizeof(*e));
+	memset(e, 0, sizeof(*e));
+	e->state = UH_SESS_ACTIVE;
+	e->pid = pid;
+	e->token = out->token;
+	e->log_off = log_off;
+	e->log_size = log_size;
+	e->attach_ns = hd_now_ns();
+	e->proc_start = hd_proc_start(pid);
+	out->session = slot;
+	out->log_off = log_off;
+	out->log_size = log_size;
+}
+
+int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *client,
+		      struct hd_session_info *out, char *err, size_t errlen)
+{
+	if (pid == 0)
+		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
+	int rc = 0;
+	pthread_mutex_lock(&hd->mu);
+	int64_t slot = free_slot(hd);
+	if (slot < 0) {
+		rc = hd_err(err, errlen, UH_ENOSPC, "too many sessions: all %u slots are attached",
+			    hd->hdr->session_cap - 1);
+		goto out;
+	}
+	struct hd_session_info info = { .token = new_token() };
+	volatile int failed = 0;
+	TX_BEGIN(hd->pop) {
+		attach_tx(hd, (uint32_t)slot, pid, readonly, &info);
+	} TX_ONABORT {
+		failed = 1;
+	} TX_END
+	if (failed) {
+		char a[32];
+		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s session log",
+			    hd_fmt_bytes(a, sizeof(a), hd->hdr->log_size));
+		goto out;
+	}
+	*out = info;
+	hd->stats.attaches++;
+	char q[160];
+	hd_log("info", "attach", "session=%u pid=%u readonly=%d client=%s", info.session, pid,
+	       readonly ? 1 : 0, hd_log_quote(q, sizeof(q), client ? client : ""));
+out:
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}
+
+int hd_session_check(struct hd *hd, uint32_t session, uint64_t token, char *err,
+		     size_t errlen)
+{
+	int rc = 0;
+	pthread_mutex_lock(&hd->mu);
+	if (session == 0 || session >= hd->hdr->session_cap ||
+	    hd_session_tab(hd)[session].state != UH_SESS_ACTIVE ||
+	    hd_session_tab(hd)[session].token != token)
+		rc = hd_err(err, errlen, UH_EINVAL, "unknown session %u or wrong token", session);
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reaping. */
+
+/* The session's log header, if its area lies in the heap and is ours. */
+static struct uh_log_hdr *session_log(struct hd *hd, uint32_t slot,
+				      const struct uh_session_ent *e)
+{
+	if (e->log_off == 0 || e->log_size < sizeof(struct uh_log_hdr) ||
+	    !hd_in_heap(hd, e->log_off, e->log_size))
+		return NULL;
+	struct uh_log_hdr *log = (struct uh_log_hdr *)(hd->base + e->log_off);
+	if (log->magic != UH_LOG_MAGIC || log->session != slot) {
+		hd_log("warn", "log_damaged", "session=%u log_off=%llu reason=bad_header", slot,
+		       (unsigned long long)e->log_off);
+		return NULL;
+	}
+	return log;
+}
+
+/* A fresh version for the locks a reaped session releases. The clock is
+ * shared with clients (atomic add); it is persisted so versions never go
+ * backwards across a crash. */
+static uint64_t next_version(struct hd *hd)
+{
+	uint64_t v = __atomic_add_fetch(&hd->hdr->clock, 1, __ATOMIC_ACQ_REL);
+	uh_persist_range(&hd->persist, &hd->hdr->clock, sizeof(hd->hdr->clock));
+	return v;
+}
+
+/* Step 1 and 2 of the reap order above. A COMMITTED log (checksum good)
+ * is replayed; an APPLIED one was replayed by its client, which died
+ * while releasing: only its locks remain. ACTIVE, or COMMITTED with a
+ * torn header, never committed: rolled back. IDLE: nothing in flight
+ * (uh_log_finish leaves it alone). */
+static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uint64_t size,
+		       struct hd_reap_result *r)
+{
+	struct uh_log_counts c;
+	memset(&c, 0, sizeof(c));
+	int committed = uh_log_is_committed(log, size);
+	if (committed && uh_log_apply(hd->base, hd->heap_size, log, &hd->persist, &c) != 0)
+		/* A bad entry stops the replay; what came before it is
+		 * applied. Nothing better can be done with a damaged log;
+		 * recovery GC will null references it left dangling. */
+		hd_log("error", "log_replay_failed", "session=%u seq=%llu reason=bad_entry", slot,
+		       (unsigned long long)log->seq);
+	uint32_t state = log->state;
+	if (state != UH_LOG_IDLE) {
+		int forward = committed || state == UH_LOG_APPLIED;
+		uh_log_finish(hd->base, hd->heap_size, log, slot, forward, next_version(hd),
+			      &hd->ix, &c);
+		r->replayed = forward;
+		r->rolled_back = !forward;
+	}
+	r->locks_released += c.locks_released;
+	log->state = UH_LOG_IDLE;
+	log->nentries = 0;
+	log->nbytes = 0;
+	uh_persist_range(&hd->persist, log, sizeof(*log));
+}
+
+static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e)
+{
+	hd_arenas_release_tx(hd, slot);
+	if (e->log_off && hd_in_heap(hd, e->log_off, e->log_size))
+		pmemobj_tx_free(pmemobj_oid(hd->base + e->log_off));
+	pmemobj_tx_add_range_direct(e, sizeof(*e));
+	memset(e, 0, sizeof(*e));
+}
+
+void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
+	struct uh_log_hdr *log = session_log(hd, slot, e);
+	if (log)
+		finish_log(hd, slot, log, e->log_size, r);
+	TX_BEGIN(hd->pop) {
+		release_tx(hd, slot, e);
+	} TX_ONABORT {
+		/* The slot stays ACTIVE: the next start reaps it again. */
+		hd_log("error", "reap_failed", "session=%u reason=%s", slot,
+		       pmemobj_errormsg());
+	} TX_END
+}
+
+void hd_session_detach(struct hd *hd, uint32_t session, int graceful)
+{
+	pthread_mutex_lock(&hd->mu);
+	if (hd_session_active_locked(hd, session, NULL, 0) == 0) {
+		uint32_t pid = hd_session_tab(hd)[session].pid;
+		struct hd_reap_result r;
+		hd_session_reap_locked(hd, session, &r);
+		hd->stats.detaches++;
+		if (!graceful)
+			hd->stats.sessions_reaped++;
+		hd->stats.logs_replayed += (uint64_t)r.replayed;
+		hd->stats.logs_rolled_back += (uint64_t)r.rolled_back;
+		hd->stats.locks_released += r.locks_released;
+		hd_log("info", graceful ? "detach" : "reap",
+		       "session=%u pid=%u replayed=%d rolled_back=%d locks_released=%llu", session,
+		       pid, r.replayed, r.rolled_back, (unsigned long long)r.locks_released);
+	}
+	pthread_mutex_unlock(&hd->mu);
+}
