@@ -241,8 +241,12 @@ int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len);
  */
 int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t len);
 
-/** Typed field access by field index (checks the field's type).
- * @return as uh_read()/uh_write(), plus UH_ETYPE on a type mismatch. */
+/** Typed field access by field index. The i64 pair serves every integer
+ * field (bool, i8, i16, i32, i64): reads sign-extend, writes are
+ * range-checked (UH_ERANGE names the field). The f64 pair serves f32 and
+ * f64 fields. The ref pair serves ref, string and bytes fields.
+ * @return as uh_read()/uh_write(), plus UH_ETYPE when the field is of
+ *         another kind (e.g. uh_get_i64 on an f64 field). */
 int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v);
 int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v);
 int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v);
