@@ -1,0 +1,270 @@
+/*
+ * test_bad_heap.c -- heapd refuses bad heap files cleanly: a missing file
+ * without --create, a truncated file, wrong magic, another format version
+ * (with a correct checksum, so only the version is wrong), a corrupt
+ * header byte (checksum mismatch), a file of random bytes, a too small
+ * --size. Each must make heapd exit non-zero (not by a signal) with a
+ * short message naming the problem, and leave the file as it was.
+ *
+ * The corrupt variants are patched copies of a freshly created heap; the
+ * header is found by scanning for the magic "UNIHEAP\0" at 64-byte
+ * aligned offsets and checking its self_off.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "harness.h"
+
+static struct th_heapd d;
+static char fresh[700];
+
+static char *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size);
+	if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static int write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, buf, len) == (ssize_t)len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Offset of the heap header in a heap image, or -1. */
+static long find_header(const char *img, size_t len)
+{
+	for (size_t off = 0; off + sizeof(struct uh_hdr) <= len; off += 64) {
+		const struct uh_hdr *h = (const void *)(img + off);
+		if (memcmp(h->magic, UH_MAGIC, 8) == 0 && h->self_off == off)
+			return (long)off;
+	}
+	return -1;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; *p; p++)
+		if (*p == '\n')
+			n++;
+	return n + (s[0] && s[strlen(s) - 1] != '\n');
+}
+
+/*
+ * Run heapd on path with extra args; it must fail cleanly and print a
+ * message containing one of the |-separated keywords.
+ */
+static void expect_refusal(const char *what, const char *path, const char *extra,
+			   const char *keywords)
+{
+	static char out[16384];
+	char buf[256], kw[256], *save = NULL;
+	char *argv[16];
+	int n = 0, rc, found = 0;
+
+	argv[n++] = (char *)th_bin("heapd");
+	argv[n++] = "--heap";
+	argv[n++] = (char *)path;
+	argv[n++] = "--socket";
+	argv[n++] = d.sock;
+	snprintf(buf, sizeof(buf), "%s", extra ? extra : "");
+	for (char *w = strtok_r(buf, " ", &save); w && n < 14; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	rc = th_run_capture(argv, out, sizeof(out));
+
+	snprintf(kw, sizeof(kw), "%s", keywords);
+	save = NULL;
+	for (char *k = strtok_r(kw, "|", &save); k; k = strtok_r(NULL, "|", &save))
+		found |= contains_ci(out, k);
+	printf("%-22s exit %d: %s", what, rc, out);
+	if (rc <= 0 || rc >= 128)
+		th_fail(__FILE__, __LINE__, "%s: heapd exit %d, want 1..127 (no signal)", what, rc);
+	else
+		th_passed++;
+	if (!found)
+		th_fail(__FILE__, __LINE__, "%s: message names none of \"%s\": %s", what,
+			keywords, out);
+	else
+		th_passed++;
+	/* One clear line: no stack of log lines, no usage dump. */
+	if (count_lines(out) > 2)
+		th_fail(__FILE__, __LINE__, "%s: %d lines of output, want one:\n%s", what,
+			count_lines(out), out);
+	else
+		th_passed++;
+	if (access(d.sock, F_OK) == 0)
+		th_fail(__FILE__, __LINE__, "%s: heapd left its socket behind", what);
+}
+
+/* Copy the fresh heap, patch it with fix(img, hdr_off), run heapd on it. */
+static void patched(const char *what, void (*fix)(char *img, size_t len, long hdr),
+		    const char *keywords)
+{
+	char path[800];
+	size_t len;
+	char *img = read_file(fresh, &len);
+	long hdr = img ? find_header(img, len) : -1;
+
+	if (hdr < 0) {
+		th_fail(__FILE__, __LINE__, "%s: header not found in the fresh heap", what);
+		free(img);
+		return;
+	}
+	fix(img, len, hdr);
+	snprintf(path, sizeof(path), "%s/%s.uh", d.dir, what);
+	if (write_file(path, img, len) != 0) {
+		th_fail(__FILE__, __LINE__, "%s: write %s: %s", what, path, strerror(errno));
+	} else {
+		size_t len2;
+		char *after;
+		expect_refusal(what, path, NULL, keywords);
+		/* Refusing must not have changed the file. */
+		after = read_file(path, &len2);
+		TH_CHECK(after && len2 == len && memcmp(after, img, len) == 0);
+		free(after);
+	}
+	free(img);
+}
+
+static void fix_magic(char *img, size_t len, long hdr)
+{
+	img[hdr + 3] = 'X';
+}
+
+static void fix_version(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->format_version = UH_FORMAT_VERSION + 1;
+	/* Re-seal it: only the version is wrong, the checksum is right. */
+	h->hdr_checksum = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
+}
+
+static void fix_name_byte(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->name[0] ^= 0x20;
+}
+
+static void fix_checksum(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->hdr_checksum ^= 1;
+}
+
+static void truncated(const char *what, size_t keep, const char *keywords)
+{
+	char path[800];
+	size_t len;
+	char *img = read_file(fresh, &len);
+
+	snprintf(path, sizeof(path), "%s/%s.uh", d.dir, what);
+	if (!img || write_file(path, img, keep < len ? keep : len) != 0)
+		th_fail(__FILE__, __LINE__, "%s: could not write %s", what, path);
+	else
+		expect_refusal(what, path, NULL, keywords);
+	free(img);
+}
+
+static void random_file(void)
+{
+	char path[800];
+	size_t len = 16u << 20;
+	char *img = malloc(len);
+	uint64_t x = 88172645463325252ull;
+
+	for (size_t i = 0; img && i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		img[i] = (char)x;
+	}
+	snprintf(path, sizeof(path), "%s/random.uh", d.dir);
+	if (!img || write_file(path, img, len) != 0)
+		th_fail(__FILE__, __LINE__, "random file: could not write %s", path);
+	else
+		expect_refusal("random file", path, NULL, "not a uniheap heap");
+	free(img);
+}
+
+int main(void)
+{
+	char path[800];
+	size_t len;
+
+	if (th_heapd_start(&d, NULL) != 0) {
+		th_fail(__FILE__, __LINE__, "heapd did not start");
+		return th_summary("test_bad_heap");
+	}
+	th_heapd_stop(&d);
+	snprintf(fresh, sizeof(fresh), "%s", d.heap);
+
+	snprintf(path, sizeof(path), "%s/missing.uh", d.dir);
+	expect_refusal("missing file", path, NULL, "does not exist");
+	TH_CHECK(access(path, F_OK) != 0);	/* and it did not create it */
+
+	{
+		char *img = read_file(fresh, &len);
+		free(img);
+	}
+	truncated("truncated half", len / 2, "truncated");
+	truncated("truncated 1M", 1u << 20, "truncated");
+	truncated("empty file", 0, "truncated|not a heap|not a uniheap heap");
+	patched("bad magic", fix_magic, "magic|not a uniheap heap");
+	patched("format version", fix_version, "format version");
+	patched("corrupt header byte", fix_name_byte, "checksum");
+	patched("corrupt checksum", fix_checksum, "checksum");
+	random_file();
+
+	snprintf(path, sizeof(path), "%s/small.uh", d.dir);
+	expect_refusal("too small --size", path, "--create --size 1M --durability memory",
+		       "too small");
+	TH_CHECK(access(path, F_OK) != 0);
+
+	snprintf(path, sizeof(path), "%s/bad-size.uh", d.dir);
+	expect_refusal("unparsable --size", path, "--create --size lots", "size");
+
+	th_heapd_cleanup(&d);
+	return th_summary("test_bad_heap");
+}
