@@ -30,6 +30,10 @@
  *  - Writers lock the objects they write until commit; a block that meets
  *    a lock held by another session fails with #UH_ECONFLICT after a
  *    bounded wait and must be re-run by the caller.
+ *  - A block that fails (#UH_ECONFLICT, #UH_ELOGFULL) is rolled back at
+ *    once but stays open: every later call in it returns the same error,
+ *    so nested code cannot mistake it for success, until the caller ends
+ *    it with uh_abort() (or uh_commit(), which returns the error).
  *  - Pointers returned into the mapping (strings, bytes) stay valid until
  *    the object is freed or the heap disconnected.
  */
