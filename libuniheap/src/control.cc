@@ -118,12 +118,12 @@ std::string probe_socket(const char *path)
 	return rc == 0 ? std::string() : std::string(strerror(e));
 }
 
-/* Wait up to the connect deadline for the channel to be READY. Fails
- * early when the socket is plainly dead (missing file, refused). */
-int wait_connected(chan_ent *e, const char *path)
+typedef std::chrono::system_clock::time_point deadline_t;
+
+/* Wait until deadline for the channel to be READY. Fails early when the
+ * socket is plainly dead (missing file, refused). */
+int wait_connected(chan_ent *e, const char *path, deadline_t deadline)
 {
-	auto deadline = std::chrono::system_clock::now() +
-			std::chrono::milliseconds(kConnectTimeoutMs);
 	for (;;) {
 		grpc_connectivity_state s = e->channel->GetState(true);
 		if (s == GRPC_CHANNEL_READY)
@@ -146,6 +146,66 @@ int wait_connected(chan_ent *e, const char *path)
 					  "cannot reach heapd at %s: no connection within %d s; is heapd running?",
 					  path, kConnectTimeoutMs / 1000);
 	}
+}
+
+/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid
+ * (overlong forms, surrogates and code points past U+10FFFF included).
+ * protobuf refuses strings that are not UTF-8, so names are checked
+ * here, where the caller still gets a clear UH_EINVAL. */
+size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0], len, min, cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (unsigned i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+bool utf8_valid(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+		if (!len)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* s with each invalid byte replaced by '?': the client description is
+ * free text for logs and must not make Attach fail. */
+std::string utf8_clean(const char *s)
+{
+	std::string out;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+		if (!len) {
+			out += '?';
+			i++;
+		} else {
+			out.append(s + i, len);
+			i += len;
+		}
+	}
+	return out;
 }
 
 /* control.h's mapping of gRPC status codes to UH_E* codes. */
@@ -196,6 +256,16 @@ struct uhc {
 	bool got_first = false;		/* first ServerMessage in `first` */
 	bool ended = false;		/* Read() returned false: stream over */
 	pb::ServerMessage first;
+
+	/* Normally the reader is joined already (stream_finish); this only
+	 * runs on error paths, where a joinable std::thread would abort. */
+	~uhc()
+	{
+		if (reader.joinable()) {
+			ctx.TryCancel();
+			reader.join();
+		}
+	}
 };
 
 namespace {
@@ -320,14 +390,20 @@ void fill_welcome(uhc *c, const pb::Welcome &wm, struct uhc_welcome *w)
 }
 
 /* Send Hello, wait for the first answer, act on it. On failure the
- * stream is finished and the error set; c is still to be deleted. */
-int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome *w)
+ * stream is finished and the error set; c is still to be deleted.
+ * *retry is set when the stream broke before heapd answered anything
+ * (e.g. the channel still held the connection of a heapd that has just
+ * been restarted): heapd then has no session for it, so trying again
+ * is safe. */
+int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome *w,
+	      bool *retry)
 {
+	*retry = false;
 	pb::ClientMessage hello;
 	pb::Hello *h = hello.mutable_hello();
 	h->set_protocol_version(UH_PROTOCOL_VERSION);
 	h->set_pid((uint32_t)c->pid);
-	h->set_client(client_desc ? client_desc : "");
+	h->set_client(utf8_clean(client_desc ? client_desc : ""));
 	h->set_readonly(readonly != 0);
 
 	c->stream = c->chan->stub->Attach(&c->ctx);
@@ -348,6 +424,7 @@ int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome 
 	}
 	if (!c->got_first) {
 		grpc::Status s = stream_finish(c, 0);
+		*retry = s.error_code() == grpc::StatusCode::UNAVAILABLE;
 		if (s.ok())
 			s = grpc::Status(grpc::StatusCode::UNAVAILABLE,
 					 "heapd ended the session stream without answering Hello");
@@ -381,19 +458,26 @@ int do_attach(const char *socket, int readonly, const char *client_desc, uhc **o
 				  sizeof(((struct sockaddr_un *)0)->sun_path) - 1, socket);
 
 	chan_ent *e = channel_get(socket);
-	int rc = wait_connected(e, socket);
-	if (rc)
-		return rc;
-
-	std::unique_ptr<uhc> c(new uhc());
-	c->pid = getpid();
-	c->socket = socket;
-	c->chan = e;
-	rc = handshake(c.get(), readonly, client_desc, w);
-	if (rc)
-		return rc;
-	*out = c.release();
-	return 0;
+	deadline_t deadline = std::chrono::system_clock::now() +
+			      std::chrono::milliseconds(kConnectTimeoutMs);
+	for (;;) {
+		int rc = wait_connected(e, socket, deadline);
+		if (rc)
+			return rc;
+		std::unique_ptr<uhc> c(new uhc());
+		c->pid = getpid();
+		c->socket = socket;
+		c->chan = e;
+		bool retry;
+		rc = handshake(c.get(), readonly, client_desc, w, &retry);
+		if (rc == 0) {
+			*out = c.release();
+			return 0;
+		}
+		if (!retry || std::chrono::system_clock::now() >= deadline)
+			return rc;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
 }
 
 } /* namespace */
@@ -453,6 +537,8 @@ int do_register_class(uhc *c, const char *name, const uh_field_spec *fields,
 {
 	if (!name)
 		return uh_err_set(UH_EINVAL, "RegisterClass: class name is NULL");
+	if (!utf8_valid(name))
+		return uh_err_set(UH_EINVAL, "RegisterClass: class name is not valid UTF-8");
 	if (nfields && !fields)
 		return uh_err_set(UH_EINVAL, "RegisterClass %s: %u fields but fields is NULL",
 				  name, nfields);
@@ -463,6 +549,9 @@ int do_register_class(uhc *c, const char *name, const uh_field_spec *fields,
 		if (!fields[i].name)
 			return uh_err_set(UH_EINVAL, "RegisterClass %s: field %u has no name",
 					  name, i);
+		if (!utf8_valid(fields[i].name))
+			return uh_err_set(UH_EINVAL,
+					  "RegisterClass %s: field %u name is not valid UTF-8", name, i);
 		pb::FieldSpec *f = req.add_fields();
 		f->set_name(fields[i].name);
 		/* Unknown values pass through: heapd names them in its error. */

@@ -44,7 +44,8 @@ const char kUsage[] =
 	"options:\n"
 	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
 	"                 $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)\n"
-	"  --json         print the response as JSON (proto3 JSON mapping)\n"
+	"  --json         print the response as JSON (proto3 JSON mapping, .proto\n"
+	"                 field names)\n"
 	"  --help         this text\n";
 
 struct Args {
@@ -125,6 +126,10 @@ int print_json(const google::protobuf::Message &m)
 {
 	google::protobuf::util::JsonPrintOptions o;
 	o.always_print_primitive_fields = true;
+	/* Field names as the .proto spells them (freed_objects), which is
+	 * what scripts grep for; 64-bit numbers are JSON strings, as the
+	 * proto3 JSON mapping says. */
+	o.preserve_proto_field_names = true;
 	std::string out;
 	if (!google::protobuf::util::MessageToJsonString(m, &out, o).ok()) {
 		fprintf(stderr, "heapctl: cannot print the answer as JSON\n");
