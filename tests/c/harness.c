@@ -483,9 +483,13 @@ static int socket_ready(const char *path)
 	struct sockaddr_un sa;
 	int fd, ok;
 
+	size_t len = strlen(path);
+
+	if (len >= sizeof(sa.sun_path))
+		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	memcpy(sa.sun_path, path, len);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
@@ -510,26 +514,46 @@ static void heapd_child(const struct th_heapd *d, char **argv)
 	_exit(127);
 }
 
+/* Options heapd accepts only with --create (each takes a value). */
+static int creation_only(const char *opt)
+{
+	static const char *const opts[] = { "--size", "--durability", "--name", "--log-size" };
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		size_t n = strlen(opts[i]);
+		if (strncmp(opt, opts[i], n) == 0 && (opt[n] == '\0' || opt[n] == '='))
+			return opt[n] == '\0' ? 2 : 1;	/* words to skip */
+	}
+	return 0;
+}
+
 /* Build heapd's argv. create: add --create and the size/durability
- * defaults unless extra_args gives them. */
+ * defaults unless extra_args gives them. Reopen: drop the creation-only
+ * options of extra_args (heapd refuses them without --create), so that a
+ * restart can reuse the arguments of the first start. */
 static int heapd_argv(const struct th_heapd *d, int create, char *extra, char **argv, int max)
 {
-	int n = 0;
+	char *words[48];
+	int n = 0, nw = 0;
 	int has_size = 0, has_dur = 0;
-	int first_extra;
 
 	argv[n++] = (char *)th_bin("heapd");
 	argv[n++] = "--heap";
 	argv[n++] = (char *)d->heap;
 	argv[n++] = "--socket";
 	argv[n++] = (char *)d->sock;
-	first_extra = n;
-	split_args(extra, argv, &n, max - 6);
-	for (int i = first_extra; i < n; i++) {
-		if (strncmp(argv[i], "--size", 6) == 0)
+	split_args(extra, words, &nw, 48);
+	for (int i = 0; i < nw && n < max - 6; i++) {
+		int skip = creation_only(words[i]);
+		if (strncmp(words[i], "--size", 6) == 0)
 			has_size = 1;
-		if (strncmp(argv[i], "--durability", 12) == 0)
+		if (strncmp(words[i], "--durability", 12) == 0)
 			has_dur = 1;
+		if (skip && !create) {
+			i += skip - 1;
+			continue;
+		}
+		argv[n++] = words[i];
 	}
 	if (create) {
 		argv[n++] = "--create";
@@ -561,6 +585,10 @@ int th_heapd_start(struct th_heapd *d, const char *extra_args)
 	if (!d->dir[0] && make_temp_dir(d) != 0)
 		return -1;
 	set_paths(d);
+	if (strlen(d->sock) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fprintf(stderr, "harness: socket path too long for AF_UNIX: %s\n", d->sock);
+		return -1;
+	}
 	slot = reg_dir_slot(d->dir, 1);
 	if (slot >= 0)
 		snprintf(last_args[slot], sizeof(last_args[slot]), "%s",
@@ -649,6 +677,7 @@ void th_heapd_cleanup(struct th_heapd *d)
 	d->dir[0] = '\0';
 }
 
+#ifndef TH_NO_UNIHEAP
 int th_connect(const struct th_heapd *d, uint32_t flags, uh_heap **out)
 {
 	int rc = uh_connect(d->sock, flags, out);
@@ -658,3 +687,4 @@ int th_connect(const struct th_heapd *d, uint32_t flags, uh_heap **out)
 			uh_strerror(rc), uh_errmsg());
 	return rc;
 }
+#endif /* TH_NO_UNIHEAP */

@@ -54,7 +54,8 @@ void th_heapd_cleanup(struct th_heapd *d);
 /* Print the last maxbytes of heapd's log to stderr (for diagnostics). */
 void th_heapd_log_tail(const struct th_heapd *d, size_t maxbytes);
 
-/* uh_connect() to d's socket; prints the error and returns it on failure. */
+/* uh_connect() to d's socket; prints the error and returns it on failure.
+ * Not in uhtest_raw (the harness for raw-gRPC tests, without libuniheap). */
 int th_connect(const struct th_heapd *d, uint32_t flags, uh_heap **out);
 
 /*
@@ -112,6 +113,7 @@ void th_fail(const char *file, int line, const char *fmt, ...)
 	} while (0)
 
 /* call must return 0; prints uh_strerror + uh_errmsg() otherwise. */
+/* (needs libuniheap: not for uhtest_raw users) */
 #define TH_CHECK_RC(call)						\
 	do {								\
 		int th_rc_ = (call);					\

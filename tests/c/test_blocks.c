@@ -218,11 +218,21 @@ static void test_conflict(uh_heap *h, uh_heap *h2)
 	TH_CHECK_RC(uh_set_i64(h, o, 0, 1));
 	TH_CHECK_RC(uh_begin(h2));
 	TH_CHECK_ERR(uh_set_i64(h2, o, 0, 2), UH_ECONFLICT);
+	/* The block is rolled back already but stays open ("doomed") so that
+	 * nested code cannot mistake it for success: every later call in it,
+	 * and its commit, fail with the same code. */
+	TH_CHECK_ERR(uh_set_i64(h2, o, 1, 3), UH_ECONFLICT);
+	TH_CHECK_ERR(uh_commit(h2), UH_ECONFLICT);
+	TH_CHECK_EQ(uh_in_block(h2), 0);
+	/* the same when ended by uh_abort */
+	TH_CHECK_RC(uh_begin(h2));
+	TH_CHECK_ERR(uh_set_i64(h2, o, 0, 2), UH_ECONFLICT);
+	TH_CHECK_RC(uh_abort(h2));
 	TH_CHECK_EQ(uh_in_block(h2), 0);
 	TH_CHECK_RC(uh_commit(h));
 	TH_CHECK_EQ(get(h2, o, 0), 1);
 	TH_CHECK_RC(uh_stats_get(h2, &s1));
-	TH_CHECK_EQ(s1.conflicts - s0.conflicts, 1);
+	TH_CHECK_EQ(s1.conflicts - s0.conflicts, 2);
 	/* after the lock is gone, the loser's retry succeeds */
 	TH_CHECK_RC(uh_begin(h2));
 	TH_CHECK_RC(uh_set_i64(h2, o, 0, 2));
