@@ -71,6 +71,21 @@ grpc::ChannelArguments channel_args()
 	return a;
 }
 
+/* The pid that created gRPC state this process inherited through fork(),
+ * or 0. gRPC cannot run in such a child: its threads are gone and its
+ * pollers and connections are shared with the parent, so a call there
+ * hangs the child and breaks the parent's connection. */
+pid_t inherited_from()
+{
+	pid_t me = getpid(), other = 0;
+	pthread_mutex_lock(&chan_lock);
+	for (chan_ent *e = chan_list; e; e = e->next)
+		if (e->pid != me)
+			other = e->pid;
+	pthread_mutex_unlock(&chan_lock);
+	return other;
+}
+
 /* The channel for path, created on first use. Throws std::bad_alloc. */
 chan_ent *channel_get(const char *path)
 {
@@ -457,6 +472,11 @@ int do_attach(const char *socket, int readonly, const char *client_desc, uhc **o
 		return uh_err_set(UH_EINVAL, "socket path too long (at most %zu bytes): %s",
 				  sizeof(((struct sockaddr_un *)0)->sun_path) - 1, socket);
 
+	pid_t parent = inherited_from();
+	if (parent)
+		return uh_err_set(UH_EFORK,
+				  "uhc_attach: this process (pid %d) was forked from pid %d after that one had used heapd, and gRPC cannot run in such a child; connect from a process started with exec (e.g. multiprocessing's 'spawn') or forked before connecting",
+				  (int)getpid(), (int)parent);
 	chan_ent *e = channel_get(socket);
 	deadline_t deadline = std::chrono::system_clock::now() +
 			      std::chrono::milliseconds(kConnectTimeoutMs);
