@@ -387,6 +387,41 @@ static void test_readonly(const struct th_heapd *d, uh_heap *h)
 	uh_free(h, o);
 }
 
+/* A session that leases an arena another session used before must not
+ * hand out that session's live objects again. */
+static void test_arena_reuse(const struct th_heapd *d)
+{
+	uh_heap *h1, *h2;
+	uh_off kept = 0, fresh = 0, got = 0;
+	int64_t v = 0;
+
+	if (th_connect(d, 0, &h1) != 0) {
+		TH_CHECK(!"connect");
+		return;
+	}
+	TH_CHECK_RC(uh_begin(h1));
+	TH_CHECK_RC(uh_alloc(h1, node_cls, &kept));
+	TH_CHECK_RC(uh_set_i64(h1, kept, 0, 4242));
+	TH_CHECK_RC(uh_root_set(h1, "objects.kept", kept));
+	TH_CHECK_RC(uh_commit(h1));
+	uh_disconnect(h1);	/* its arenas go back to heapd */
+
+	if (th_connect(d, 0, &h2) != 0) {
+		TH_CHECK(!"connect");
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		TH_CHECK_RC(uh_alloc(h2, node_cls, &fresh));
+		TH_CHECK(fresh != kept);
+		TH_CHECK_RC(uh_set_i64(h2, fresh, 0, -1));
+	}
+	TH_CHECK_RC(uh_root_get(h2, "objects.kept", &got));
+	TH_CHECK_EQ(got, kept);
+	TH_CHECK_RC(uh_get_i64(h2, kept, 0, &v));
+	TH_CHECK_EQ(v, 4242);
+	uh_disconnect(h2);
+}
+
 static void test_bad_class(uh_heap *h)
 {
 	uh_off o = 0;
@@ -417,6 +452,7 @@ int main(void)
 	test_many(h);
 	test_readonly(&d, h);
 	test_bad_class(h);
+	test_arena_reuse(&d);
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
 	return th_summary(SUITE);
