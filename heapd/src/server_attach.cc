@@ -98,18 +98,16 @@ void Service::welcome(const struct hd_session_info &si, pb::Welcome *w)
 
 /* Welcome the session, wait for Goodbye or the stream's end, reap. The
  * session is reaped whatever happens here, unless heapd is stopping and
- * the client did not say Goodbye. */
+ * the client did not say Goodbye. The core logs the attach, detach and
+ * reap events themselves; only the kept case is logged here. */
 void Service::serve_session(AttachStream *stream, const struct hd_session_info &si,
 			    const pb::Hello &h)
 {
-	std::string client = log_quote(h.client(), 256);
 	bool graceful = false;
 	try {
 		pb::ServerMessage m;
 		welcome(si, m.mutable_welcome());
 		if (stream->Write(m)) {
-			hd_log("info", "attach", "session=%u pid=%u readonly=%d client=%s",
-			       si.session, h.pid(), (int)h.readonly(), client.c_str());
 			pb::ClientMessage in;
 			while (!graceful && stream->Read(&in))
 				graceful = in.has_goodbye();
@@ -118,13 +116,12 @@ void Service::serve_session(AttachStream *stream, const struct hd_session_info &
 		/* Fall through: the session must not outlive its stream. */
 	}
 	if (!graceful && stopping_) {
-		hd_log("info", "detach", "session=%u pid=%u client=%s kept=1 reason=\"heapd stopping\"",
-		       si.session, h.pid(), client.c_str());
+		hd_log("info", "session_kept",
+		       "session=%u pid=%u client=%s reason=\"heapd stopping; the next heapd recovers it\"",
+		       si.session, h.pid(), log_quote(h.client(), 256).c_str());
 		return;
 	}
 	hd_session_detach(hd_, si.session, graceful);
-	hd_log("info", "detach", "session=%u pid=%u client=%s graceful=%d", si.session, h.pid(),
-	       client.c_str(), (int)graceful);
 }
 
 grpc::Status Service::attach(grpc::ServerContext *ctx, AttachStream *stream)
