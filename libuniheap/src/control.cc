@@ -457,7 +457,15 @@ int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome 
 		stream_finish(c, 0);
 		return uh_err_set(UH_EPROTO, "Attach: heapd answered Hello with neither Welcome nor Refused");
 	}
-	fill_welcome(c, c->first.welcome(), w);
+	const pb::Welcome &wm = c->first.welcome();
+	if (wm.heap_path().empty() || wm.heap_path().size() >= sizeof(w->heap_path) ||
+	    wm.heap_path().find('\0') != std::string::npos) {
+		c->stream->WritesDone();
+		stream_finish(c, 0);
+		return uh_err_set(UH_EPROTO, "Attach: heapd sent an unusable heap path (%zu bytes)",
+				  wm.heap_path().size());
+	}
+	fill_welcome(c, wm, w);
 	return 0;
 }
 
