@@ -26,6 +26,10 @@
 
 #include "uniheap.h"	/* UH_T_*, UH_DUR_*, built-in class ids */
 
+#if defined(__cplusplus) && !defined(_Static_assert)
+#define _Static_assert static_assert	/* C++ spells it so */
+#endif
+
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
 #define UH_FORMAT_VERSION 1u
