@@ -291,7 +291,7 @@ int hd_class_register(struct hd *hd, const char *name, const uh_field_spec *fiel
 		      uint32_t nfields, uint32_t *class_id, int *created, char *err,
 		      size_t errlen)
 {
-	size_t len;
+	size_t len = 0;
 	int rc = check_name(name, &len, err, errlen);
 	if (rc)
 		return rc;

@@ -20,16 +20,16 @@
 
 #define HD_LOG_LINE_MAX PIPE_BUF	/* 4096 on Linux: one atomic pipe write */
 
-static size_t log_timestamp(char *buf, size_t len)
+/* "2026-11-21T13:15:00.123Z" into buf (at least 32 bytes). */
+static void log_timestamp(char *buf, size_t len)
 {
 	struct timespec ts;
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	int n = snprintf(buf, len, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-			 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-	return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (tm.tm_year + 1900) % 10000,
+		 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100,
+		 tm.tm_sec % 100, (int)(ts.tv_nsec / 1000000) % 1000);
 }
 
 /* Replace newlines and other control bytes so a value can never start a
@@ -44,11 +44,10 @@ static void log_flatten(char *s, size_t n)
 
 void hd_log(const char *level, const char *event, const char *fmt, ...)
 {
-	char line[HD_LOG_LINE_MAX];
-	size_t n = log_timestamp(line, sizeof(line));
-	int k = snprintf(line + n, sizeof(line) - n, " level=%s event=%s", level, event);
-	if (k > 0)
-		n += (size_t)k < sizeof(line) - n ? (size_t)k : sizeof(line) - n - 1;
+	char line[HD_LOG_LINE_MAX], ts[32];
+	log_timestamp(ts, sizeof(ts));
+	int k = snprintf(line, sizeof(line), "ts=%s level=%s event=%s", ts, level, event);
+	size_t n = k < 0 ? 0 : ((size_t)k < sizeof(line) ? (size_t)k : sizeof(line) - 1);
 	if (fmt && fmt[0] && n + 2 < sizeof(line)) {
 		line[n++] = ' ';
 		va_list ap;

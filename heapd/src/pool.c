@@ -313,30 +313,81 @@ static int check_file(const char *path, const struct stat *st, char *err, size_t
 	return 0;
 }
 
+/* After libpmemobj refused a file: look for our own header in its first
+ * HD_SCAN_MAX bytes, by magic plus a matching checksum and self offset.
+ * A truncated heap makes libpmemobj fail with a vague "pool initialization
+ * failed"; our header still says how big the file should be. Returns 1
+ * and fills *h if found. */
+#define HD_SCAN_MAX (64ull << 20)
+#define HD_SCAN_CHUNK (1u << 20)
+
+static int header_at(int fd, uint64_t off, struct uh_hdr *h)
+{
+	if (pread(fd, h, sizeof(*h), (off_t)off) != (ssize_t)sizeof(*h))
+		return 0;
+	return h->self_off == off &&
+	       uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
+}
+
+static int find_header(const char *path, uint64_t file_size, struct uh_hdr *h)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char *buf = malloc(HD_SCAN_CHUNK);
+	int found = 0;
+	uint64_t end = file_size < HD_SCAN_MAX ? file_size : HD_SCAN_MAX;
+	/* At most HD_SCAN_MAX / HD_SCAN_CHUNK reads; the header is 8-byte
+	 * aligned, so its magic never straddles two chunks. */
+	for (uint64_t at = 0; buf && !found && at < end; at += HD_SCAN_CHUNK) {
+		ssize_t n = pread(fd, buf, HD_SCAN_CHUNK, (off_t)at);
+		for (ssize_t i = 0; !found && i + 8 <= n; i += 8) {
+			if (memcmp(buf + i, UH_MAGIC, 8) == 0)
+				found = header_at(fd, at + (uint64_t)i, h);
+		}
+		if (n <= 0)
+			break;
+	}
+	free(buf);
+	close(fd);
+	return found;
+}
+
+static int layout_mismatch(const char *path, char *err, size_t errlen)
+{
+	char layout[64] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, layout, sizeof(layout) - 1, PMEMOBJ_LAYOUT_AT) < 0)
+			layout[0] = '\0';
+		close(fd);
+	}
+	char q[96];
+	return hd_err(err, errlen, UH_EIO,
+		      "%s is not a uniheap heap (a libpmemobj pool of layout %s)", path,
+		      hd_log_quote(q, sizeof(q), layout));
+}
+
 /* Turn a pmemobj_open failure into a message a user can act on. */
-static int open_failed(const char *path, int e, const char *msg, char *err, size_t errlen)
+static int open_failed(const char *path, uint64_t file_size, int e, const char *msg,
+		       char *err, size_t errlen)
 {
 	if (e == EAGAIN || e == EWOULDBLOCK)
 		return hd_err(err, errlen, UH_EIO,
 			      "%s is in use by another process (is another heapd serving it?)",
 			      path);
-	if (strstr(msg, "layout")) {
-		char layout[64] = "";
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (pread(fd, layout, sizeof(layout) - 1, PMEMOBJ_LAYOUT_AT) < 0)
-				layout[0] = '\0';
-			close(fd);
-		}
-		char q[96];
-		return hd_err(err, errlen, UH_EIO,
-			      "%s is not a uniheap heap (a libpmemobj pool of layout %s)", path,
-			      hd_log_quote(q, sizeof(q), layout));
-	}
+	if (strstr(msg, "layout"))
+		return layout_mismatch(path, err, errlen);
 	if (e == EACCES || e == EPERM || e == EROFS)
 		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s (heapd needs read and write)",
 			      path, strerror(e));
-	return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", path,
+	struct uh_hdr h;
+	if (find_header(path, file_size, &h) && h.heap_size != file_size)
+		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
+			      path, file_size < h.heap_size ? "truncated" : "resized",
+			      (unsigned long long)h.heap_size, (unsigned long long)file_size);
+	return hd_err(err, errlen, UH_EIO,
+		      "%s is damaged: libpmemobj cannot open it (%s)", path,
 		      msg && msg[0] ? msg : strerror(e));
 }
 
@@ -452,7 +503,8 @@ static int open_pool(struct hd *hd, const struct hd_opts *o, const struct stat *
 	errno = 0;
 	hd->pop = pmemobj_open(hd->path, UH_LAYOUT_NAME);
 	if (!hd->pop)
-		return open_failed(hd->path, errno, pmemobj_errormsg(), err, errlen);
+		return open_failed(hd->path, (uint64_t)st->st_size, errno, pmemobj_errormsg(), err,
+				   errlen);
 	hd->base = (char *)hd->pop;
 	return open_root(hd, o, (uint64_t)st->st_size, err, errlen);
 }

@@ -28,7 +28,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
-#include "server_core.h"
+#include "heapd.h"
 #include "server_service.h"
 #include "server_socket.h"
 

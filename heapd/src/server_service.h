@@ -18,7 +18,7 @@
 
 #include "uniheap/v1/heapd.grpc.pb.h"
 
-#include "server_core.h"
+#include "heapd.h"
 #include "server_socket.h"
 #include "server_util.h"
 

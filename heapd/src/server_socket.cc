@@ -17,7 +17,7 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
 
-#include "server_core.h"
+#include "heapd.h"
 #include "server_socket.h"
 
 namespace heapd {

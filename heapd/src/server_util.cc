@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server_core.h"
+#include "heapd.h"
 #include "server_util.h"
 
 namespace heapd {
