@@ -584,6 +584,10 @@ int th_heapd_start(struct th_heapd *d, const char *extra_args)
 	}
 	if (!d->dir[0] && make_temp_dir(d) != 0)
 		return -1;
+	if (mkdir(d->dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "harness: mkdir %s: %s\n", d->dir, strerror(errno));
+		return -1;
+	}
 	set_paths(d);
 	if (strlen(d->sock) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		fprintf(stderr, "harness: socket path too long for AF_UNIX: %s\n", d->sock);
