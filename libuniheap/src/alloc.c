@@ -119,7 +119,12 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		return rc;
 	if ((rc = add_arena(h, sa, &a)) != 0)
 		return rc;
-	return claim(h, &sa->v[sa->current], 0, class_id, payload, init, out);
+	/* heapd may lease back a used arena: its live objects stay put. */
+	struct uh_arena_ref *r = &sa->v[sa->current];
+	if ((slot = find_free(h, r)) < 0)
+		return uh_err_set(UH_EPROTO, "heapd leased a full arena (%llu)",
+				  (unsigned long long)r->arena_off);
+	return claim(h, r, (uint32_t)slot, class_id, payload, init, out);
 }
 
 static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
