@@ -85,9 +85,12 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 	uh_off obj = a->first_slot + (uint64_t)slot * a->slot_size;
 	int rc;
 
+	/* Claim first, log second: a rollback must only ever release slots
+	 * we own. Dying in between leaks the slot until recovery GC. */
+	if (uh_bitmap_set(uh_arena_bitmap(h->base, a->arena_off), slot))
+		return UH_ECONFLICT;	/* taken meanwhile: caller looks again */
 	if (h->tx.depth && (rc = uh_tx_log_alloc(h, obj, a->slot_size)) != 0)
-		return rc;
-	uh_bitmap_set(uh_arena_bitmap(h->base, a->arena_off), slot);
+		return rc;	/* block doomed; this one slot waits for recovery GC */
 	init_object(h, obj, class_id, payload, init);
 	if (!h->tx.depth) {
 		/* Outside a block the zeroed object must be durable before any
@@ -110,9 +113,13 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 
 	for (uint32_t k = 0; k < sa->n; k++) {	/* bound: arenas of this class */
 		struct uh_arena_ref *r = &sa->v[(sa->current + k) % sa->n];
-		if ((slot = find_free(h, r)) >= 0) {
+		/* bound: a slot is lost to a racing claim at most once per
+		 * free slot, and only if heapd leased the arena twice. */
+		while ((slot = find_free(h, r)) >= 0) {
 			sa->current = (sa->current + k) % sa->n;
-			return claim(h, r, (uint32_t)slot, class_id, payload, init, out);
+			rc = claim(h, r, (uint32_t)slot, class_id, payload, init, out);
+			if (rc != UH_ECONFLICT)
+				return rc;
 		}
 	}
 	if ((rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a)) != 0)
@@ -121,10 +128,13 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		return rc;
 	/* heapd may lease back a used arena: its live objects stay put. */
 	struct uh_arena_ref *r = &sa->v[sa->current];
-	if ((slot = find_free(h, r)) < 0)
-		return uh_err_set(UH_EPROTO, "heapd leased a full arena (%llu)",
-				  (unsigned long long)r->arena_off);
-	return claim(h, r, (uint32_t)slot, class_id, payload, init, out);
+	while ((slot = find_free(h, r)) >= 0) {	/* bound: slots of the arena */
+		rc = claim(h, r, (uint32_t)slot, class_id, payload, init, out);
+		if (rc != UH_ECONFLICT)
+			return rc;
+	}
+	return uh_err_set(UH_EPROTO, "heapd leased a full arena (%llu)",
+			  (unsigned long long)r->arena_off);
 }
 
 static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
@@ -140,7 +150,10 @@ static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const vo
 		return uh_err_set(UH_EPROTO, "heapd leased a bad large-object region");
 	struct uh_arena_ref r = { a.arena_off, a.first_slot, a.slot_size, 1, 0 };
 	h->st.arena_leases++;
-	return claim(h, &r, 0, class_id, payload, init, out);
+	rc = claim(h, &r, 0, class_id, payload, init, out);
+	if (rc == UH_ECONFLICT)
+		return uh_err_set(UH_EPROTO, "heapd leased a large region already in use");
+	return rc;
 }
 
 int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
