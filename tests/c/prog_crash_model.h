@@ -32,8 +32,8 @@
 #define CM_MAX_WRITERS 8
 
 /* Field indexes (declaration order). */
-enum { CM_ACC_BALANCE, CM_ACC_MOVES };
-enum { CM_CNT_COUNT };
+enum { CM_ACC_BALANCE, CM_ACC_MOVES, CM_ACC_TOUCH };
+enum { CM_CNT_COUNT, CM_CNT_TOUCH };
 enum { CM_WR_SEQ, CM_WR_LAST, CM_WR_PID };
 enum { CM_REC_BLOCK, CM_REC_WRITER, CM_REC_AMOUNT, CM_REC_NOTE };
 
@@ -44,17 +44,19 @@ struct cm_classes {
 /* Register the model's classes (idempotent). Returns 0 or the UH_E* code. */
 static inline int cm_register(uh_heap *h, struct cm_classes *c)
 {
+	/* touch: written first to take the object's lock before reading it
+	 * (prog_crash_work's lock-first mode). */
 	static const uh_field_spec acc[] = {
-		{ "balance", UH_T_I64, 0 }, { "moves", UH_T_I64, 0 },
+		{ "balance", UH_T_I64, 0 }, { "moves", UH_T_I64, 0 }, { "touch", UH_T_I64, 0 },
 	};
-	static const uh_field_spec cnt[] = { { "count", UH_T_I64, 0 } };
+	static const uh_field_spec cnt[] = { { "count", UH_T_I64, 0 }, { "touch", UH_T_I64, 0 } };
 	uh_field_spec bank[CM_NACCT];
 	static const char *bank_names[CM_NACCT] = {
 		"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
 	};
 	int rc;
 
-	if ((rc = uh_class_register(h, "CrashAccount", acc, 2, &c->account)) != 0)
+	if ((rc = uh_class_register(h, "CrashAccount", acc, 3, &c->account)) != 0)
 		return rc;
 	for (int i = 0; i < CM_NACCT; i++) {
 		bank[i].name = bank_names[i];
@@ -63,7 +65,7 @@ static inline int cm_register(uh_heap *h, struct cm_classes *c)
 	}
 	if ((rc = uh_class_register(h, "CrashBank", bank, CM_NACCT, &c->bank)) != 0)
 		return rc;
-	if ((rc = uh_class_register(h, "CrashCounter", cnt, 1, &c->counter)) != 0)
+	if ((rc = uh_class_register(h, "CrashCounter", cnt, 2, &c->counter)) != 0)
 		return rc;
 	{
 		const uh_field_spec rec[] = {

@@ -4,12 +4,19 @@
  * each committed block by appending its number to an ack file.
  *
  *   prog_crash_work --socket S --ack FILE [--writer W] [--blocks N]
- *                   [--prelease] [--ready-fd R --go-fd G]
+ *                   [--prelease] [--ready-fd R --go-fd G] [--read-first]
  *
  * --blocks N: stop after block N (0 = run until killed). --prelease:
  * lease an arena of every small size class up front (allocate and abort),
  * so that later blocks need no RPC. --ready-fd/--go-fd: after setup write
  * one byte to R and wait for one byte on G (lets the test freeze heapd).
+ *
+ * By default a block locks every shared object before it reads it (it
+ * writes the object's touch field, or re-sets its own root, first), so
+ * its reads can't be made stale by another writer's commit whatever the
+ * library's read validation does: the crash tests then test crash
+ * consistency alone. --read-first reads shared objects before writing
+ * them, as ordinary code does: that relies on blocks being serializable.
  *
  * The ack is written with one write(2) on an O_APPEND descriptor right
  * after uh_commit() returns: it survives the process's SIGKILL, so the ack
@@ -128,6 +135,7 @@ static int create_bank(struct wk *k)
 }
 
 static int64_t g_start_seq;
+static int g_read_first;
 
 /* Block 0: make sure bank and writer exist; lock the writer (by writing
  * its pid) before reading its seq, so a dead predecessor's commit that
@@ -182,6 +190,11 @@ static int move_money(struct wk *k, int64_t b)
 	int64_t amount, v;
 
 	cm_move(k->w, b, &from, &to, &amount);
+	if (!g_read_first) {
+		TRY(uh_set_i64(k->h, k->acct[from], CM_ACC_TOUCH, b));
+		TRY(uh_set_i64(k->h, k->acct[to], CM_ACC_TOUCH, b));
+		TRY(uh_set_i64(k->h, k->counter, CM_CNT_TOUCH, b));
+	}
 	TRY(uh_get_i64(k->h, k->acct[from], CM_ACC_BALANCE, &v));
 	TRY(uh_set_i64(k->h, k->acct[from], CM_ACC_BALANCE, v - amount));
 	TRY(uh_get_i64(k->h, k->acct[from], CM_ACC_MOVES, &v));
@@ -256,6 +269,12 @@ static int block_body(struct wk *k, int64_t b)
 
 	/* Lock the writer first: a conflict with a stale session shows here. */
 	TRY(uh_set_i64(k->h, k->writer, CM_WR_SEQ, b));
+	if (!g_read_first) {
+		/* Re-setting our root locks the root map before we read it. */
+		char name[32];
+		cm_root_w(name, sizeof(name), k->w);
+		TRY(uh_root_set(k->h, name, k->writer));
+	}
 	TRY(move_money(k, b));
 	TRY(replace_record(k, b, &rec));
 	return churn_roots(k, b, rec);
@@ -306,6 +325,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--prelease")) { pre = 1; continue; }
+		if (!strcmp(a, "--read-first")) { g_read_first = 1; continue; }
 		if (!v) { fprintf(stderr, "prog_crash_work: %s needs a value\n", a); return 1; }
 		if (!strcmp(a, "--socket")) sock = v;
 		else if (!strcmp(a, "--ack")) ackpath = v;

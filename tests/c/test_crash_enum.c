@@ -94,8 +94,10 @@ static int check_heap(const char *what)
 	static char out[1 << 16];
 	char *argv[] = { (char *)th_bin("prog_crash_check"), "--socket", d.sock,
 			 "--ack-dir", d.dir, "--probe", NULL };
-	uint64_t freed = 1, nulled = 1;
+	uint64_t freed = 1, nulled = 1, want_live = 0, live = 0;
 	int rc = th_run_capture(argv, out, sizeof(out));
+
+	th_find_u64(out, "expect_live", &want_live);
 
 	if (rc != 0) {
 		th_fail(__FILE__, __LINE__, "%s: checker exit %d:\n%s", what, rc, out);
@@ -117,6 +119,12 @@ static int check_heap(const char *what)
 		th_fail(__FILE__, __LINE__,
 			"%s: second recovery freed %llu objects, nulled %llu refs:\n%s", what,
 			(unsigned long long)freed, (unsigned long long)nulled, out);
+		return -1;
+	}
+	/* Recovery GC marked exactly what the model says is reachable. */
+	if (th_find_u64(out, "live_objects", &live) != 0 || live != want_live) {
+		th_fail(__FILE__, __LINE__, "%s: recovery found %llu live objects, model %llu",
+			what, (unsigned long long)live, (unsigned long long)want_live);
 		return -1;
 	}
 	th_passed++;

@@ -12,6 +12,12 @@
  *     second recovery freed nothing and nulled nothing; start the writers.
  * until at least 200 writer kills and 20 heapd kills happened.
  *
+ * Before that, a baseline without kills: three writers in --read-first
+ * mode (read shared objects, then write them) run 2000 blocks each; the
+ * heap must then match the model exactly, which needs serializable
+ * blocks. The kill phase runs the writers in lock-first mode, so that it
+ * tests crash consistency alone.
+ *
  * The RNG seed is printed; UH_TEST_SEED=<n> replays the same choices
  * (timing still varies, so a replay is likely, not certain, to hit the
  * same interleaving).
@@ -113,11 +119,12 @@ static void run_checker(void)
 	char nw[8];
 	char *argv[] = { (char *)th_bin("prog_crash_check"), "--socket", d.sock,
 			 "--ack-dir", d.dir, "--writers", nw, "--probe", NULL };
-	uint64_t freed = 1, nulled = 1;
+	uint64_t freed = 1, nulled = 1, want_live = 0, live = 0;
 	int rc;
 
 	snprintf(nw, sizeof(nw), "%d", NWRITERS);
 	rc = th_run_capture(argv, out, sizeof(out));
+	th_find_u64(out, "expect_live", &want_live);
 	checks++;
 	if (rc != 0) {
 		th_fail(__FILE__, __LINE__, "check %d: checker exit %d:\n%s", checks, rc, out);
@@ -138,6 +145,9 @@ static void run_checker(void)
 		th_fail(__FILE__, __LINE__,
 			"check %d: second recovery freed %llu, nulled %llu (garbage left)",
 			checks, (unsigned long long)freed, (unsigned long long)nulled);
+	else if (th_find_u64(out, "live_objects", &live) != 0 || live != want_live)
+		th_fail(__FILE__, __LINE__, "check %d: recovery found %llu live objects, model %llu",
+			checks, (unsigned long long)live, (unsigned long long)want_live);
 	else
 		th_passed++;
 }
@@ -184,6 +194,55 @@ static void cycle(void)
 	reap_and_restart();
 }
 
+/* Concurrent writers without kills, reading before writing. */
+static void baseline(void)
+{
+	static char out[1 << 16];
+	struct th_heapd b = { 0 };
+	char acks[NWRITERS][700], wbuf[NWRITERS][8];
+	pid_t pids[NWRITERS];
+	int rc;
+
+	if (th_heapd_start(&b, NULL) != 0) {
+		th_fail(__FILE__, __LINE__, "baseline: heapd start");
+		return;
+	}
+	for (int w = 0; w < NWRITERS; w++) {
+		char *argv[] = { (char *)th_bin("prog_crash_work"), "--socket", b.sock, "--ack",
+				 acks[w], "--writer", wbuf[w], "--blocks", w ? "2000" : "1",
+				 "--read-first", NULL };
+		snprintf(acks[w], sizeof(acks[w]), "%s/ack.%d", b.dir, w);
+		snprintf(wbuf[w], sizeof(wbuf[w]), "%d", w);
+		pids[w] = th_spawn(argv, NULL);
+		/* Writer 0 makes the bank (1 block) before the others start. */
+		if (w == 0) {
+			TH_CHECK_EQ(th_wait_exit(pids[0]), 0);
+			argv[8] = "2000";
+			pids[0] = th_spawn(argv, NULL);
+		}
+	}
+	for (int w = 0; w < NWRITERS; w++) {
+		rc = th_wait_exit_timeout(pids[w], 60000);
+		if (rc == -2)
+			rc = th_kill(pids[w]);
+		TH_CHECK_EQ(rc, 0);
+	}
+	{
+		char nw[8];
+		char *argv[] = { (char *)th_bin("prog_crash_check"), "--socket", b.sock,
+				 "--ack-dir", b.dir, "--writers", nw, NULL };
+		snprintf(nw, sizeof(nw), "%d", NWRITERS);
+		rc = th_run_capture(argv, out, sizeof(out));
+	}
+	if (rc != 0)
+		th_fail(__FILE__, __LINE__,
+			"baseline (no kills, read-first): heap differs from the model, so "
+			"concurrent blocks are not serializable:\n%s", out);
+	else
+		th_passed++;
+	th_heapd_cleanup(&b);
+}
+
 /* Writer 0 creates the bank before the others start. */
 static int setup(void)
 {
@@ -215,6 +274,7 @@ int main(void)
 	rng = seed ? seed : 1;
 	printf("test_crash_random: seed %llu (UH_TEST_SEED=%llu to replay)\n", seed, seed);
 	fflush(stdout);
+	baseline();
 	if (setup() != 0) {
 		th_fail(__FILE__, __LINE__, "setup failed");
 		return th_summary("test_crash_random");
