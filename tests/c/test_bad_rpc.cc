@@ -1,16 +1,12 @@
-// test_bad_rpc.cc -- malformed control requests, sent with raw gRPC calls
+// test_bad_rpc.cc -- malformed control requests, sent with raw gRPC stubs
 // (no libuniheap in between), must get the documented status codes, and
 // heapd must go on serving: after every request it still answers Status
 // and its process is still alive.
 //
-// Why no generated stubs: this program links the harness, hence
-// libuniheap.so, which carries its own copy of the generated heapd.proto
-// code; a second copy here would register "uniheap/v1/heapd.proto" twice
-// and libprotobuf aborts the process at load. So requests are encoded by
-// hand (a dozen lines of protobuf wire format, field numbers from
-// schemas/uniheap/v1/heapd.proto) and sent through grpc::GenericStub.
+// Linked with uhtest_raw (the harness without libuniheap): libuniheap.so
+// carries its own copy of the generated heapd.proto code, and libprotobuf
+// aborts a process that registers the same .proto file twice.
 
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,226 +14,49 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "harness.h"
+#include "uniheap/v1/heapd.grpc.pb.h"
 
+namespace pb = uniheap::v1;
 using grpc::StatusCode;
 
 static struct th_heapd d;
-static std::unique_ptr<grpc::GenericStub> stub;
-
-// ---- protobuf wire format, just what these messages need ----
-
-// FieldType values (heapd.proto).
-enum { FT_I32 = 4, FT_I64 = 5, FT_REF = 8 };
-
-struct Pb {
-	std::string b;
-
-	void varint(uint64_t v)
-	{
-		while (v >= 0x80) {
-			b.push_back((char)(v | 0x80));
-			v >>= 7;
-		}
-		b.push_back((char)v);
-	}
-	Pb &u(int field, uint64_t v)	// varint field (uint32/uint64/enum/bool)
-	{
-		varint((uint64_t)field << 3);
-		varint(v);
-		return *this;
-	}
-	Pb &f64(int field, uint64_t v)	// fixed64 field
-	{
-		varint((uint64_t)field << 3 | 1);
-		for (int i = 0; i < 8; i++)
-			b.push_back((char)(v >> (8 * i)));
-		return *this;
-	}
-	Pb &s(int field, const std::string &v)	// string, bytes or message
-	{
-		varint((uint64_t)field << 3 | 2);
-		varint(v.size());
-		b += v;
-		return *this;
-	}
-	Pb &m(int field, const Pb &v) { return s(field, v.b); }
-};
-
-// One decoded field: varints and fixed64 in v, length-delimited in bytes.
-struct PbField {
-	int field = 0, wire = 0;
-	uint64_t v = 0;
-	std::string bytes;
-};
-
-static bool pb_varint(const std::string &b, size_t *p, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; *p < b.size() && shift < 64; shift += 7) {
-		uint8_t c = (uint8_t)b[(*p)++];
-		*v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return true;
-	}
-	return false;
-}
-
-static std::vector<PbField> pb_parse(const std::string &b)
-{
-	std::vector<PbField> out;
-	size_t p = 0;
-
-	while (p < b.size()) {
-		PbField f;
-		uint64_t key, len;
-		if (!pb_varint(b, &p, &key))
-			break;
-		f.field = (int)(key >> 3);
-		f.wire = (int)(key & 7);
-		if (f.wire == 0) {
-			if (!pb_varint(b, &p, &f.v))
-				break;
-		} else if (f.wire == 1) {
-			if (p + 8 > b.size())
-				break;
-			for (int i = 0; i < 8; i++)
-				f.v |= (uint64_t)(uint8_t)b[p + i] << (8 * i);
-			p += 8;
-		} else if (f.wire == 2) {
-			if (!pb_varint(b, &p, &len) || len > b.size() - p)
-				break;
-			f.bytes = b.substr(p, len);
-			p += len;
-		} else {
-			break;
-		}
-		out.push_back(f);
-	}
-	return out;
-}
-
-static const PbField *pb_get(const std::vector<PbField> &fs, int field)
-{
-	for (const PbField &f : fs)
-		if (f.field == field)
-			return &f;
-	return nullptr;
-}
-
-static grpc::ByteBuffer to_bb(const std::string &s)
-{
-	grpc::Slice slice(s.data(), s.size());
-	return grpc::ByteBuffer(&slice, 1);
-}
-
-static std::string from_bb(const grpc::ByteBuffer &bb)
-{
-	std::vector<grpc::Slice> slices;
-	std::string out;
-
-	if (bb.Dump(&slices).ok())
-		for (const grpc::Slice &s : slices)
-			out.append((const char *)s.begin(), s.size());
-	return out;
-}
+static std::unique_ptr<pb::Heapd::Stub> stub;
 
 static void deadline(grpc::ClientContext *c)
 {
 	c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 
-// Unary call of /uniheap.v1.Heapd/<method>; the reply bytes go to *resp.
-static grpc::Status call(const std::string &method, const Pb &req, std::string *resp = nullptr)
+// Unary call through the generated stub: call(&Stub::Method, request).
+template <class Req, class Resp>
+static grpc::Status call(grpc::Status (pb::Heapd::Stub::*m)(grpc::ClientContext *, const Req &,
+							      Resp *),
+			 const Req &rq, Resp *rs = nullptr)
 {
 	grpc::ClientContext c;
-	grpc::CompletionQueue cq;
-	grpc::ByteBuffer in = to_bb(req.b), out;
-	grpc::Status st;
-	void *tag;
-	bool ok;
+	Resp tmp;
 
 	deadline(&c);
-	auto r = stub->PrepareUnaryCall(&c, "/uniheap.v1.Heapd/" + method, in, &cq);
-	r->StartCall();
-	r->Finish(&out, &st, (void *)1);
-	cq.Next(&tag, &ok);
-	cq.Shutdown();
-	while (cq.Next(&tag, &ok))
-		;
-	if (resp && st.ok())
-		*resp = from_bb(out);
-	return st;
+	return ((*stub).*m)(&c, rq, rs ? rs : &tmp);
 }
 
-// A bidi Attach stream driven step by step on its own completion queue.
-struct Stream {
-	grpc::ClientContext c;
-	grpc::CompletionQueue cq;
-	std::unique_ptr<grpc::GenericClientAsyncReaderWriter> rw;
-
-	bool wait()
-	{
-		void *tag;
-		bool ok = false;
-		return cq.Next(&tag, &ok) && ok;
-	}
-	bool start()
-	{
-		rw = stub->PrepareCall(&c, "/uniheap.v1.Heapd/Attach", &cq);
-		if (!rw)
-			return false;
-		rw->StartCall((void *)1);
-		return wait();
-	}
-	bool write(const Pb &m)
-	{
-		grpc::ByteBuffer bb = to_bb(m.b);
-		rw->Write(bb, (void *)2);
-		return wait();
-	}
-	bool read(std::string *out)
-	{
-		grpc::ByteBuffer bb;
-		rw->Read(&bb, (void *)3);
-		if (!wait())
-			return false;
-		*out = from_bb(bb);
-		return true;
-	}
-	void writes_done()
-	{
-		rw->WritesDone((void *)4);
-		wait();
-	}
-	grpc::Status finish()
-	{
-		grpc::Status st;
-		rw->Finish(&st, (void *)5);
-		wait();
-		return st;
-	}
-	~Stream()
-	{
-		void *tag;
-		bool ok;
-		c.TryCancel();
-		cq.Shutdown();
-		while (cq.Next(&tag, &ok))
-			;
-	}
-};
-
-static Pb hello(uint32_t version, uint32_t pid, const std::string &client)
+static pb::ClientMessage hello(uint32_t version, uint32_t pid, const std::string &client)
 {
-	Pb h;
-	h.u(1, version).u(2, pid).s(3, client);
-	return Pb().m(1, h);	// ClientMessage.hello
+	pb::ClientMessage m;
+	m.mutable_hello()->set_protocol_version(version);
+	m.mutable_hello()->set_pid(pid);
+	m.mutable_hello()->set_client(client);
+	return m;
 }
 
-static Pb goodbye() { return Pb().m(2, Pb()); }
+static pb::ClientMessage goodbye()
+{
+	pb::ClientMessage m;
+	m.mutable_goodbye();
+	return m;
+}
 
 static const char *code_name(StatusCode c)
 {
@@ -260,15 +79,15 @@ static void expect_alive(const std::string &after)
 {
 	int st;
 	pid_t r = waitpid(d.pid, &st, WNOHANG);
-	std::string resp;
-	grpc::Status s = call("Status", Pb(), &resp);
+	pb::StatusResponse rs;
+	grpc::Status s = call(&pb::Heapd::Stub::Status, pb::StatusRequest(), &rs);
 
 	if (r != 0)
 		th_fail(__FILE__, __LINE__, "heapd died after %s", after.c_str());
 	else if (!s.ok())
 		th_fail(__FILE__, __LINE__, "Status after %s: %s %s", after.c_str(),
 			code_name(s.error_code()), s.error_message().c_str());
-	else if (!pb_get(pb_parse(resp), 1))	// StatusResponse.heap_path
+	else if (rs.heap_path().empty())
 		th_fail(__FILE__, __LINE__, "Status after %s: no heap_path", after.c_str());
 	else
 		th_passed++;
@@ -294,188 +113,208 @@ static void expect_code(const std::string &what, const grpc::Status &s, StatusCo
 
 // A real session: the Attach stream stays open while the test runs.
 struct Session {
-	Stream st;
+	grpc::ClientContext c;
+	std::unique_ptr<grpc::ClientReaderWriter<pb::ClientMessage, pb::ServerMessage>> st;
 	uint32_t id = 0;
 	uint64_t token = 0;
 };
 
 static bool attach(Session *se)
 {
-	std::string r;
+	pb::ServerMessage r;
 
-	if (!se->st.start() || !se->st.write(hello(1, (uint32_t)getpid(), "test_bad_rpc")) ||
-	    !se->st.read(&r)) {
+	se->st = stub->Attach(&se->c);
+	if (!se->st->Write(hello(1, (uint32_t)getpid(), "test_bad_rpc")) || !se->st->Read(&r)) {
 		fprintf(stderr, "attach: stream failed: %s\n",
-			se->st.finish().error_message().c_str());
+			se->st->Finish().error_message().c_str());
 		return false;
 	}
-	std::vector<PbField> top = pb_parse(r);
-	const PbField *w = pb_get(top, 1);	// ServerMessage.welcome
-	if (!w) {
-		const PbField *rf = pb_get(top, 2);
-		fprintf(stderr, "attach: no Welcome (%zu bytes)%s%s\n", r.size(),
-			rf ? ", Refused: " : "", rf ? rf->bytes.c_str() : "");
+	if (!r.has_welcome()) {
+		fprintf(stderr, "attach: no Welcome%s%s\n", r.has_refused() ? ", Refused: " : "",
+			r.refused().reason().c_str());
 		return false;
 	}
-	std::vector<PbField> wf = pb_parse(w->bytes);
-	const PbField *sid = pb_get(wf, 2), *tok = pb_get(wf, 3);
-	if (!sid || !tok)
-		return false;
-	se->id = (uint32_t)sid->v;
-	se->token = tok->v;
+	se->id = r.welcome().session();
+	se->token = r.welcome().token();
 	return true;
 }
 
-static Pb session_ref(uint32_t id, uint64_t token)
+static pb::SessionRef session_ref(uint32_t id, uint64_t token)
 {
-	return Pb().u(1, id).f64(2, token);
+	pb::SessionRef ref;
+	ref.set_session(id);
+	ref.set_token(token);
+	return ref;
 }
 
-static Pb field(const std::string &name, int type, uint32_t ref_class = 0)
+static void add_field(pb::RegisterClassRequest *rq, const std::string &name, int type,
+		      uint32_t ref_class = 0)
 {
-	Pb f;
-	f.s(1, name).u(2, (uint64_t)type);
-	if (ref_class)
-		f.u(3, ref_class);
-	return f;
+	pb::FieldSpec *f = rq->add_fields();
+	f->set_name(name);
+	f->set_type(static_cast<pb::FieldType>(type));
+	f->set_ref_class(ref_class);
+}
+
+static pb::RegisterClassRequest reg_req(uint32_t id, uint64_t token, const std::string &name)
+{
+	pb::RegisterClassRequest rq;
+	*rq.mutable_session() = session_ref(id, token);
+	rq.set_name(name);
+	return rq;
 }
 
 static grpc::Status reg(uint32_t id, uint64_t token, const std::string &name, int nfields,
 			int type, uint32_t ref_class = 0)
 {
-	Pb rq;
+	pb::RegisterClassRequest rq = reg_req(id, token, name);
 
-	rq.m(1, session_ref(id, token)).s(2, name);
 	for (int i = 0; i < nfields; i++)
-		rq.m(3, field("f" + std::to_string(i), type, ref_class));
-	return call("RegisterClass", rq);
+		add_field(&rq, "f" + std::to_string(i), type, ref_class);
+	return call(&pb::Heapd::Stub::RegisterClass, rq);
+}
+
+static grpc::Status reg2(const pb::RegisterClassRequest &rq)
+{
+	return call(&pb::Heapd::Stub::RegisterClass, rq);
 }
 
 static void bad_register(const Session &se)
 {
 	const uint32_t id = se.id;
 	const uint64_t tok = se.token;
+	const int I32 = pb::FIELD_TYPE_I32, I64 = pb::FIELD_TYPE_I64, REF = pb::FIELD_TYPE_REF;
+	pb::RegisterClassRequest rq;
 
-	expect_code("RegisterClass wrong token",
-		    reg(id, tok ^ 0x5a5a5a5a5a5a5a5aull, "Ok", 1, FT_I64),
+	expect_code("RegisterClass wrong token", reg(id, tok ^ 0x5a5a5a5a5a5a5a5aull, "Ok", 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass unknown session", reg(1000, tok, "Ok", 1, FT_I64),
+	expect_code("RegisterClass unknown session", reg(1000, tok, "Ok", 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass session 0", reg(0, 0, "Ok", 1, FT_I64),
+	expect_code("RegisterClass session 0", reg(0, 0, "Ok", 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass session 1<<31", reg(1u << 31, tok, "Ok", 1, FT_I64),
+	expect_code("RegisterClass session 1<<31", reg(1u << 31, tok, "Ok", 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass no session", call("RegisterClass", Pb().s(2, "Ok")),
+	rq.set_name("Ok");
+	expect_code("RegisterClass no session", reg2(rq), StatusCode::INVALID_ARGUMENT);
+	expect_code("RegisterClass empty name", reg(id, tok, "", 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass empty name", reg(id, tok, "", 1, FT_I64),
-		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass 300-byte name", reg(id, tok, std::string(300, 'n'), 1, FT_I64),
+	expect_code("RegisterClass 300-byte name", reg(id, tok, std::string(300, 'n'), 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
 	expect_code("RegisterClass name with NUL",
-		    reg(id, tok, std::string("Bad\0Name", 8), 1, FT_I64),
+		    reg(id, tok, std::string("Bad\0Name", 8), 1, I64),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass 2000 fields", reg(id, tok, "Wide", 2000, FT_I64),
+	expect_code("RegisterClass 2000 fields", reg(id, tok, "Wide", 2000, I64),
 		    StatusCode::INVALID_ARGUMENT);
 	expect_code("RegisterClass field type 0", reg(id, tok, "T0", 1, 0),
 		    StatusCode::INVALID_ARGUMENT);
 	expect_code("RegisterClass field type 99", reg(id, tok, "T99", 1, 99),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass unknown ref_class", reg(id, tok, "Dangling", 1, FT_REF, 4000),
+	expect_code("RegisterClass unknown ref_class", reg(id, tok, "Dangling", 1, REF, 4000),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass ref_class on an i64",
-		    call("RegisterClass", Pb().m(1, session_ref(id, tok)).s(2, "RefI64")
-					      .m(3, field("x", FT_I64, 3))),
-		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass duplicate field",
-		    call("RegisterClass", Pb().m(1, session_ref(id, tok)).s(2, "Dup")
-					      .m(3, field("same", FT_I32)).m(3, field("same", FT_I32))),
-		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass bad field name",
-		    call("RegisterClass", Pb().m(1, session_ref(id, tok)).s(2, "BadField")
-					      .m(3, field("9lives", FT_I32))),
-		    StatusCode::INVALID_ARGUMENT);
-	expect_code("RegisterClass 64-byte field name",
-		    call("RegisterClass", Pb().m(1, session_ref(id, tok)).s(2, "LongField")
-					      .m(3, field(std::string(64, 'f'), FT_I32))),
-		    StatusCode::INVALID_ARGUMENT);
-	// Unparsable bytes: gRPC itself answers INTERNAL before heapd sees it.
-	expect_code("RegisterClass garbage bytes", call("RegisterClass", Pb{ "\xff\xff\xff" }),
-		    StatusCode::INTERNAL, false);
+	rq = reg_req(id, tok, "RefI64");
+	add_field(&rq, "x", I64, 3);
+	expect_code("RegisterClass ref_class on an i64", reg2(rq), StatusCode::INVALID_ARGUMENT);
+	rq = reg_req(id, tok, "Dup");
+	add_field(&rq, "same", I32);
+	add_field(&rq, "same", I32);
+	expect_code("RegisterClass duplicate field", reg2(rq), StatusCode::INVALID_ARGUMENT);
+	rq = reg_req(id, tok, "BadField");
+	add_field(&rq, "9lives", I32);
+	expect_code("RegisterClass bad field name", reg2(rq), StatusCode::INVALID_ARGUMENT);
+	rq = reg_req(id, tok, "LongField");
+	add_field(&rq, std::string(64, 'f'), I32);
+	expect_code("RegisterClass 64-byte field name", reg2(rq), StatusCode::INVALID_ARGUMENT);
 
 	// A good one works, and the same name with another layout is refused.
-	expect_code("RegisterClass good", reg(id, tok, "GoodClass", 3, FT_I64), StatusCode::OK);
-	expect_code("RegisterClass ClassMismatch", reg(id, tok, "GoodClass", 2, FT_I64),
+	expect_code("RegisterClass good", reg(id, tok, "GoodClass", 3, I64), StatusCode::OK);
+	expect_code("RegisterClass ClassMismatch", reg(id, tok, "GoodClass", 2, I64),
 		    StatusCode::FAILED_PRECONDITION);
+}
+
+static pb::LeaseArenaRequest lease(const pb::SessionRef &ref, uint32_t slot)
+{
+	pb::LeaseArenaRequest rq;
+	*rq.mutable_session() = ref;
+	rq.set_slot_size(slot);
+	return rq;
+}
+
+static grpc::Status large(const pb::SessionRef &ref, uint64_t size)
+{
+	pb::LeaseLargeRequest rq;
+	*rq.mutable_session() = ref;
+	rq.set_size(size);
+	return call(&pb::Heapd::Stub::LeaseLarge, rq);
 }
 
 static void bad_leases(const Session &se)
 {
 	const uint32_t slots[] = { 0, 17, 1u << 30 };
-	Pb ref = session_ref(se.id, se.token);
+	pb::SessionRef ref = session_ref(se.id, se.token);
 
 	for (uint32_t slot : slots)
 		expect_code("LeaseArena slot " + std::to_string(slot),
-			    call("LeaseArena", Pb().m(1, ref).u(2, slot)),
+			    call(&pb::Heapd::Stub::LeaseArena, lease(ref, slot)),
 			    StatusCode::INVALID_ARGUMENT);
 	expect_code("LeaseArena wrong token",
-		    call("LeaseArena", Pb().m(1, session_ref(se.id, se.token + 1)).u(2, 64)),
+		    call(&pb::Heapd::Stub::LeaseArena,
+			 lease(session_ref(se.id, se.token + 1), 64)),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("LeaseLarge size 0", call("LeaseLarge", Pb().m(1, ref).u(2, 0)),
-		    StatusCode::INVALID_ARGUMENT);
+	expect_code("LeaseLarge size 0", large(ref, 0), StatusCode::INVALID_ARGUMENT);
 	// Beyond what an object header can describe: malformed, not "full".
-	expect_code("LeaseLarge size 1<<62", call("LeaseLarge", Pb().m(1, ref).u(2, 1ull << 62)),
-		    StatusCode::INVALID_ARGUMENT);
+	expect_code("LeaseLarge size 1<<62", large(ref, 1ull << 62), StatusCode::INVALID_ARGUMENT);
 	// Bigger than the whole heap: never satisfiable, so malformed.
-	expect_code("LeaseLarge 1 GiB in a 64M heap",
-		    call("LeaseLarge", Pb().m(1, ref).u(2, 1ull << 30)),
+	expect_code("LeaseLarge 1 GiB in a 64M heap", large(ref, 1ull << 30),
 		    StatusCode::INVALID_ARGUMENT);
 	// Smaller than the heap but more than is free: the heap is full.
-	expect_code("LeaseLarge 60 MiB in a 64M heap",
-		    call("LeaseLarge", Pb().m(1, ref).u(2, 60ull << 20)),
+	expect_code("LeaseLarge 60 MiB in a 64M heap", large(ref, 60ull << 20),
 		    StatusCode::RESOURCE_EXHAUSTED);
-	expect_code("ReturnArena unknown arena", call("ReturnArena", Pb().m(1, ref).u(2, 12345)),
+	pb::ReturnArenaRequest rr;
+	*rr.mutable_session() = ref;
+	rr.set_arena_off(12345);
+	expect_code("ReturnArena unknown arena", call(&pb::Heapd::Stub::ReturnArena, rr),
 		    StatusCode::INVALID_ARGUMENT);
 }
 
 static void bad_lookups()
 {
-	expect_code("GetClass unknown id", call("GetClass", Pb().u(1, 4000)),
+	pb::GetClassRequest rq;
+
+	rq.set_class_id(4000);
+	expect_code("GetClass unknown id", call(&pb::Heapd::Stub::GetClass, rq),
 		    StatusCode::NOT_FOUND);
 	// Outside the class table altogether: malformed rather than missing.
-	expect_code("GetClass id 1<<31", call("GetClass", Pb().u(1, 1u << 31)),
+	rq.set_class_id(1u << 31);
+	expect_code("GetClass id 1<<31", call(&pb::Heapd::Stub::GetClass, rq),
 		    StatusCode::INVALID_ARGUMENT);
-	expect_code("GetClass unknown name", call("GetClass", Pb().s(2, "NoSuchClass")),
+	rq.set_name("NoSuchClass");
+	expect_code("GetClass unknown name", call(&pb::Heapd::Stub::GetClass, rq),
 		    StatusCode::NOT_FOUND);
-	expect_code("Gc", call("Gc", Pb()), StatusCode::UNIMPLEMENTED);
-	expect_code("Check", call("Check", Pb()), StatusCode::UNIMPLEMENTED);
-	expect_code("NoSuchMethod", call("NoSuchMethod", Pb()), StatusCode::UNIMPLEMENTED, false);
+	expect_code("Gc", call(&pb::Heapd::Stub::Gc, pb::GcRequest()), StatusCode::UNIMPLEMENTED);
+	expect_code("Check", call(&pb::Heapd::Stub::Check, pb::CheckRequest()),
+		    StatusCode::UNIMPLEMENTED);
 }
 
 // An Attach whose first message is m must be refused (Refused message or
 // an error status), never welcomed.
-static void bad_attach(const std::string &what, const Pb &m)
+static void bad_attach(const std::string &what, const pb::ClientMessage &m)
 {
-	std::string reason, r;
+	std::string reason;
 	bool welcomed = false;
 	grpc::Status st;
 	{
-		Stream s;
-		deadline(&s.c);
-		if (s.start()) {
-			s.write(m);
-			s.writes_done();
-			while (s.read(&r)) {
-				std::vector<PbField> f = pb_parse(r);
-				if (pb_get(f, 1))
-					welcomed = true;
-				if (const PbField *rf = pb_get(f, 2)) {
-					std::vector<PbField> rr = pb_parse(rf->bytes);
-					const PbField *why = pb_get(rr, 1);
-					reason = why ? why->bytes : "(empty)";
-				}
-			}
-			st = s.finish();
+		grpc::ClientContext c;
+		deadline(&c);
+		auto s = stub->Attach(&c);
+		pb::ServerMessage r;
+		s->Write(m);
+		s->WritesDone();
+		while (s->Read(&r)) {
+			welcomed |= r.has_welcome();
+			if (r.has_refused())
+				reason = r.refused().reason().empty() ? "(empty)" : r.refused().reason();
 		}
+		st = s->Finish();
 	}
 	printf("%-34s -> %s%s %s\n", what.c_str(), reason.empty() ? "" : "Refused: ",
 	       reason.c_str(), st.ok() ? "" : st.error_message().c_str());
@@ -497,15 +336,14 @@ static void bad_attaches()
 	bad_attach("Attach with a foreign pid", hello(1, 1, "t"));
 	bad_attach("Attach 1000-byte client text", hello(1, me, std::string(1000, 'c')));
 	bad_attach("Attach starting with Goodbye", goodbye());
-	bad_attach("Attach with an empty message", Pb());
+	bad_attach("Attach with an empty message", pb::ClientMessage());
 	{
 		// A stream that ends before any message: heapd just forgets it.
-		Stream s;
-		deadline(&s.c);
-		if (s.start()) {
-			s.writes_done();
-			s.finish();
-		}
+		grpc::ClientContext c;
+		deadline(&c);
+		auto s = stub->Attach(&c);
+		s->WritesDone();
+		s->Finish();
 	}
 	expect_alive("Attach closed without Hello");
 }
@@ -516,7 +354,7 @@ int main()
 		th_fail(__FILE__, __LINE__, "heapd did not start");
 		return th_summary("test_bad_rpc");
 	}
-	stub = std::make_unique<grpc::GenericStub>(
+	stub = pb::Heapd::NewStub(
 		grpc::CreateChannel(std::string("unix:") + d.sock, grpc::InsecureChannelCredentials()));
 	{
 		Session se;
@@ -529,11 +367,12 @@ int main()
 			bad_attaches();
 			// The session still works after all that.
 			expect_code("LeaseArena 64 (valid)",
-				    call("LeaseArena", Pb().m(1, session_ref(se.id, se.token)).u(2, 64)),
+				    call(&pb::Heapd::Stub::LeaseArena,
+					 lease(session_ref(se.id, se.token), 64)),
 				    StatusCode::OK);
-			se.st.write(goodbye());
-			se.st.writes_done();
-			se.st.finish();
+			se.st->Write(goodbye());
+			se.st->WritesDone();
+			se.st->Finish();
 		}
 	}
 	expect_alive("Goodbye");
