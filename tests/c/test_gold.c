@@ -1,0 +1,144 @@
+/*
+ * test_gold.c -- golden heap files of format v1 (tests/gold/v1).
+ *
+ *  1. regenerate: a fresh heap (--size 32M, durability memory) filled by
+ *     prog_gold_gen, checked by prog_gold_check, so generator and checker
+ *     agree with today's library;
+ *  2. the checked-in tests/gold/v1/basic.heap.gz, gunzipped to a temp dir
+ *     and opened (not created) by today's heapd, checked by the same
+ *     prog_gold_check: today's code still reads what v1 wrote.
+ *
+ * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file
+ * (gzip -9 -n) before step 2: only do that when the format changed, and
+ * bump the version if an old file can no longer be read.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define GOLD_ARGS "--size 32M"
+
+static char gold_gz[1024];
+
+/* tests/gold/v1/basic.heap.gz next to this source file. */
+static void gold_path(void)
+{
+	const char *src = __FILE__;
+	const char *slash = strrchr(src, '/');
+	int dirlen = slash ? (int)(slash - src) : 1;
+
+	snprintf(gold_gz, sizeof(gold_gz), "%.*s/../gold/v1/basic.heap.gz", dirlen,
+		 slash ? src : ".");
+}
+
+static int sh(const char *cmd)
+{
+	static char out[4096];
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	int rc = th_run_capture(argv, out, sizeof(out));
+
+	if (rc != 0)
+		fprintf(stderr, "`%s` exit %d: %s\n", cmd, rc, out);
+	return rc;
+}
+
+static int run_check(struct th_heapd *d, const char *what)
+{
+	static char out[16384];
+	char *argv[] = { (char *)th_bin("prog_gold_check"), "--socket", d->sock, NULL };
+	int rc = th_run_capture(argv, out, sizeof(out));
+
+	printf("%s: %s", what, out);
+	if (rc != 0)
+		th_fail(__FILE__, __LINE__, "%s: prog_gold_check exit %d", what, rc);
+	else
+		th_passed++;
+	return rc;
+}
+
+static void regenerate(void)
+{
+	static char out[4096];
+	struct th_heapd d = { 0 };
+	char *argv[] = { (char *)th_bin("prog_gold_gen"), "--socket", d.sock, NULL };
+	char cmd[2400];
+
+	if (th_heapd_start(&d, GOLD_ARGS) != 0) {
+		th_fail(__FILE__, __LINE__, "heapd --create " GOLD_ARGS " failed");
+		return;
+	}
+	argv[2] = d.sock;
+	if (th_run_capture(argv, out, sizeof(out)) != 0) {
+		th_fail(__FILE__, __LINE__, "prog_gold_gen: %s", out);
+		th_heapd_cleanup(&d);
+		return;
+	}
+	run_check(&d, "regenerated heap");
+	th_heapd_stop(&d);
+	if (getenv("UH_GOLD_REGEN") && !strcmp(getenv("UH_GOLD_REGEN"), "1")) {
+		snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gold_gz);
+		TH_CHECK(sh(cmd) == 0);
+		printf("wrote %s\n", gold_gz);
+	}
+	/* Reopen it once: a heap heapd wrote and closed checks the same. */
+	if (th_heapd_start(&d, NULL) == 0)
+		run_check(&d, "regenerated heap, reopened");
+	else
+		th_fail(__FILE__, __LINE__, "reopen of the regenerated heap failed");
+	th_heapd_cleanup(&d);
+}
+
+static void checked_in(void)
+{
+	struct th_heapd d = { 0 };
+	char tmpl[] = "/tmp/uniheap-gold-XXXXXX";
+	char cmd[2400];
+	const char *tmp = getenv("TMPDIR");
+	char dir[512];
+
+	if (access(gold_gz, R_OK) != 0) {
+		th_fail(__FILE__, __LINE__, "%s: %s (regenerate: UH_GOLD_REGEN=1 test_gold)",
+			gold_gz, strerror(errno));
+		return;
+	}
+	if (tmp && *tmp && strlen(tmp) < 60) {
+		snprintf(dir, sizeof(dir), "%s/uniheap-gold-XXXXXX", tmp);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", tmpl);
+	}
+	if (!mkdtemp(dir)) {
+		th_fail(__FILE__, __LINE__, "mkdtemp %s: %s", dir, strerror(errno));
+		return;
+	}
+	/* The harness adopts the dir (and removes it at cleanup). */
+	snprintf(d.dir, sizeof(d.dir), "%s", dir);
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s' > '%s/heap.uh'", gold_gz, dir);
+	if (sh(cmd) != 0) {
+		th_fail(__FILE__, __LINE__, "gunzip %s failed", gold_gz);
+		rmdir(dir);
+		return;
+	}
+	if (th_heapd_start(&d, NULL) != 0) {
+		th_fail(__FILE__, __LINE__, "heapd refused the golden heap");
+	} else {
+		run_check(&d, "golden heap v1");
+		/* And once more after this heapd's own recovery wrote to it. */
+		if (th_heapd_restart(&d) == 0)
+			run_check(&d, "golden heap v1, reopened");
+		else
+			th_fail(__FILE__, __LINE__, "heapd restart on the golden heap failed");
+	}
+	th_heapd_cleanup(&d);
+}
+
+int main(void)
+{
+	gold_path();
+	regenerate();
+	checked_in();
+	return th_summary("test_gold");
+}
