@@ -50,10 +50,9 @@ uint64_t hd_proc_start(uint32_t pid)
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++) {	/* 20 steps */
+	p++;			/* the separator before field 3 */
+	for (int field = 3; field < 22 && p; field++)	/* 19 steps */
 		p = strchr(p + 1, ' ');
-	}
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
