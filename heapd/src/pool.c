@@ -15,6 +15,14 @@
  * libpmemobj's signature, libpmemobj opens it, the root object is a uniheap
  * header (magic, format version, checksum), and every table it names lies
  * inside the heap.
+ *
+ * libpmemobj's unsafe-shutdown (SDS) and bad-block checks exist for
+ * NVDIMMs. A heap that is not created for pmem is created with
+ * sds.at_create off: its unsafe shutdown count would mean nothing, and a
+ * copy of the file moved to other hardware must still open. Bad-block
+ * checking (a pool feature libpmemobj enables at creation) needs no
+ * override: on an ordinary file it finds no NVDIMM and passes (checked on
+ * ext4 and tmpfs with libpmemobj 1.12).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -261,6 +269,10 @@ static int create_pool(struct hd *hd, const struct hd_opts *o, char *err, size_t
 	int rc = check_create_opts(o, err, errlen);
 	if (rc)
 		return rc;
+	if (o->durability != UH_DUR_PMEM) {
+		int off = 0;
+		pmemobj_ctl_set(NULL, "sds.at_create", &off);
+	}
 	hd->pop = pmemobj_create(hd->path, UH_LAYOUT_NAME, (size_t)o->size, 0600);
 	if (!hd->pop)
 		return hd_err(err, errlen, UH_EIO, "cannot create %s: %s", hd->path,
@@ -462,6 +474,13 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	return check_header_bounds(hd, err, errlen);
 }
 
+static int never_initialized(struct hd *hd, char *err, size_t errlen)
+{
+	return hd_err(err, errlen, UH_EIO,
+		      "heap %s was never initialized (its creation was interrupted); "
+		      "run with --create to finish it", hd->path);
+}
+
 /* Find the header; finish an interrupted creation when create is set. */
 static int open_root(struct hd *hd, const struct hd_opts *o, uint64_t file_size,
 		     char *err, size_t errlen)
@@ -470,6 +489,10 @@ static int open_root(struct hd *hd, const struct hd_opts *o, uint64_t file_size,
 	if (rsize != 0 && rsize < sizeof(struct uh_hdr))
 		return hd_err(err, errlen, UH_EIO,
 			      "%s is not a uniheap heap (root object of %zu bytes)", hd->path, rsize);
+	/* pmemobj_root() creates a missing root object: only call it when
+	 * there is one, or when we were asked to create. */
+	if (rsize == 0 && !o->create)
+		return never_initialized(hd, err, errlen);
 	PMEMoid root = pmemobj_root(hd->pop, sizeof(struct uh_hdr));
 	if (OID_IS_NULL(root))
 		return hd_err(err, errlen, UH_EIO, "%s: cannot read the heap header: %s", hd->path,
@@ -479,9 +502,7 @@ static int open_root(struct hd *hd, const struct hd_opts *o, uint64_t file_size,
 	if (!header_is_zero(hd->hdr))
 		return check_header(hd, file_size, err, errlen);
 	if (!o->create)
-		return hd_err(err, errlen, UH_EIO,
-			      "heap %s was never initialized (its creation was interrupted); "
-			      "run with --create to finish it", hd->path);
+		return never_initialized(hd, err, errlen);
 	hd->heap_size = file_size;
 	struct hd_opts co = *o;
 	co.size = file_size;
