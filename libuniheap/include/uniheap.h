@@ -12,8 +12,8 @@
  *    all, whatever process or machine crash happens. Blocks nest; inner
  *    blocks are flattened into the outermost one.
  *  - A commit issues a fixed number of persist barriers (3 for a block that
- *    changed something, 0 for one that did not), however many fields it
- *    wrote; uh_stats_get() counts them.
+ *    changed something, 4 if it also allocated, 0 for one that did not),
+ *    however many fields it wrote; uh_stats_get() counts them.
  *  - A single field write outside a block is atomic and durable on return.
  *    An aligned field read outside a block is never torn, but reading
  *    several fields outside a block may mix two commits.

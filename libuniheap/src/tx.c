@@ -8,14 +8,18 @@
  * written or freed is taken on first touch and held to the end.
  *
  * Commit, with what each barrier makes durable:
- *   B1  log entries, log header (COMMITTED, nbytes, checksum), new objects:
- *       from here on the block survives any crash (recovery replays it).
+ *   B0  (only for blocks that allocated) the new objects and the log
+ *       entries: the checksum covers entries only, so new objects must be
+ *       durable before any header can say COMMITTED.
+ *   B1  log entries, log header (COMMITTED, nbytes, checksum): from here on
+ *       the block survives any crash (recovery replays it).
  *   B2  the applied writes and frees, in place.
  *   B3  log state APPLIED: recovery will not replay the log again, so the
  *       locks may be released: a later block by another session that
  *       writes the same field can never be overwritten by a late replay.
  * Then: locks released with version = ++clock, state IDLE, freed slots
- * released. Three barriers per writing block, whatever it wrote.
+ * released. Three barriers per writing block (four if it allocated),
+ * however many fields it wrote.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -339,17 +343,22 @@ static int tx_commit_outer(uh_heap *h)
 		tx_reset(h);
 		return 0;
 	}
+	if (t->news_list.n) {
+		/* B0: new objects (and entries) durable before the header. */
+		for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
+			uh_off obj = t->news_list.v[i];
+			uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
+		}
+		uh_flush(h, log_data(h), t->pos);
+		uh_barrier(h);
+	}
 	/* B1: the block becomes durable. */
 	log->seq = ++h->seq;
 	log->nentries = t->nentries;
 	log->nbytes = t->pos;
 	log->checksum = uh_log_checksum(log);
 	__atomic_store_n(&log->state, UH_LOG_COMMITTED, __ATOMIC_RELEASE);
-	uh_flush(h, log, sizeof(*log) + t->pos);
-	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
-		uh_off obj = t->news_list.v[i];
-		uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
-	}
+	uh_flush(h, log, t->news_list.n ? sizeof(*log) : sizeof(*log) + t->pos);
 	uh_barrier(h);
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
 	int rc = uh_log_apply(h->base, h->size, log, &h->persist, &c);
