@@ -96,7 +96,7 @@ int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len)
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
 	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
 		return rc;
-	return uh_tx_read(h, obj + offset, dst, len);
+	return uh_tx_read(h, obj, obj + offset, dst, len);
 }
 
 static int write_checked(uh_heap *h, uh_off obj, uint32_t offset, const void *src,
@@ -167,7 +167,8 @@ int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
 	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
 	if (f->type < UH_T_BOOL || f->type > UH_T_I64)
 		return type_err(f, "an integer");
-	uh_tx_read(h, obj + f->offset, &u, uh_type_size(f->type));
+	if ((rc = uh_tx_read(h, obj, obj + f->offset, &u, uh_type_size(f->type))) != 0)
+		return rc;
 	switch (f->type) {
 	case UH_T_BOOL: *v = u.b != 0; break;
 	case UH_T_I8: *v = u.i8; break;
@@ -211,11 +212,12 @@ int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v)
 	if (!f)
 		return rc;
 	if (f->type == UH_T_F64)
-		return uh_tx_read(h, obj + f->offset, v, 8);
+		return uh_tx_read(h, obj, obj + f->offset, v, 8);
 	if (f->type != UH_T_F32)
 		return type_err(f, "a float");
 	float x;
-	uh_tx_read(h, obj + f->offset, &x, 4);
+	if ((rc = uh_tx_read(h, obj, obj + f->offset, &x, 4)) != 0)
+		return rc;
 	*v = x;
 	return 0;
 }
@@ -242,7 +244,7 @@ int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v)
 		return rc;
 	if (!uh_type_is_ref(f->type))
 		return type_err(f, "a reference");
-	return uh_tx_read(h, obj + f->offset, v, 8);
+	return uh_tx_read(h, obj, obj + f->offset, v, 8);
 }
 
 int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v)

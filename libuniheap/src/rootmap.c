@@ -42,7 +42,7 @@ static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	p->table = uh_rd64(h, rm + RM_TABLE);
+	p->table = uh_rd64(h, rm, rm + RM_TABLE);
 	if (!p->table)
 		return 0;
 	struct uh_objhdr *t = uh_obj_get(h, p->table, UH_CLASS_REFTABLE, &rc);
@@ -55,7 +55,7 @@ static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
 	uint64_t i = uh_fnv1a64(name, len, UH_FNV_INIT) & (p->cap - 1);
 	int64_t tomb = -1;
 	for (uint64_t n = 0; n < p->cap; n++, i = (i + 1) & (p->cap - 1)) {	/* bound: cap */
-		uint64_t k = uh_rd64(h, pair_off(p->table, i));
+		uint64_t k = uh_rd64(h, p->table, pair_off(p->table, i));
 		if (k == 0) {
 			p->slot = tomb >= 0 ? (uint64_t)tomb : i;
 			p->slot_empty = tomb < 0;
@@ -75,6 +75,16 @@ static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
 	return 0;
 }
 
+/* probe() and its reads may have doomed the block (a conflict). */
+static int probe_checked(uh_heap *h, const char *name, size_t len, struct probe *p)
+{
+	int rc = probe(h, name, len, p);
+	if (rc == 0 && h->tx.doomed)
+		rc = uh_err_set(h->tx.doomed, "block was rolled back: %s",
+				uh_strerror(h->tx.doomed));
+	return rc;
+}
+
 static int check_name(const char *name, size_t *len)
 {
 	if (!name)
@@ -91,12 +101,12 @@ int uh_root_get(uh_heap *h, const char *name, uh_off *out)
 	size_t len;
 	int rc = uh_check_handle(h);
 
-	if (rc || (rc = check_name(name, &len)) != 0 || (rc = probe(h, name, len, &p)) != 0)
+	if (rc || (rc = check_name(name, &len)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
 		return rc;
 	if (!p.found)
 		return uh_err_set(UH_ENOTFOUND, "no root named '%s'", name);
-	*out = uh_rd64(h, pair_off(p.table, p.slot) + 8);
-	return 0;
+	*out = uh_rd64(h, p.table, pair_off(p.table, p.slot) + 8);
+	return h->tx.doomed ? uh_err_set(h->tx.doomed, "block was rolled back") : 0;
 }
 
 static int wr64(uh_heap *h, uh_off obj, uint64_t target, uint64_t v)
@@ -110,7 +120,7 @@ static int wr64(uh_heap *h, uh_off obj, uint64_t target, uint64_t v)
 static int grow(uh_heap *h, const struct probe *old)
 {
 	uint64_t rm = h->hdr->rootmap_off;
-	uint64_t count = uh_rd64(h, rm + RM_COUNT);
+	uint64_t count = uh_rd64(h, rm, rm + RM_COUNT);
 	uint64_t cap = UH_ROOTMAP_MIN_CAP, table;
 	int rc;
 
@@ -120,7 +130,7 @@ static int grow(uh_heap *h, const struct probe *old)
 		return rc;
 	uint64_t *pairs = (uint64_t *)(h->base + table + UH_OBJHDR_SIZE);
 	for (uint64_t i = 0; i < old->cap; i++) {	/* bound: old capacity */
-		uint64_t k = uh_rd64(h, pair_off(old->table, i));
+		uint64_t k = uh_rd64(h, old->table, pair_off(old->table, i));
 		if (k == 0 || k == UH_ROOT_TOMBSTONE)
 			continue;
 		const struct uh_objhdr *s = (const void *)(h->base + k);
@@ -128,7 +138,7 @@ static int grow(uh_heap *h, const struct probe *old)
 		while (pairs[2 * j])	/* bound: cap, load <= 1/2 */
 			j = (j + 1) & (cap - 1);
 		pairs[2 * j] = k;
-		pairs[2 * j + 1] = uh_rd64(h, pair_off(old->table, i) + 8);
+		pairs[2 * j + 1] = uh_rd64(h, old->table, pair_off(old->table, i) + 8);
 	}
 	if ((rc = wr64(h, rm, rm + RM_TABLE, table)) != 0 ||
 	    (rc = wr64(h, rm, rm + RM_USED, count)) != 0)
@@ -144,25 +154,25 @@ static int root_set(uh_heap *h, const char *name, size_t len, uh_off obj)
 	struct probe p;
 	int rc;
 
-	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe(h, name, len, &p)) != 0)
+	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
 		return rc;
 	if (p.found)
 		return wr64(h, p.table, pair_off(p.table, p.slot) + 8, obj);
-	uint64_t used = uh_rd64(h, rm + RM_USED);
+	uint64_t used = uh_rd64(h, rm, rm + RM_USED);
 	if (!p.table || (used + 1) * 4 > p.cap * 3) {
-		if ((rc = grow(h, &p)) != 0 || (rc = probe(h, name, len, &p)) != 0)
+		if ((rc = grow(h, &p)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
 			return rc;
 	}
 	uh_off s;
 	if ((rc = uh_string_new(h, name, len, &s)) != 0)
 		return rc;
-	uint64_t count = uh_rd64(h, rm + RM_COUNT);
+	uint64_t count = uh_rd64(h, rm, rm + RM_COUNT);
 	if ((rc = wr64(h, p.table, pair_off(p.table, p.slot), s)) != 0 ||
 	    (rc = wr64(h, p.table, pair_off(p.table, p.slot) + 8, obj)) != 0 ||
 	    (rc = wr64(h, rm, rm + RM_COUNT, count + 1)) != 0)
 		return rc;
 	if (p.slot_empty)
-		rc = wr64(h, rm, rm + RM_USED, uh_rd64(h, rm + RM_USED) + 1);
+		rc = wr64(h, rm, rm + RM_USED, uh_rd64(h, rm, rm + RM_USED) + 1);
 	return rc;
 }
 
@@ -190,12 +200,12 @@ static int root_del(uh_heap *h, const char *name, size_t len)
 	struct probe p;
 	int rc;
 
-	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe(h, name, len, &p)) != 0)
+	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
 		return rc;
 	if (!p.found)
 		return uh_err_set(UH_ENOTFOUND, "no root named '%s'", name);
-	uint64_t key = uh_rd64(h, pair_off(p.table, p.slot));
-	uint64_t count = uh_rd64(h, rm + RM_COUNT);
+	uint64_t key = uh_rd64(h, p.table, pair_off(p.table, p.slot));
+	uint64_t count = uh_rd64(h, rm, rm + RM_COUNT);
 	if ((rc = wr64(h, p.table, pair_off(p.table, p.slot), UH_ROOT_TOMBSTONE)) != 0 ||
 	    (rc = wr64(h, p.table, pair_off(p.table, p.slot) + 8, 0)) != 0 ||
 	    (rc = wr64(h, rm, rm + RM_COUNT, count - 1)) != 0)
@@ -235,6 +245,6 @@ int uh_root_count(uh_heap *h, uint64_t *count)
 	int rc = uh_check_handle(h);
 	if (rc)
 		return rc;
-	*count = uh_rd64(h, h->hdr->rootmap_off + RM_COUNT);
+	*count = uh_rd64(h, h->hdr->rootmap_off, h->hdr->rootmap_off + RM_COUNT);
 	return 0;
 }

@@ -18,7 +18,16 @@
  *       locks may be released: a later block by another session that
  *       writes the same field can never be overwritten by a late replay.
  * Then: locks released with version = ++clock, state IDLE, freed slots
- * released. Three barriers per writing block (four if it allocated),
+ * released.
+ *
+ * Isolation (time-based STM): a block takes rv = clock when it begins.
+ * Every read of an object it has not locked records the object's version
+ * and checks that the object is unlocked, not newer than rv (else rv is
+ * extended after re-validating every read) and unchanged across the read,
+ * so a block always sees one consistent snapshot. Taking a lock checks the
+ * version against the one read before; a writing block re-validates all
+ * its reads before it becomes durable. Read-only blocks take no lock and
+ * write nothing shared. Three barriers per writing block (four if it allocated),
  * however many fields it wrote.
  */
 #include <sched.h>
@@ -43,6 +52,8 @@ static void tx_reset(uh_heap *h)
 	struct uh_tx *t = &h->tx;
 
 	t->pos = t->nentries = 0;
+	u64map_clear(&t->reads);
+	t->reads_list.n = 0;
 	u64map_clear(&t->writes);
 	u64map_clear(&t->locks);
 	u64map_clear(&t->news);
@@ -53,6 +64,8 @@ void uh_tx_free_state(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
 
+	u64map_free(&t->reads);
+	free(t->reads_list.v);
 	u64map_free(&t->writes);
 	u64map_free(&t->locks);
 	u64map_free(&t->news);
@@ -148,6 +161,51 @@ static void lock_backoff(int round)
 	nanosleep(&ts, NULL);
 }
 
+static int stale(uh_heap *h, uh_off obj)
+{
+	h->st.conflicts++;
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu changed after this block "
+				     "read it; block rolled back, run it again",
+				     (unsigned long long)obj));
+}
+
+/* Is obj still at the version this block read? */
+static int read_valid(uh_heap *h, uh_off obj, uint64_t seen)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+
+	if (w == uh_lock_word(h->session)) {
+		uint64_t *old = u64map_get(&h->tx.locks, obj);
+		return old && *old == seen;
+	}
+	return w == seen;
+}
+
+static int reads_valid(uh_heap *h)
+{
+	struct uh_tx *t = &h->tx;
+
+	for (uint32_t i = 0; i < t->reads_list.n; i++) {	/* bound: reads */
+		uh_off obj = t->reads_list.v[i];
+		if (!read_valid(h, obj, *u64map_get(&t->reads, obj)))
+			return 0;
+	}
+	return 1;
+}
+
+/* A newer object than our snapshot: move the snapshot forward if nothing
+ * read so far has changed (cheaper than aborting). */
+static int extend_snapshot(uh_heap *h)
+{
+	uint64_t now = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);
+
+	if (!reads_valid(h))
+		return 0;
+	h->tx.rv = now;
+	return 1;
+}
+
 int uh_tx_lock(uh_heap *h, uh_off obj)
 {
 	struct uh_tx *t = &h->tx;
@@ -176,6 +234,9 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 				__atomic_store_n(&o->lock, w, __ATOMIC_RELEASE);
 				return tx_doom(h, uh_err_set(rc, "out of process memory"));
 			}
+			uint64_t *seen = u64map_get(&t->reads, obj);
+			if (seen && *seen != w)
+				return stale(h, obj);
 			return 0;
 		}
 	}
@@ -214,24 +275,77 @@ int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32
 	return 0;
 }
 
-int uh_tx_read(uh_heap *h, uint64_t target, void *dst, uint32_t len)
+static void load_field(void *dst, const char *src, uint32_t len)
 {
-	uint64_t *pos = u64map_get(&h->tx.writes, target);
-
-	if (pos) {
-		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
-		memcpy(dst, e + 1, len < e->len ? len : e->len);
-		return 0;
-	}
-	const char *src = h->base + target;
-	switch (len) {
+	switch (len) {	/* aligned single loads: never torn */
 	case 1: *(uint8_t *)dst = __atomic_load_n((const uint8_t *)src, __ATOMIC_ACQUIRE); break;
 	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
 	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
 	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
 	default: memcpy(dst, src, len);
 	}
-	return 0;
+}
+
+/* A validated read of an object this block has not locked. */
+static int read_shared(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
+{
+	struct uh_tx *t = &h->tx;
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	int rc;
+
+	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
+		uint64_t w1 = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+		if (uh_lock_is_locked(w1)) {
+			h->st.lock_waits++;
+			lock_backoff(round);
+			continue;
+		}
+		if (w1 > t->rv && !extend_snapshot(h))
+			return stale(h, obj);
+		load_field(dst, h->base + target, len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) != w1)
+			continue;	/* a commit slipped in: read again */
+		uint64_t *seen = u64map_get(&t->reads, obj);
+		if (seen)
+			return *seen == w1 ? 0 : stale(h, obj);
+		if ((rc = u64map_put(&t->reads, obj, w1)) != 0 ||
+		    (rc = u64vec_push(&t->reads_list, obj)) != 0)
+			return tx_doom(h, uh_err_set(rc, "out of process memory"));
+		return 0;
+	}
+	h->st.conflicts++;
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu stayed locked by session %u; "
+				     "block rolled back, run it again", (unsigned long long)obj,
+				     uh_lock_owner(__atomic_load_n(&o->lock, __ATOMIC_RELAXED))));
+}
+
+int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t *pos;
+
+	if (!t->depth) {
+		load_field(dst, h->base + target, len);
+		return 0;
+	}
+	if (t->doomed) {
+		memset(dst, 0, len);
+		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
+	}
+	if ((pos = u64map_get(&t->writes, target)) != NULL) {
+		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
+		memcpy(dst, e + 1, len < e->len ? len : e->len);
+		return 0;
+	}
+	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj)) {
+		load_field(dst, h->base + target, len);	/* ours: stable */
+		return 0;
+	}
+	int rc = read_shared(h, obj, target, dst, len);
+	if (rc)
+		memset(dst, 0, len);
+	return rc;
 }
 
 int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes)
@@ -312,8 +426,10 @@ int uh_begin(uh_heap *h)
 		return rc;
 	if (h->readonly)
 		return uh_err_set(UH_EREADONLY, "uh_begin: heap is connected read-only");
-	if (h->tx.depth++ == 0)
+	if (h->tx.depth++ == 0) {
 		h->tx.doomed = 0;
+		h->tx.rv = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);
+	}
 	return 0;
 }
 
@@ -339,9 +455,19 @@ static int tx_commit_outer(uh_heap *h)
 	struct uh_log_counts c = { 0 };
 
 	if (t->pos == 0) {
+		/* Read-only: every read was of the snapshot rv; nothing to do. */
 		h->st.empty_commits++;
 		tx_reset(h);
 		return 0;
+	}
+	/* All our locks are held: if every read is still current, the block
+	 * serializes here. */
+	if (!reads_valid(h)) {
+		h->st.conflicts++;
+		tx_doom(h, 0);
+		h->tx.doomed = 0;
+		return uh_err_set(UH_ECONFLICT, "uh_commit: an object this block read was "
+				  "changed by another session; block rolled back, run it again");
 	}
 	if (t->news_list.n) {
 		/* B0: new objects (and entries) durable before the header. */

@@ -49,6 +49,9 @@ struct uh_tx {
 	uint64_t pos;			/* bytes of log entries in use */
 	uint64_t nentries;
 	struct u64map writes;		/* target offset -> entry position */
+	uint64_t rv;			/* clock when the block began (snapshot) */
+	struct u64map reads;		/* object -> version it had when read */
+	struct u64vec reads_list;	/* the same objects, for validation */
 	struct u64map locks;		/* object -> lock word before we took it */
 	struct u64map news;		/* object -> slot bytes (allocated here) */
 	struct u64vec news_list;	/* the same objects, in order */
@@ -125,7 +128,10 @@ int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
 int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		       uint32_t len);
-int uh_tx_read(uh_heap *h, uint64_t target, void *dst, uint32_t len);
+/* Read [target, target+len) of obj. Inside a block the read is recorded
+ * and validated (a consistent snapshot, or the block is doomed with
+ * UH_ECONFLICT and dst zeroed); outside, a plain atomic load. */
+int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
 int uh_tx_lock(uh_heap *h, uh_off obj);
 int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes);
 int uh_tx_log_free(uh_heap *h, uh_off obj);
@@ -136,11 +142,13 @@ void uh_tx_free_state(uh_heap *h);
 int uh_tx_begin_implicit(uh_heap *h, int *implicit);
 int uh_tx_end_implicit(uh_heap *h, int implicit, int rc);
 
-static inline uint64_t uh_rd64(uh_heap *h, uint64_t off)
+/* A u64 of obj at off; 0 if the read doomed the block (callers then see
+ * the error from their next block call). */
+static inline uint64_t uh_rd64(uh_heap *h, uh_off obj, uint64_t off)
 {
 	uint64_t v;
 	if (h->tx.depth)
-		uh_tx_read(h, off, &v, 8);
+		uh_tx_read(h, obj, off, &v, 8);
 	else
 		v = __atomic_load_n((uint64_t *)(h->base + off), __ATOMIC_ACQUIRE);
 	return v;
