@@ -53,6 +53,12 @@ struct hd {
 	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC at open, for uptime */
 	struct hd_recovery rec;		/* last start-up recovery */
 	struct hd_stats stats;		/* counters since start */
+	/* Sessions of a previous heapd whose clients were still running at
+	 * start (recovery left them alone). Nobody watches their streams, so
+	 * each attach reaps the ones whose process has gone since.
+	 * inherited[slot] != 0; owned, session_cap bytes, NULL if none. */
+	uint8_t *inherited;
+	uint32_t ninherited;
 };
 
 /* ---- small helpers (pool.c) ---- */
@@ -119,6 +125,8 @@ int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t err
 /* Nonzero if the process that attached e is still running (same pid and
  * same /proc start time). */
 int hd_session_owner_alive(const struct uh_session_ent *e);
+/* Reap inherited sessions whose process has exited; see struct hd. */
+void hd_reap_inherited_locked(struct hd *hd);
 /* starttime (field 22) of /proc/PID/stat, 0 if unknown. */
 uint64_t hd_proc_start(uint32_t pid);
 

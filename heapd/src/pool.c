@@ -537,6 +537,7 @@ static void hd_free(struct hd *hd)
 	if (hd->pop)
 		pmemobj_close(hd->pop);
 	uh_arena_index_free(&hd->ix);
+	free(hd->inherited);
 	pthread_mutex_destroy(&hd->mu);
 	free(hd->path);
 	free(hd);

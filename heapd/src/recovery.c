@@ -492,6 +492,12 @@ static int recover_sessions(struct hd *hd)
 		if (hd_session_owner_alive(e)) {
 			hd_log("info", "session_alive", "session=%u pid=%u note=gc_deferred", i,
 			       e->pid);
+			if (!hd->inherited)
+				hd->inherited = calloc(hd->hdr->session_cap, 1);
+			if (hd->inherited) {
+				hd->inherited[i] = 1;
+				hd->ninherited++;
+			}
 			alive = 1;
 			continue;
 		}

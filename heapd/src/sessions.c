@@ -32,7 +32,9 @@
 /* Process identity: pid plus start time, so a recycled pid is not taken
  * for the client that attached. */
 
-uint64_t hd_proc_start(uint32_t pid)
+/* starttime (field 22) of /proc/PID/stat and its state letter (field 3);
+ * 0 if the process does not exist or /proc cannot tell. */
+static uint64_t proc_stat(uint32_t pid, char *state)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
@@ -45,23 +47,36 @@ uint64_t hd_proc_start(uint32_t pid)
 		return 0;
 	buf[n] = '\0';
 	/* The command name (field 2) may hold spaces and parentheses: fields
-	 * are counted from the last ')'. Field 3 follows it; starttime is
-	 * field 22, so 19 more separators on. */
+	 * are counted from the last ')'. p starts at the blank before field
+	 * 3; each step moves it to the blank before the next field, so 19
+	 * steps reach the one before starttime, field 22. */
 	char *p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ')
 		return 0;
-	p++;			/* the separator before field 3 */
+	*state = p[2];
+	p++;
 	for (int field = 3; field < 22 && p; field++)	/* 19 steps */
 		p = strchr(p + 1, ' ');
 	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+uint64_t hd_proc_start(uint32_t pid)
+{
+	char state;
+	return proc_stat(pid, &state);
 }
 
 int hd_session_owner_alive(const struct uh_session_ent *e)
 {
 	if (e->pid == 0 || (kill((pid_t)e->pid, 0) != 0 && errno != EPERM))
 		return 0;
+	char state = '?';
+	uint64_t start = proc_stat(e->pid, &state);
+	/* A zombie has exited: its mapping and its blocks are gone. */
+	if (state == 'Z' || state == 'X')
+		return 0;
 	/* Unknown start time (/proc unreadable at attach): trust the pid. */
-	return e->proc_start == 0 || hd_proc_start(e->pid) == e->proc_start;
+	return e->proc_start == 0 || start == e->proc_start;
 }
 
 /* ------------------------------------------------------------------ */
@@ -135,6 +150,7 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
 	int rc = 0;
 	pthread_mutex_lock(&hd->mu);
+	hd_reap_inherited_locked(hd);
 	int64_t slot = free_slot(hd);
 	if (slot < 0) {
 		rc = hd_err(err, errlen, UH_ENOSPC, "too many sessions: all %u slots are attached",
@@ -263,6 +279,38 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 	} TX_END
 }
 
+static void count_reap(struct hd *hd, const struct hd_reap_result *r, int graceful)
+{
+	hd->stats.detaches++;
+	if (!graceful)
+		hd->stats.sessions_reaped++;
+	hd->stats.logs_replayed += (uint64_t)r->replayed;
+	hd->stats.logs_rolled_back += (uint64_t)r->rolled_back;
+	hd->stats.locks_released += r->locks_released;
+}
+
+void hd_reap_inherited_locked(struct hd *hd)
+{
+	for (uint32_t i = 1; hd->ninherited && i < hd->hdr->session_cap; i++) {	/* < cap */
+		const struct uh_session_ent *e = &hd_session_tab(hd)[i];
+		if (!hd->inherited[i])
+			continue;
+		if (e->state == UH_SESS_ACTIVE && hd_session_owner_alive(e))
+			continue;
+		uint32_t pid = e->pid;
+		struct hd_reap_result r;
+		memset(&r, 0, sizeof(r));
+		if (e->state == UH_SESS_ACTIVE)
+			hd_session_reap_locked(hd, i, &r);
+		hd->inherited[i] = 0;
+		hd->ninherited--;
+		count_reap(hd, &r, 0);
+		hd_log("info", "reap", "session=%u pid=%u inherited=1 replayed=%d rolled_back=%d "
+		       "locks_released=%llu", i, pid, r.replayed, r.rolled_back,
+		       (unsigned long long)r.locks_released);
+	}
+}
+
 void hd_session_detach(struct hd *hd, uint32_t session, int graceful)
 {
 	pthread_mutex_lock(&hd->mu);
@@ -270,12 +318,11 @@ void hd_session_detach(struct hd *hd, uint32_t session, int graceful)
 		uint32_t pid = hd_session_tab(hd)[session].pid;
 		struct hd_reap_result r;
 		hd_session_reap_locked(hd, session, &r);
-		hd->stats.detaches++;
-		if (!graceful)
-			hd->stats.sessions_reaped++;
-		hd->stats.logs_replayed += (uint64_t)r.replayed;
-		hd->stats.logs_rolled_back += (uint64_t)r.rolled_back;
-		hd->stats.locks_released += r.locks_released;
+		count_reap(hd, &r, graceful);
+		if (hd->inherited && hd->inherited[session]) {
+			hd->inherited[session] = 0;
+			hd->ninherited--;
+		}
 		hd_log("info", graceful ? "detach" : "reap",
 		       "session=%u pid=%u replayed=%d rolled_back=%d locks_released=%llu", session,
 		       pid, r.replayed, r.rolled_back, (unsigned long long)r.locks_released);
