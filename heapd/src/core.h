@@ -93,6 +93,10 @@ static inline struct uh_arena_ent *hd_arena_dir(struct hd *hd)
 const char *hd_log_quote(char *buf, size_t len, const char *s);
 
 /* ---- pool.c ---- */
+/* Smallest heap that holds libpmemobj's own metadata (PMEMOBJ_MIN_POOL
+ * leaves only ~4 MiB of an 8 MiB pool to allocate), the header, the
+ * tables, one session log and one arena. 0 means the defaults. */
+uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
 /* Fill a freshly created (all-zero) root object: header, tables, built-in
  * classes, root map. One transaction. */
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);

@@ -19,7 +19,7 @@
 #include <libpmem2.h>
 #include <libpmemobj.h>
 
-#include "heapd.h"
+#include "core.h"
 
 #define EXIT_USAGE 64
 #define DEFAULT_SIZE (256ull << 20)
@@ -36,7 +36,7 @@ static const char usage_text[] = USAGE_LINES
 	"\n"
 	"  --heap FILE        the heap file (a libpmemobj pool of layout \"uniheap\")\n"
 	"  --create           create FILE if it does not exist\n"
-	"  --size SIZE        size of a new heap (default 256M, minimum 8M);\n"
+	"  --size SIZE        size of a new heap (default 256M, minimum 12M);\n"
 	"                     SIZE takes a K, M or G suffix\n"
 	"  --durability MODE  of a new heap: pmem (DAX file), sync (default: survives\n"
 	"                     power loss) or memory (survives process crashes only)\n"
@@ -105,8 +105,8 @@ static void parse_log_size(struct args *a, const char *s)
 	uint64_t v;
 	if (parse_size(s, &v))
 		usage_error("--log-size: '%s' is not a size (e.g. 1M)", s);
-	if (v < 4096)
-		usage_error("--log-size %s is too small: minimum 4K", s);
+	if (v < 65536)
+		usage_error("--log-size %s is too small: minimum 64K", s);
 	if (v > (1u << 30))
 		usage_error("--log-size %s is too big: maximum 1G", s);
 	a->o.log_size = (uint32_t)v;
@@ -164,8 +164,15 @@ static void check_args(struct args *a)
 	a->o.size = DEFAULT_SIZE;
 	if (a->size_arg && parse_size(a->size_arg, &a->o.size))
 		usage_error("--size: '%s' is not a size (e.g. 256M)", a->size_arg);
-	if (a->o.size < PMEMOBJ_MIN_POOL)
-		usage_error("--size %s is too small: minimum 8M", a->size_arg);
+	uint64_t min = hd_min_heap_size(a->o.log_size, a->o.arena_size);
+	if (a->o.size < min) {
+		char m[32];
+		snprintf(m, sizeof(m), "%lluM", (unsigned long long)((min + (1 << 20) - 1) >> 20));
+		fprintf(stderr, "heapd: --size %s is too small: minimum %s\n",
+			a->size_arg ? a->size_arg : "256M (the default)", m);
+		fprintf(stderr, "%s(heapd --help explains the options)\n", USAGE_LINES);
+		exit(EXIT_USAGE);
+	}
 	if (a->o.name && (!a->o.name[0] || strlen(a->o.name) > 63))
 		usage_error("--name '%s' must be 1..63 bytes", a->o.name);
 	if (a->o.create && !a->o.durability)

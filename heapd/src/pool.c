@@ -150,20 +150,31 @@ static void copy_name(char dst[64], const char *src)
 	memcpy(dst, src, n);
 }
 
+/* Measured with libpmemobj 1.12: an 11 MiB pool fits header, tables,
+ * one 1 MiB log and one 1 MiB arena; 2 MiB of slack covers the tables and
+ * libpmemobj's runs for small allocations (descriptors, root map). */
+#define HD_MIN_SLACK (2ull << 20)
+
+uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size)
+{
+	return PMEMOBJ_MIN_POOL + HD_MIN_SLACK + (log_size ? log_size : UH_LOG_SIZE_DEFAULT) +
+	       (arena_size ? arena_size : UH_ARENA_SIZE_DEFAULT);
+}
+
 static int check_create_opts(const struct hd_opts *o, char *err, size_t errlen)
 {
 	char a[32], b[32];
-	if (o->size < PMEMOBJ_MIN_POOL)
+	uint64_t min = hd_min_heap_size(o->log_size, o->arena_size);
+	if (o->size < min)
 		return hd_err(err, errlen, UH_EINVAL, "heap size %s is too small: minimum %s",
-			      hd_fmt_bytes(a, sizeof(a), o->size),
-			      hd_fmt_bytes(b, sizeof(b), PMEMOBJ_MIN_POOL));
+			      hd_fmt_bytes(a, sizeof(a), o->size), hd_fmt_bytes(b, sizeof(b), min));
 	if (o->durability > UH_DUR_MEMORY)
 		return hd_err(err, errlen, UH_EINVAL, "unknown durability mode %u", o->durability);
 	if (o->name && (!o->name[0] || strlen(o->name) > 63))
 		return hd_err(err, errlen, UH_EINVAL, "heap name must be 1..63 bytes");
-	if (o->log_size && (o->log_size < 4096 || o->log_size > (1u << 30)))
+	if (o->log_size && (o->log_size < 65536 || o->log_size > (1u << 30)))
 		return hd_err(err, errlen, UH_EINVAL,
-			      "log size %s is out of range: 4 KiB .. 1 GiB",
+			      "log size %s is out of range: 64 KiB .. 1 GiB",
 			      hd_fmt_bytes(a, sizeof(a), o->log_size));
 	if (o->arena_size && (o->arena_size < 65536 || o->arena_size > (1u << 30) ||
 			      (o->arena_size & (o->arena_size - 1))))
@@ -182,8 +193,12 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	if (arena_cap > UINT32_MAX)
 		arena_cap = UINT32_MAX;
 
-	pmemobj_tx_add_range_direct(h, sizeof(*h));
-	memset(h, 0, sizeof(*h));
+	/* Snapshot only the bytes written (up to the clock): a 4 KiB undo
+	 * copy needs a log extension that a minimum-size pool cannot spare.
+	 * The rest of a fresh root object is zero already. */
+	size_t used = offsetof(struct uh_hdr, clock) + sizeof(h->clock);
+	pmemobj_tx_add_range_direct(h, used);
+	memset(h, 0, used);
 	memcpy(h->magic, UH_MAGIC, 8);
 	h->format_version = UH_FORMAT_VERSION;
 	h->hdr_size = UH_HDR_SIZE;
@@ -197,13 +212,18 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	h->session_cap = UH_SESSION_CAP;
 	h->arena_cap = (uint32_t)arena_cap;
 	h->log_size = o->log_size ? o->log_size : UH_LOG_SIZE_DEFAULT;
-	/* tx_zalloc aborts the transaction (to the caller's ONABORT) when
-	 * the pool has no room. */
-	h->class_tab_off = pmemobj_tx_zalloc((size_t)h->class_cap * 8, HD_TYPE_TABLE).off;
-	h->session_tab_off = pmemobj_tx_zalloc((size_t)h->session_cap *
-					       sizeof(struct uh_session_ent), HD_TYPE_TABLE).off;
-	h->arena_dir_off = pmemobj_tx_zalloc((size_t)h->arena_cap *
-					     sizeof(struct uh_arena_ent), HD_TYPE_TABLE).off;
+	/* The three tables share one allocation: libpmemobj carves each size
+	 * class out of its own run of chunks, and three classes of runs do
+	 * not fit the ~4 MiB a minimum-size (8 MiB) pool leaves. Each table
+	 * starts on a cache line. tx_zalloc aborts the transaction (to the
+	 * caller's ONABORT) when the pool has no room. */
+	uint64_t ct = UH_ALIGN_UP((uint64_t)h->class_cap * 8, 64);
+	uint64_t st = UH_ALIGN_UP((uint64_t)h->session_cap * sizeof(struct uh_session_ent), 64);
+	uint64_t dt = (uint64_t)h->arena_cap * sizeof(struct uh_arena_ent);
+	uint64_t tables = pmemobj_tx_zalloc(ct + st + dt, HD_TYPE_TABLE).off;
+	h->class_tab_off = tables;
+	h->session_tab_off = tables + ct;
+	h->arena_dir_off = tables + ct + st;
 	h->clock = 1;
 }
 

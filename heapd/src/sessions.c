@@ -119,7 +119,10 @@ static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
 	uint64_t log_off = 0, log_size = 0;
 	if (!readonly) {
-		log_size = hd->hdr->log_size;
+		/* Like an arena, the area plus libpmemobj's 16-byte allocation
+		 * header fills log_size exactly; the session entry (and so the
+		 * client) gets the area's real size. */
+		log_size = hd->hdr->log_size - HD_PMEMOBJ_ALLOC_HDR;
 		/* Aborts the transaction when the pool is full. */
 		PMEMoid oid = pmemobj_tx_zalloc(log_size, HD_TYPE_LOG);
 		struct uh_log_hdr *lh = (struct uh_log_hdr *)(hd->base + oid.off);
