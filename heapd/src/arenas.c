@@ -118,18 +118,32 @@ uint64_t hd_arena_bytes_locked(struct hd *hd, uint32_t *count)
 	return sum;
 }
 
+/* "heap full: cannot lease a 1 MiB arena (heap 64 MiB, 63 MiB in arenas)".
+ * Arenas are counted with libpmemobj's 16-byte header, i.e. what they
+ * take from the pool, so whole arenas add up to whole MiB. */
 static int heap_full(struct hd *hd, int tx_errno, const char *what, uint64_t bytes,
 		     char *err, size_t errlen)
 {
 	char a[32], b[32], c[32];
-	uint64_t used = hd_arena_bytes_locked(hd, NULL);
+	uint32_t n;
+	uint64_t used = hd_arena_bytes_locked(hd, &n) + (uint64_t)n * HD_PMEMOBJ_ALLOC_HDR;
 	if (tx_errno == ENOSPC)
 		return hd_err(err, errlen, UH_ENOSPC,
-			      "heap full: cannot lease %s %s (arena directory full: %u entries)",
-			      what, hd_fmt_bytes(a, sizeof(a), bytes), hd->hdr->arena_cap);
-	return hd_err(err, errlen, UH_ENOSPC, "heap full: cannot lease %s %s (heap %s, %s in arenas)",
-		      what, hd_fmt_bytes(a, sizeof(a), bytes),
+			      "heap full: cannot lease a %s %s (arena directory full: %u entries)",
+			      hd_fmt_bytes(a, sizeof(a), bytes), what, hd->hdr->arena_cap);
+	return hd_err(err, errlen, UH_ENOSPC, "heap full: cannot lease a %s %s (heap %s, %s in arenas)",
+		      hd_fmt_bytes(a, sizeof(a), bytes), what,
 		      hd_fmt_bytes(b, sizeof(b), hd->heap_size), hd_fmt_bytes(c, sizeof(c), used));
+}
+
+/* Read-only sessions (no log area) never allocate, so never lease. */
+static int check_writer(struct hd *hd, uint32_t session, char *err, size_t errlen)
+{
+	int rc = hd_session_active_locked(hd, session, err, errlen);
+	if (!rc && hd_session_tab(hd)[session].log_off == 0)
+		rc = hd_err(err, errlen, UH_EINVAL,
+			    "session %u is read-only: it cannot lease arenas", session);
+	return rc;
 }
 
 static void fill_out(struct hd *hd, uint64_t arena_off, struct hd_arena *out)
@@ -205,7 +219,7 @@ int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct h
 {
 	int rc;
 	pthread_mutex_lock(&hd->mu);
-	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
+	if ((rc = check_writer(hd, session, err, errlen)))
 		goto out;
 	if (!slot_size_ok(slot_size)) {
 		rc = hd_err(err, errlen, UH_EINVAL,
@@ -224,7 +238,7 @@ int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct h
 	} else {
 		int e = 0;
 		if (new_arena(hd, UH_ARENA_SMALL, slot_size, session, &off, &e)) {
-			rc = heap_full(hd, e, "an arena of", hd->hdr->arena_size, err, errlen);
+			rc = heap_full(hd, e, "arena", hd->hdr->arena_size, err, errlen);
 			goto out;
 		}
 	}
@@ -240,7 +254,7 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 {
 	int rc;
 	pthread_mutex_lock(&hd->mu);
-	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
+	if ((rc = check_writer(hd, session, err, errlen)))
 		goto out;
 	/* The payload size must fit the object header's 31-bit size field. */
 	if (size <= UH_SMALL_MAX || size > (uint64_t)UH_OBJHDR_SIZE + UH_OBJ_SIZE_MASK) {
@@ -254,7 +268,8 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	uint64_t off;
 	int e = 0;
 	if (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {
-		rc = heap_full(hd, e, "a region of", slot, err, errlen);
+		rc = heap_full(hd, e, "region for a large object",
+				   uh_arena_first_slot_rel(1) + slot + HD_PMEMOBJ_ALLOC_HDR, err, errlen);
 		goto out;
 	}
 	fill_out(hd, off, out);

@@ -80,10 +80,13 @@ const char *hd_fmt_bytes(char *buf, size_t len, uint64_t n)
 		div *= 1024;
 		u++;
 	}
-	if (n % div == 0)
-		snprintf(buf, len, "%llu %s", (unsigned long long)(n / div), unit[u]);
+	/* One decimal, dropped when it rounds to .0 ("2 MiB", "1.5 MiB"). */
+	uint64_t tenths = (n * 10 + div / 2) / div;
+	if (tenths % 10 == 0)
+		snprintf(buf, len, "%llu %s", (unsigned long long)(tenths / 10), unit[u]);
 	else
-		snprintf(buf, len, "%.1f %s", (double)n / (double)div, unit[u]);
+		snprintf(buf, len, "%llu.%llu %s", (unsigned long long)(tenths / 10),
+			 (unsigned long long)(tenths % 10), unit[u]);
 	return buf;
 }
 
