@@ -68,6 +68,9 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
  * log is replayed (if committed) or rolled back, its locks released, its
  * arenas returned, its slot freed. */
 void hd_session_detach(struct hd *hd, uint32_t session, int graceful);
+/* Reap the sessions a previous heapd left behind whose process has
+ * exited since (called periodically by the server). Can't fail. */
+void hd_reap_inherited(struct hd *hd);
 /* 0 if (session, token) names an attached session, else UH_EINVAL. */
 int hd_session_check(struct hd *hd, uint32_t session, uint64_t token,
 		     char *err, size_t errlen);

@@ -36,17 +36,24 @@ namespace {
 
 constexpr int kShutdownMs = 2000;
 
-/* Wait for SIGTERM or SIGINT (blocked in every thread); returns it. */
-int wait_stop_signal()
+constexpr long kReapPollNs = 100 * 1000 * 1000;
+
+/* Wait for SIGTERM or SIGINT (blocked in every thread); returns it. While
+ * waiting, reap every 100 ms the sessions a previous heapd left whose
+ * process has exited: nobody holds a stream of theirs, so no stream end
+ * will ever announce their death, yet their locks must not outlive them. */
+int wait_stop_signal(struct hd *hd)
 {
 	sigset_t stop;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
+	const struct timespec poll = { 0, kReapPollNs };
 	for (;;) {
-		int sig = 0;
-		if (sigwait(&stop, &sig) == 0)
+		int sig = sigtimedwait(&stop, nullptr, &poll);
+		if (sig > 0)
 			return sig;
+		hd_reap_inherited(hd);
 	}
 }
 
@@ -100,7 +107,7 @@ int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 	}
 	hd_log("info", "listening", "socket=%s pid=%d", path, (int)getpid());
 
-	int sig = wait_stop_signal();
+	int sig = wait_stop_signal(hd);
 	hd_log("info", "shutdown", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	service.begin_shutdown();
 	set_serving(server.get(), false);

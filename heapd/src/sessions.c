@@ -332,3 +332,12 @@ void hd_session_detach(struct hd *hd, uint32_t session, int graceful)
 	}
 	pthread_mutex_unlock(&hd->mu);
 }
+
+void hd_reap_inherited(struct hd *hd)
+{
+	if (!__atomic_load_n(&hd->ninherited, __ATOMIC_RELAXED))
+		return;		/* the common case: no lock taken */
+	pthread_mutex_lock(&hd->mu);
+	hd_reap_inherited_locked(hd);
+	pthread_mutex_unlock(&hd->mu);
+}
