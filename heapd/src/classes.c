@@ -17,49 +17,13 @@
 #include <string.h>
 
 #include "core.h"
+#include "utf8.h"
 
 const char *hd_type_name(uint32_t type)
 {
 	static const char *names[] = { "?", "bool", "i8", "i16", "i32", "i64",
 				       "f32", "f64", "ref", "string", "bytes" };
 	return type <= UH_T_MAX ? names[type] : "?";
-}
-
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF,
- * no NUL. One pass over n bytes. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n) {
-		unsigned c = s[i];
-		size_t len;
-		unsigned min, cp;
-		if (c == 0)
-			return 0;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			len = 2, min = 0x80, cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			len = 3, min = 0x800, cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			len = 4, min = 0x10000, cp = c & 0x07;
-		} else {
-			return 0;
-		}
-		if (n - i < len)
-			return 0;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += len;
-	}
-	return 1;
 }
 
 static int field_name_ok(const char *s)
@@ -261,7 +225,7 @@ static int check_name(const char *name, size_t *len, char *err, size_t errlen)
 	*len = strnlen(name, UH_NAME_MAX + 1);
 	if (*len == 0 || *len > UH_NAME_MAX)
 		return hd_err(err, errlen, UH_EINVAL, "class name must be 1..%u bytes", UH_NAME_MAX);
-	if (!utf8_valid((const unsigned char *)name, *len))
+	if (!uh_utf8_valid(name, *len, NULL))
 		return hd_err(err, errlen, UH_EINVAL, "class name is not valid UTF-8");
 	return 0;
 }

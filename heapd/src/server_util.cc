@@ -7,6 +7,7 @@
 
 #include "heapd.h"
 #include "server_util.h"
+#include "utf8.h"
 
 namespace heapd {
 
@@ -55,54 +56,12 @@ bool name_ok(const std::string &s, size_t max, const char *what, std::string *wh
 	return false;
 }
 
-namespace {
-
-/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
-size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	unsigned min;
-	unsigned cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-} /* namespace */
-
+/* Heap and class names are checked when created, but a damaged heap could
+ * still hold bytes protobuf would refuse: '?' stands in for them. */
 std::string utf8_clean(const char *p, size_t n)
 {
-	std::string out;
-	out.reserve(n);
-	const unsigned char *u = (const unsigned char *)p;
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(u + i, n - i);
-		if (len == 0) {
-			out += "\xef\xbf\xbd";
-			i++;
-		} else {
-			out.append(p + i, len);
-			i += len;
-		}
-	}
+	std::string out(n, '\0');
+	uh_utf8_clean(p, n, &out[0]);
 	return out;
 }
 

@@ -38,6 +38,7 @@
 
 #include "control.h"
 #include "error.h"
+#include "utf8.h"
 
 namespace pb = uniheap::v1;
 
@@ -163,63 +164,19 @@ int wait_connected(chan_ent *e, const char *path, deadline_t deadline)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid
- * (overlong forms, surrogates and code points past U+10FFFF included).
- * protobuf refuses strings that are not UTF-8, so names are checked
+/* protobuf refuses strings that are not UTF-8, so names are checked
  * here, where the caller still gets a clear UH_EINVAL. */
-size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0], len, min, cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (unsigned i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 bool utf8_valid(const char *s)
 {
-	size_t n = strlen(s);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
-		if (!len)
-			return false;
-		i += len;
-	}
-	return true;
+	return uh_utf8_valid(s, strlen(s), nullptr) != 0;
 }
 
 /* s with each invalid byte replaced by '?': the client description is
  * free text for logs and must not make Attach fail. */
 std::string utf8_clean(const char *s)
 {
-	std::string out;
-	size_t n = strlen(s);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
-		if (!len) {
-			out += '?';
-			i++;
-		} else {
-			out.append(s + i, len);
-			i += len;
-		}
-	}
+	std::string out(strlen(s), '\0');
+	uh_utf8_clean(s, out.size(), &out[0]);
 	return out;
 }
 

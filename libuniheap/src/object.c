@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "uhint.h"
+#include "utf8.h"
 
 const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id)
 {
@@ -266,36 +267,6 @@ int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v)
 
 /* ---- strings and bytes ---- */
 
-/* Well-formed UTF-8 (RFC 3629): no overlongs, surrogates or > U+10FFFF. */
-static int utf8_valid(const unsigned char *s, size_t n, size_t *bad)
-{
-	size_t i = 0;
-
-	while (i < n) {	/* bound: n */
-		unsigned c = s[i], need, min;
-		if (c < 0x80) { i++; continue; }
-		if (c >= 0xc2 && c <= 0xdf) { need = 1; min = 0x80; }
-		else if (c >= 0xe0 && c <= 0xef) { need = 2; min = 0x800; }
-		else if (c >= 0xf0 && c <= 0xf4) { need = 3; min = 0x10000; }
-		else goto fail;
-		if (n - i <= need)
-			goto fail;
-		unsigned cp = c & (0x3f >> need);
-		for (unsigned k = 1; k <= need; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				goto fail;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			goto fail;
-		i += need + 1;
-	}
-	return 1;
-fail:
-	*bad = i;
-	return 0;
-}
-
 static int value_new(uh_heap *h, uint32_t cls, const void *data, size_t len, uh_off *out)
 {
 	int rc = uh_check_handle(h);
@@ -309,7 +280,7 @@ static int value_new(uh_heap *h, uint32_t cls, const void *data, size_t len, uh_
 int uh_string_new(uh_heap *h, const char *utf8, size_t len, uh_off *out)
 {
 	size_t bad;
-	if (utf8 && !utf8_valid((const unsigned char *)utf8, len, &bad))
+	if (utf8 && !uh_utf8_valid(utf8, len, &bad))
 		return uh_err_set(UH_EUTF8, "string is not valid UTF-8 (at byte %zu)", bad);
 	return value_new(h, UH_CLASS_STRING, utf8, len, out);
 }
