@@ -175,11 +175,12 @@ static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s,
 	struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
 	uint64_t w = oh->lock;
 	if (uh_lock_is_locked(w)) {
-		oh->lock = 0;	/* its version is lost with the lock: 0 */
+		w = uh_lock_old_version(w);	/* the bytes in place are of it */
+		oh->lock = w;
 		g->locks_cleared++;
-	} else if (w > g->maxv) {
-		g->maxv = w;
 	}
+	if (w > g->maxv)
+		g->maxv = w;
 	g->live++;
 	return 1;
 }

@@ -287,6 +287,24 @@ int uh_commit(uh_heap *h);
 int uh_abort(uh_heap *h);
 /** Nesting depth, 0 outside a block. */
 int uh_in_block(uh_heap *h);
+
+/** A block body for uh_run(): return 0 to commit, anything else to roll
+ * the block back and make uh_run() return it. */
+typedef int (*uh_block_fn)(uh_heap *h, void *arg);
+
+/**
+ * Run fn(h, arg) inside a block and commit it, re-running the whole block
+ * when it loses a conflict (UH_ECONFLICT from fn or from the commit), with
+ * randomized exponential backoff (10 us doubling to 10 ms) between tries.
+ * fn must be safe to run again: its effects on the heap are rolled back
+ * before each retry, anything else it does is not.
+ * {@code rc = uh_run(h, transfer, &args, 0);}
+ * @param[in] max_tries 0 for the default (100).
+ * @return 0 once a try committed; fn's own error (the block rolled back);
+ *         UH_ECONFLICT after max_tries lost conflicts (uh_errmsg() says how
+ *         many); UH_ESTATE if called inside a block.
+ */
+int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries);
 /** @} */
 
 /* ------------------------------------------------------------------ */
@@ -319,13 +337,19 @@ typedef struct uh_stats {
 	uint64_t frees;
 	uint64_t commits;		/**< outermost commits that wrote */
 	uint64_t empty_commits;		/**< outermost commits with nothing to write */
-	uint64_t aborts;
-	uint64_t conflicts;		/**< aborts caused by a held lock */
+	uint64_t aborts;		/**< blocks rolled back, all causes */
+	uint64_t conflicts;		/**< aborts_locked + aborts_stale */
 	uint64_t barriers;		/**< persist barriers (fences/msync rounds) */
 	uint64_t flushes;		/**< cache-line/range flushes */
 	uint64_t log_bytes;		/**< redo bytes written */
 	uint64_t arena_leases;		/**< arenas leased from heapd */
 	uint64_t lock_waits;		/**< spins on a lock held by another session */
+	uint64_t aborts_locked;		/**< ... because an object stayed locked */
+	uint64_t aborts_stale;		/**< ... because an object read had changed */
+	uint64_t aborts_logfull;	/**< ... because the block outgrew the log */
+	uint64_t aborts_user;		/**< uh_abort() and failed uh_run() bodies */
+	uint64_t retries;		/**< re-runs by uh_run() */
+	uint64_t read_waits;		/**< reads that waited for a committing writer */
 } uh_stats;
 
 /** Copy this session's counters. */

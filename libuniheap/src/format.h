@@ -139,13 +139,19 @@ struct uh_objhdr {
 #define UH_OBJ_SIZE_MASK 0x7fffffffu
 
 /* Lock word. Unlocked: bit 63 clear, bits 0..62 = version (the clock value
- * of the last commit that wrote the object). Locked: bit 63 set, bits 0..15
- * the owning session slot, so heapd can release a dead session's locks. */
+ * of the last commit that wrote the object; versions stay below 2^47).
+ * Locked: bit 63 set, bits 16..62 the version the object had when it was
+ * locked (what its bytes in place still are until the owner applies its
+ * commit, so readers need not wait), bits 0..15 the owning session slot
+ * (so heapd can release a dead session's locks). */
 #define UH_LOCK_BIT (1ull << 63)
 #define UH_LOCK_SESSION_MASK 0xffffull
-#define uh_lock_word(session) (UH_LOCK_BIT | (uint64_t)(session))
+#define UH_VERSION_MASK ((1ull << 47) - 1)
+#define uh_lock_word(session, old) \
+	(UH_LOCK_BIT | (((uint64_t)(old) & UH_VERSION_MASK) << 16) | (uint64_t)(session))
 #define uh_lock_is_locked(w) (((w) & UH_LOCK_BIT) != 0)
 #define uh_lock_owner(w) ((uint32_t)((w) & UH_LOCK_SESSION_MASK))
+#define uh_lock_old_version(w) (((w) >> 16) & UH_VERSION_MASK)
 
 /* Root map record (class UH_CLASS_ROOTMAP) payload. The table is a
  * UH_CLASS_REFTABLE object of 2*cap refs: pairs {name string, value}.

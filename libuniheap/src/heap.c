@@ -245,6 +245,7 @@ int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
 	h->fd = -1;
 	h->pid = getpid();
 	h->fork_gen = fork_gen;
+	h->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15ull;
 	h->readonly = (flags & UH_READONLY) != 0;
 	rc = uhc_attach(socket, h->readonly, client_desc(desc, sizeof(desc)), &h->ctl, w);
 	if (rc == 0)

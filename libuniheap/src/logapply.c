@@ -90,9 +90,11 @@ static void release_lock(char *base, const struct uh_log_ent *e, uint32_t sessio
 			 uint64_t word, struct uh_log_counts *c)
 {
 	struct uh_objhdr *o = (void *)(base + e->obj);
-	uint64_t mine = uh_lock_word(session);
+	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
 
-	if (__atomic_compare_exchange_n(&o->lock, &mine, word, 0, __ATOMIC_RELEASE,
+	if (!uh_lock_is_locked(w) || uh_lock_owner(w) != session)
+		return;
+	if (__atomic_compare_exchange_n(&o->lock, &w, word, 0, __ATOMIC_RELEASE,
 					__ATOMIC_RELAXED))
 		c->locks_released++;
 }

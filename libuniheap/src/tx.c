@@ -113,7 +113,22 @@ static int tx_doom(uh_heap *h, int rc)
 	tx_rollback(h);
 	h->tx.doomed = rc;
 	h->st.aborts++;
+	if (rc == UH_ELOGFULL)
+		h->st.aborts_logfull++;
 	return rc;
+}
+
+/* Doomed by an object that stayed locked past the bounded wait. */
+static int locked_out(uh_heap *h, uh_off obj, const char *what)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_RELAXED);
+
+	h->st.conflicts++;
+	h->st.aborts_locked++;
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu stayed locked by session %u "
+				     "(%s); block rolled back, run it again",
+				     (unsigned long long)obj, uh_lock_owner(w), what));
 }
 
 static int log_append(uh_heap *h, uint32_t kind, uh_off obj, uint64_t arg,
@@ -164,22 +179,62 @@ static void lock_backoff(int round)
 static int stale(uh_heap *h, uh_off obj)
 {
 	h->st.conflicts++;
+	h->st.aborts_stale++;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu changed after this block "
 				     "read it; block rolled back, run it again",
 				     (unsigned long long)obj));
+}
+
+/* The log of session s, if the session table names a sane one. */
+static const struct uh_log_hdr *session_log(uh_heap *h, uint32_t s)
+{
+	const struct uh_hdr *hd = h->hdr;
+
+	if (s == 0 || s >= hd->session_cap)
+		return NULL;
+	const struct uh_session_ent *e =
+		(const void *)(h->base + hd->session_tab_off) + (size_t)s * sizeof(*e);
+	uint64_t off = __atomic_load_n(&e->log_off, __ATOMIC_ACQUIRE);
+	if (off < UH_HDR_SIZE || off > h->size - sizeof(struct uh_log_hdr))
+		return NULL;
+	return (const void *)(h->base + off);
+}
+
+/* A lock held by another session whose block has not started to apply:
+ * the bytes in place are still those of the version the lock word keeps
+ * (the owner sets COMMITTED, then fences, then applies). */
+static int owner_not_applying(uh_heap *h, uint64_t w)
+{
+	const struct uh_log_hdr *log = session_log(h, uh_lock_owner(w));
+	return log && __atomic_load_n(&log->state, __ATOMIC_ACQUIRE) == UH_LOG_ACTIVE;
+}
+
+/* The version of obj's bytes in place, if it can be known now: set *v and
+ * return 1; 0 while another session is applying to it. */
+static int version_in_place(uh_heap *h, uh_off obj, uint64_t w, uint64_t *v)
+{
+	if (!uh_lock_is_locked(w)) {
+		*v = w;
+		return 1;
+	}
+	if (uh_lock_owner(w) == h->session) {
+		uint64_t *old = u64map_get(&h->tx.locks, obj);
+		*v = old ? *old : uh_lock_old_version(w);
+		return 1;
+	}
+	if (!owner_not_applying(h, w))
+		return 0;
+	*v = uh_lock_old_version(w);
+	return 1;
 }
 
 /* Is obj still at the version this block read? */
 static int read_valid(uh_heap *h, uh_off obj, uint64_t seen)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
-	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	uint64_t v, w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
 
-	if (w == uh_lock_word(h->session)) {
-		uint64_t *old = u64map_get(&h->tx.locks, obj);
-		return old && *old == seen;
-	}
-	return w == seen;
+	return version_in_place(h, obj, w, &v) && v == seen;
 }
 
 static int reads_valid(uh_heap *h)
@@ -210,7 +265,6 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 {
 	struct uh_tx *t = &h->tx;
 	struct uh_objhdr *o = (void *)(h->base + obj);
-	uint64_t mine = uh_lock_word(h->session);
 	int logged = 0, rc;
 
 	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj))
@@ -227,6 +281,7 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 		if (!logged && (rc = log_append(h, UH_LE_LOCK, obj, w, NULL, 0, NULL)) != 0)
 			return rc;
 		logged = 1;
+		uint64_t mine = uh_lock_word(h->session, w);
 		if (__atomic_compare_exchange_n(&o->lock, &w, mine, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			if ((rc = u64map_put(&t->locks, obj, w)) != 0 ||
@@ -240,11 +295,7 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 			return 0;
 		}
 	}
-	h->st.conflicts++;
-	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_RELAXED);
-	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu is locked by session %u; "
-				     "block rolled back, run it again",
-				     (unsigned long long)obj, uh_lock_owner(w)));
+	return locked_out(h, obj, "writing it");
 }
 
 int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len)
@@ -294,30 +345,30 @@ static int read_shared(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint3
 	int rc;
 
 	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
-		uint64_t w1 = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-		if (uh_lock_is_locked(w1)) {
-			h->st.lock_waits++;
+		uint64_t v, w1 = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+		if (!version_in_place(h, obj, w1, &v)) {
+			h->st.read_waits++;	/* the owner is applying: short */
 			lock_backoff(round);
 			continue;
 		}
-		if (w1 > t->rv && !extend_snapshot(h))
+		if (v > t->rv && !extend_snapshot(h))
 			return stale(h, obj);
 		load_field(dst, h->base + target, len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) != w1)
-			continue;	/* a commit slipped in: read again */
+		/* Same word and, if locked, its owner still not applying: the
+		 * bytes read are version v's. */
+		if (__atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) != w1 ||
+		    (uh_lock_is_locked(w1) && !owner_not_applying(h, w1)))
+			continue;
 		uint64_t *seen = u64map_get(&t->reads, obj);
 		if (seen)
-			return *seen == w1 ? 0 : stale(h, obj);
-		if ((rc = u64map_put(&t->reads, obj, w1)) != 0 ||
+			return *seen == v ? 0 : stale(h, obj);
+		if ((rc = u64map_put(&t->reads, obj, v)) != 0 ||
 		    (rc = u64vec_push(&t->reads_list, obj)) != 0)
 			return tx_doom(h, uh_err_set(rc, "out of process memory"));
 		return 0;
 	}
-	h->st.conflicts++;
-	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu stayed locked by session %u; "
-				     "block rolled back, run it again", (unsigned long long)obj,
-				     uh_lock_owner(__atomic_load_n(&o->lock, __ATOMIC_RELAXED))));
+	return locked_out(h, obj, "reading it");
 }
 
 int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
@@ -405,6 +456,10 @@ int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		h->tx.doomed = 0;
 		return rc;
 	}
+	/* APPLIED: readers must not take the bytes in place for the locked
+	 * version any more; heapd, if we die, only releases the lock. */
+	__atomic_store_n(&h->log->state, UH_LOG_APPLIED, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	store_field(h->base + target, src, len);
 	uh_flush(h, h->base + target, len);
 	uh_barrier(h);	/* the store is durable */
@@ -464,6 +519,7 @@ static int tx_commit_outer(uh_heap *h)
 	 * serializes here. */
 	if (!reads_valid(h)) {
 		h->st.conflicts++;
+		h->st.aborts_stale++;
 		tx_doom(h, 0);
 		h->tx.doomed = 0;
 		return uh_err_set(UH_ECONFLICT, "uh_commit: an object this block read was "
@@ -484,6 +540,9 @@ static int tx_commit_outer(uh_heap *h)
 	log->nbytes = t->pos;
 	log->checksum = uh_log_checksum(log);
 	__atomic_store_n(&log->state, UH_LOG_COMMITTED, __ATOMIC_RELEASE);
+	/* Readers that see our locks with the log still ACTIVE read the bytes
+	 * in place as the old version: no apply store may pass this one. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uh_flush(h, log, t->news_list.n ? sizeof(*log) : sizeof(*log) + t->pos);
 	uh_barrier(h);
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
@@ -524,8 +583,10 @@ int uh_abort(uh_heap *h)
 		return rc;
 	if (h->tx.depth == 0)
 		return uh_err_set(UH_ESTATE, "uh_abort: no block is open");
-	if (!h->tx.doomed)
+	if (!h->tx.doomed) {
 		h->st.aborts++;
+		h->st.aborts_user++;
+	}
 	tx_rollback(h);
 	h->tx.depth = 0;
 	h->tx.doomed = 0;
@@ -553,4 +614,57 @@ int uh_tx_end_implicit(uh_heap *h, int implicit, int rc)
 	snprintf(msg, sizeof(msg), "%s", uh_errmsg());
 	uh_abort(h);
 	return uh_err_set(rc, "%s", msg);
+}
+
+/* Sleep a random time in [0, us) microseconds: desynchronizes retries. */
+static void backoff_sleep(uh_heap *h, long us)
+{
+	h->rng ^= h->rng << 13;
+	h->rng ^= h->rng >> 7;
+	h->rng ^= h->rng << 17;
+	long ns = (long)(h->rng % (uint64_t)(us * 1000));
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+	nanosleep(&ts, NULL);
+}
+
+int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries)
+{
+	int rc = uh_check_handle(h);
+	long backoff_us = 10;
+
+	if (rc)
+		return rc;
+	if (!fn)
+		return uh_err_set(UH_EINVAL, "uh_run: fn is NULL");
+	if (h->tx.depth)
+		return uh_err_set(UH_ESTATE, "uh_run: already inside a block; call fn directly");
+	if (max_tries == 0)
+		max_tries = 100;
+	for (unsigned i = 0; i < max_tries; i++) {	/* bound: max_tries */
+		if (i) {
+			h->st.retries++;
+			backoff_sleep(h, backoff_us);
+			if (backoff_us < 10000)
+				backoff_us *= 2;
+		}
+		if ((rc = uh_begin(h)) != 0)
+			return rc;
+		rc = fn(h, arg);
+		if (rc == 0) {
+			rc = uh_commit(h);
+			if (rc != UH_ECONFLICT)
+				return rc;
+			continue;
+		}
+		if (h->tx.depth) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", uh_errmsg());
+			uh_abort(h);
+			uh_err_set(rc, "%s", msg);
+		}
+		if (rc != UH_ECONFLICT)
+			return rc;
+	}
+	return uh_err_set(UH_ECONFLICT, "uh_run: gave up after %u tries, each lost to a "
+			  "conflict with another session", max_tries);
 }

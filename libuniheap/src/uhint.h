@@ -93,6 +93,7 @@ struct uh_heap {
 	struct uh_log_hdr *log;		/* inside the mapping; NULL if readonly */
 	uint64_t log_size;
 	uint64_t seq;
+	uint64_t rng;			/* xorshift state for retry backoff */
 
 	struct uh_persist persist;	/* flush/drain, counting barriers */
 	struct uh_range *dirty;		/* sync mode: pending ranges */
