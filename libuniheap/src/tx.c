@@ -40,7 +40,8 @@
 #include "uhint.h"
 
 #define LOCK_SPINS 64		/* busy spins before sleeping */
-#define LOCK_SLEEPS 40		/* sleeps (50 us doubling to 2 ms) before conflict */
+#define LOCK_SLEEPS 40		/* sleeps (50 us doubling to 1.6 ms) before conflict */
+#define LOCK_SLEEPS_HOLDING 2	/* the same while holding other locks */
 
 static inline char *log_data(uh_heap *h)
 {
@@ -269,7 +270,11 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 
 	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj))
 		return 0;
-	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
+	/* A block that holds locks may be one link of a deadlock cycle
+	 * (a->b against b->a): it waits only briefly, then gives up its
+	 * locks. One that holds none can never close a cycle and waits long. */
+	int rounds = t->locked_list.n ? LOCK_SPINS + LOCK_SLEEPS_HOLDING : LOCK_SPINS + LOCK_SLEEPS;
+	for (int round = 0; round < rounds; round++) {
 		uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
 		if (uh_lock_is_locked(w)) {
 			h->st.lock_waits++;
