@@ -229,22 +229,27 @@ static int version_in_place(uh_heap *h, uh_off obj, uint64_t w, uint64_t *v)
 	return 1;
 }
 
-/* Is obj still at the version this block read? */
-static int read_valid(uh_heap *h, uh_off obj, uint64_t seen)
+/* Is obj still at the version this block read? At commit (strict) an
+ * object another session holds locked is not: that session will commit
+ * after us having read what we write, or the other way round (write skew).
+ * Mid-block, to move the snapshot, its committed bytes are still current. */
+static int read_valid(uh_heap *h, uh_off obj, uint64_t seen, int strict)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 	uint64_t v, w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
 
+	if (strict && uh_lock_is_locked(w) && uh_lock_owner(w) != h->session)
+		return 0;
 	return version_in_place(h, obj, w, &v) && v == seen;
 }
 
-static int reads_valid(uh_heap *h)
+static int reads_valid(uh_heap *h, int strict)
 {
 	struct uh_tx *t = &h->tx;
 
 	for (uint32_t i = 0; i < t->reads_list.n; i++) {	/* bound: reads */
 		uh_off obj = t->reads_list.v[i];
-		if (!read_valid(h, obj, *u64map_get(&t->reads, obj)))
+		if (!read_valid(h, obj, *u64map_get(&t->reads, obj), strict))
 			return 0;
 	}
 	return 1;
@@ -256,7 +261,7 @@ static int extend_snapshot(uh_heap *h)
 {
 	uint64_t now = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);
 
-	if (!reads_valid(h))
+	if (!reads_valid(h, 0))
 		return 0;
 	h->tx.rv = now;
 	return 1;
@@ -522,7 +527,7 @@ static int tx_commit_outer(uh_heap *h)
 	}
 	/* All our locks are held: if every read is still current, the block
 	 * serializes here. */
-	if (!reads_valid(h)) {
+	if (!reads_valid(h, 1)) {
 		h->st.conflicts++;
 		h->st.aborts_stale++;
 		tx_doom(h, 0);
