@@ -4,7 +4,8 @@
  *
  *   prog_iso_bank --socket S --writer W [--transfers N] [--seed X]
  *                 [--hot PCT] [--dwell-us U] [--model] [--ack FILE]
- *                 [--result FILE] [--go FILE] [--ping N]
+ *                 [--result FILE] [--go FILE] [--ping N] [--pause-us P]
+ *                 [--hold-us H]
  *
  * A transfer block reads the writer's ledger count c and the balances of
  * two accounts, writes both balances and sets the ledger to c + 1.
@@ -25,6 +26,10 @@
  * --go FILE: wait for FILE to exist before the first transfer.
  * --ping N: every N transfers make a control call (class registration),
  * so a lost heapd is noticed.
+ * --pause-us P: sleep P us after each transfer (outside the block), which
+ * keeps the ack files of long runs small.
+ * --hold-us H: sleep H us inside the block after its writes, locks held,
+ * so that a SIGKILL is likely to land in the middle of a block.
  *
  * Exit: 0 done, 1 error (printed), 3 heapd unreachable, 4 conflicts did
  * not let a transfer commit for 30 s.
@@ -45,13 +50,13 @@ struct opts {
 	int w, model, hot;
 	int64_t transfers;
 	uint64_t seed;
-	unsigned dwell_us, ping;
+	unsigned dwell_us, ping, pause_us, hold_us;
 };
 
 struct xfer {
 	uh_off ledger, acct[ISO_NACCT];
 	int w, model;
-	unsigned dwell_us;
+	unsigned dwell_us, hold_us;
 	int from, to;		/* chosen before the block (random mode) */
 	int64_t amount;
 	int64_t seq, moved;	/* results of the try that committed */
@@ -100,7 +105,10 @@ static int transfer_body(uh_heap *h, void *arg)
 	dwell(x->dwell_us);
 	ISO_TRY(uh_set_i64(h, x->acct[x->from], 0, fb - x->moved));
 	ISO_TRY(uh_set_i64(h, x->acct[x->to], 0, tb + x->moved));
-	return uh_set_i64(h, x->ledger, 0, c + 1);
+	ISO_TRY(uh_set_i64(h, x->ledger, 0, c + 1));
+	if (x->hold_us)
+		usleep(x->hold_us);
+	return 0;
 }
 
 /* Random mode: pick the accounts and amount of the next transfer. */
@@ -197,6 +205,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--result")) o->result = v;
 		else if (!strcmp(a, "--go")) o->go = v;
 		else if (!strcmp(a, "--ping")) o->ping = (unsigned)atoi(v);
+		else if (!strcmp(a, "--pause-us")) o->pause_us = (unsigned)atoi(v);
+		else if (!strcmp(a, "--hold-us")) o->hold_us = (unsigned)atoi(v);
 		else { fprintf(stderr, "prog_iso_bank: unknown option %s\n", a); exit(1); }
 		i++;
 	}
@@ -234,6 +244,7 @@ int main(int argc, char **argv)
 	x.w = o.w;
 	x.model = o.model;
 	x.dwell_us = o.dwell_us;
+	x.hold_us = o.hold_us;
 	wait_go(o.go);
 	for (int64_t i = 0; o.transfers == 0 || i < o.transfers; i++) {
 		if (o.ping && i % o.ping == o.ping - 1 && (rc = iso_register(h, &c)) != 0)
@@ -246,6 +257,8 @@ int main(int argc, char **argv)
 		net[x.to] += x.moved;
 		if (ack_fd >= 0)
 			ack(ack_fd, &x);
+		if (o.pause_us)
+			usleep(o.pause_us);
 	}
 	if (o.result)
 		write_result(&o, h, acks, x.seq, net);
