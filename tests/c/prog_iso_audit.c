@@ -5,6 +5,7 @@
  *
  *   prog_iso_audit --socket S --writers K [--total T] [--nonneg] [--model]
  *                  [--stop FILE] [--ready FILE] [--result FILE] [--ping N]
+ *                  [--pause-us P]
  *
  * Every audit is one block (uh_run) reading the K ledgers and the 16
  * balances. Inside the block, after the reads (a block's reads are one
@@ -20,6 +21,9 @@
  * exists; then appends "audits=.. changes=.. violations=.. <stats>" to
  * --result FILE (also on exit 3).
  * --ping N: a control call every N audits, to notice a lost heapd.
+ * --pause-us P: sleep P us between audits: a sleeper that wakes often is
+ * scheduled between the writers' blocks, rather than in long slices of
+ * its own (which may not overlap the writers at all on 2 cores).
  *
  * Exit: 0 no violation, 1 a violation or error (printed), 3 heapd
  * unreachable.
@@ -148,7 +152,7 @@ int main(int argc, char **argv)
 	struct iso_classes c;
 	uint64_t audits = 0, changes = 0, gave_up = 0;
 	int64_t last_sum = -1;
-	unsigned ping = 0;
+	unsigned ping = 0, pause_us = 0;
 	int nw = 1, exit_rc = 0, rc;
 	uh_heap *h;
 
@@ -165,6 +169,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "--ready")) ready = v;
 		else if (!strcmp(o, "--result")) result = v;
 		else if (!strcmp(o, "--ping")) ping = (unsigned)atoi(v);
+		else if (!strcmp(o, "--pause-us")) pause_us = (unsigned)atoi(v);
 		else { fprintf(stderr, "prog_iso_audit: unknown option %s\n", o); return 1; }
 		i++;
 	}
@@ -195,6 +200,8 @@ int main(int argc, char **argv)
 		last_sum = a.ledger_sum;
 		if (a.violations)
 			break;	/* the heap is now suspect: report at once */
+		if (pause_us)
+			usleep(pause_us);
 	}
 	append_result(result, h, audits, changes, a.violations, gave_up);
 	printf("prog_iso_audit: %llu audits, %llu changes, %llu violations\n",

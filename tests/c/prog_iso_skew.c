@@ -15,11 +15,13 @@
  *   prog_iso_skew --socket S --ops N [--seed X] [--dwell-us U] [--go FILE]
  *                 [--result FILE]
  *   prog_iso_skew --socket S --audit --stop FILE [--ready FILE]
- *                 [--result FILE]
+ *                 [--result FILE] [--pause-us P]
  *
  * Workers check both invariants inside every block on the values read
  * (one snapshot); --dwell-us busy-waits between the check and the write.
- * The auditor runs read-only blocks of all four fields until FILE exists.
+ * The auditor runs read-only blocks of all four fields until FILE exists,
+ * sleeping P us between them (so that it is scheduled between the
+ * workers' blocks, not in long slices of its own).
  * --result FILE gets one line of counts and uh_stats.
  * Exit: 0 no violation, 1 violation or error (printed), 4 conflicts for
  * 30 s on one block.
@@ -183,7 +185,7 @@ static void worker(uh_heap *h, struct sk *k, long ops, uint64_t seed, const char
 }
 
 static void auditor(uh_heap *h, struct sk *k, const char *stop, const char *ready,
-		    const char *result)
+		    const char *result, unsigned pause_us)
 {
 	uint64_t audits = 0, changes = 0;
 	char counts[128];
@@ -193,6 +195,8 @@ static void auditor(uh_heap *h, struct sk *k, const char *stop, const char *read
 		changes += audits > 0 && k->did;
 		if (audits++ == 0 && ready)
 			close(open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		if (pause_us)
+			usleep(pause_us);
 	}
 	snprintf(counts, sizeof(counts), "audits=%llu changes=%llu violations=%llu",
 		 (unsigned long long)audits, (unsigned long long)changes,
@@ -206,6 +210,7 @@ int main(int argc, char **argv)
 	struct sk k = { 0 };
 	uint64_t seed = 1;
 	long ops = 0;
+	unsigned pause_us = 0;
 	int audit = 0, rc;
 	uh_heap *h;
 
@@ -221,6 +226,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--stop")) stop = v;
 		else if (!strcmp(a, "--ready")) ready = v;
 		else if (!strcmp(a, "--result")) result = v;
+		else if (!strcmp(a, "--pause-us")) pause_us = (unsigned)atoi(v);
 		else { fprintf(stderr, "prog_iso_skew: unknown option %s\n", a); return 1; }
 		i++;
 	}
@@ -232,7 +238,7 @@ int main(int argc, char **argv)
 	while (go && access(go, F_OK) != 0)
 		usleep(1000);
 	if (audit)
-		auditor(h, &k, stop, ready, result);
+		auditor(h, &k, stop, ready, result, pause_us);
 	else
 		worker(h, &k, ops, seed, result);
 	uh_disconnect(h);

@@ -88,7 +88,7 @@ static pid_t spawn_auditor(const struct th_heapd *d)
 	char stop[700], ready[700], res[700], nw[8];
 	char *argv[] = { (char *)th_bin("prog_iso_audit"), "--socket", (char *)d->sock,
 			 "--writers", nw, "--nonneg", "--stop", stop, "--ready", ready,
-			 "--result", res, NULL };
+			 "--result", res, "--pause-us", "100", NULL };
 
 	snprintf(nw, sizeof(nw), "%d", NWRITERS);
 	snprintf(stop, sizeof(stop), "%s/stop", d->dir);
@@ -240,7 +240,7 @@ static void run_variant(const struct variant *v)
 int main(void)
 {
 	static const struct variant variants[] = {
-		{ "uniform", 0, 0, 40000, 0 },
+		{ "uniform", 0, 0, 100000, 0 },
 		{ "hot", 90, 20, 4000, 1 },
 	};
 	const char *env = getenv("UH_TEST_SEED");

@@ -152,7 +152,8 @@ int main(void)
 	snprintf(ares, sizeof(ares), "%s/audit.res", d.dir);
 	{
 		char *argv[] = { (char *)th_bin("prog_iso_skew"), "--socket", d.sock, "--audit",
-				 "--stop", stop, "--ready", ready, "--result", ares, NULL };
+				 "--stop", stop, "--ready", ready, "--result", ares,
+				 "--pause-us", "100", NULL };
 		aud = th_spawn(argv, NULL);
 	}
 	TH_CHECK(th_wait_file(d.dir, "audit.ready", 10000) == 0);
