@@ -274,7 +274,9 @@ int uh_bytes_get(uh_heap *h, uh_off b, const void **data, size_t *len);
 /* ------------------------------------------------------------------ */
 /** @defgroup blocks Failure-atomic blocks @{ */
 
-/** Begin a block, or nest one more level. @return 0 or UH_EREADONLY. */
+/** Begin a block, or nest one more level. On a UH_READONLY handle the
+ * block reads a consistent snapshot and any write in it fails with
+ * UH_EREADONLY. @return 0, or UH_EFORK. */
 int uh_begin(uh_heap *h);
 /**
  * End one nesting level; the outermost commit makes the block durable and

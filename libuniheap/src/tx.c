@@ -489,8 +489,8 @@ int uh_begin(uh_heap *h)
 	int rc = uh_check_handle(h);
 	if (rc)
 		return rc;
-	if (h->readonly)
-		return uh_err_set(UH_EREADONLY, "uh_begin: heap is connected read-only");
+	/* Read-only handles run read-only blocks (a consistent snapshot);
+	 * every write in them fails with UH_EREADONLY. */
 	if (h->tx.depth++ == 0) {
 		h->tx.doomed = 0;
 		h->tx.rv = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);

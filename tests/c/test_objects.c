@@ -379,8 +379,14 @@ static void test_readonly(const struct th_heapd *d, uh_heap *h)
 	TH_CHECK_ERR(uh_set_i64(ro, o, 0, 1), UH_EREADONLY);
 	TH_CHECK_ERR(uh_write(ro, o, 16, &v, 8), UH_EREADONLY);
 	TH_CHECK_ERR(uh_alloc(ro, node_cls, &x), UH_EREADONLY);
-	TH_CHECK_ERR(uh_begin(ro), UH_EREADONLY);
 	TH_CHECK_ERR(uh_free(ro, o), UH_EREADONLY);
+	/* a read-only block: a snapshot, and still no writes */
+	TH_CHECK_RC(uh_begin(ro));
+	TH_CHECK_RC(uh_get_i64(ro, o, 0, &v));
+	TH_CHECK_EQ(v, 77);
+	TH_CHECK_ERR(uh_set_i64(ro, o, 0, 1), UH_EREADONLY);
+	TH_CHECK_ERR(uh_alloc(ro, node_cls, &x), UH_EREADONLY);
+	TH_CHECK_RC(uh_commit(ro));
 	uh_disconnect(ro);
 	TH_CHECK_RC(uh_get_i64(h, o, 0, &v));
 	TH_CHECK_EQ(v, 77);
