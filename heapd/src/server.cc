@@ -12,7 +12,7 @@
  * Shutdown (SIGTERM/SIGINT): stop accepting and remove the socket, mark
  * the service as stopping (so sessions cut by the shutdown are not
  * reaped: their clients live on and the next heapd recovers them), then
- * Server::Shutdown with a 2 s deadline.
+ * Server::Shutdown with a 250 ms deadline.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,7 +34,10 @@
 
 namespace {
 
-constexpr int kShutdownMs = 2000;
+/* Grace for unary calls in flight at shutdown (they take micro- to
+ * milliseconds). gRPC waits out the whole deadline while any client
+ * process still holds an idle connection, so it is kept short. */
+constexpr int kShutdownMs = 250;
 
 constexpr long kReapPollNs = 100 * 1000 * 1000;
 
