@@ -253,6 +253,60 @@ static void init_builtin_classes_tx(struct hd *hd)
 	hd->hdr->class_count = UH_CLASS_REFTABLE;
 }
 
+/* The data types' classes (ids 5..12). Their layouts live in the data
+ * types' code and FORMAT.md; the class table only needs their kinds so
+ * that any process and recovery GC can walk them. */
+static const struct {
+	uint32_t id, kind;
+	const char *name;
+} datatype_classes[] = {
+	{ UH_CLASS_ARRAY, UH_K_ARRAY, "uniheap.array" },
+	{ UH_CLASS_LIST, UH_K_VALUES, "uniheap.list" },
+	{ UH_CLASS_VALUES, UH_K_VALUES, "uniheap.values" },
+	{ UH_CLASS_MAP, UH_K_VALUES, "uniheap.map" },
+	{ UH_CLASS_MAP_TABLE, UH_K_VALUES, "uniheap.map.table" },
+	{ UH_CLASS_MAP_ENTRY, UH_K_VALUES, "uniheap.map.entry" },
+	{ UH_CLASS_SMAP, UH_K_VALUES, "uniheap.sortedmap" },
+	{ UH_CLASS_SMAP_NODE, UH_K_VALUES, "uniheap.sortedmap.node" },
+};
+#define N_DATATYPE_CLASSES (sizeof(datatype_classes) / sizeof(datatype_classes[0]))
+
+static int datatype_class_missing(struct hd *hd, uint32_t id)
+{
+	const uint64_t *tab = (const uint64_t *)(hd->base + hd->hdr->class_tab_off);
+	return tab[id] == 0;
+}
+
+static void add_datatype_classes_tx(struct hd *hd)
+{
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 8 */
+		if (datatype_class_missing(hd, datatype_classes[i].id))
+			hd_class_write_tx(hd, datatype_classes[i].id, datatype_classes[i].kind,
+					  datatype_classes[i].name, NULL, 0, 0);
+}
+
+/* A heap made before the data types existed gets their classes on open:
+ * the ids are reserved for them, so no user class can hold them. */
+static int upgrade_datatype_classes(struct hd *hd, char *err, size_t errlen)
+{
+	int missing = 0;
+	volatile int rc = 0;
+
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 8 */
+		missing |= datatype_class_missing(hd, datatype_classes[i].id);
+	if (!missing)
+		return 0;
+	TX_BEGIN(hd->pop) {
+		add_datatype_classes_tx(hd);
+	} TX_ONABORT {
+		rc = hd_err(err, errlen, UH_ENOSPC, "cannot add the data types' classes to %s: %s",
+			    hd->path, pmemobj_errormsg());
+	} TX_END
+	if (!rc)
+		hd_log("info", "upgrade", "heap=%s added=data_type_classes", hd->path);
+	return rc;
+}
+
 /* The root map record lives in its own one-slot (large-kind) arena so that
  * recovery GC finds it like any other object. Its table stays 0 until the
  * first root is set (libuniheap allocates it then). */
@@ -277,6 +331,7 @@ int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_
 	TX_BEGIN(hd->pop) {
 		init_header_tx(hd, o);
 		init_builtin_classes_tx(hd);
+		add_datatype_classes_tx(hd);
 		init_rootmap_tx(hd);
 		hd->hdr->hdr_checksum = uh_fnv1a64(hd->hdr, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
 	} TX_ONABORT {
@@ -597,6 +652,9 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 	if (!rc) {
 		persist_setup(hd);
 		uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
+		rc = upgrade_datatype_classes(hd, err, errlen);
+	}
+	if (!rc) {
 		rc = hd_recover_locked(hd, err, errlen);
 	}
 	if (rc) {

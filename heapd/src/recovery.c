@@ -285,6 +285,46 @@ static int gc_rootmap(struct gc *g, uint64_t off)
 	return gc_root_table(g, rm, t, th->size & UH_OBJ_SIZE_MASK);
 }
 
+/* The class a reference of field/slot type t must point to (0 = any). */
+static uint32_t ref_want(uint32_t t)
+{
+	return t == UH_T_STRING ? UH_CLASS_STRING : t == UH_T_BYTES ? UH_CLASS_BYTES : 0;
+}
+
+/* Typed slots: follow those tagged as references. */
+static int gc_scan_values(struct gc *g, uint64_t off, uint32_t payload)
+{
+	struct uh_slot *sl = (struct uh_slot *)(g->base + off + UH_OBJHDR_SIZE);
+	uint64_t n = payload / sizeof(*sl);
+	int rc = 0;
+
+	for (uint64_t i = 0; i < n && !rc; i++) {	/* bounded by the payload */
+		uint32_t t = uh_slot_type(sl[i].tag);
+		if (uh_type_is_ref(t) && sl[i].value)
+			rc = gc_visit(g, &sl[i].value, ref_want(t), off);
+	}
+	return rc;
+}
+
+/* An array of references: follow each element. */
+static int gc_scan_array(struct gc *g, uint64_t off, uint32_t payload)
+{
+	const struct uh_array_hdr *a = (const void *)(g->base + off + UH_OBJHDR_SIZE);
+	uint32_t t = a->elem_type;
+	int rc = 0;
+
+	if (!uh_type_is_ref(t) || payload < sizeof(*a))
+		return 0;
+	uint64_t *p = (uint64_t *)(a + 1);
+	uint64_t n = (payload - sizeof(*a)) / 8;
+	if (a->length < n)
+		n = a->length;
+	for (uint64_t i = 0; i < n && !rc; i++)	/* bounded by the payload */
+		if (p[i])
+			rc = gc_visit(g, &p[i], ref_want(t), off);
+	return rc;
+}
+
 /* References held by the (valid, marked) object at off. */
 static int gc_scan(struct gc *g, uint64_t off)
 {
@@ -304,6 +344,10 @@ static int gc_scan(struct gc *g, uint64_t off)
 			if (p[i] != 0 && p[i] != UH_ROOT_TOMBSTONE)
 				rc = gc_visit(g, &p[i], 0, off);
 		}
+	} else if (c->kind == UH_K_VALUES) {
+		rc = gc_scan_values(g, off, oh->size & UH_OBJ_SIZE_MASK);
+	} else if (c->kind == UH_K_ARRAY) {
+		rc = gc_scan_array(g, off, oh->size & UH_OBJ_SIZE_MASK);
 	}
 	return rc;
 }

@@ -91,12 +91,26 @@ struct uh_hdr {
 #define UH_K_STRING 2u		/* payload = UTF-8 bytes, no refs */
 #define UH_K_BYTES 3u		/* payload = raw bytes, no refs */
 #define UH_K_REFTABLE 4u	/* payload = u64 refs; 1 is a tombstone */
+#define UH_K_VALUES 5u		/* payload = typed slots (struct uh_slot) */
+#define UH_K_ARRAY 6u		/* payload = struct uh_array_hdr + elements */
 #define UH_T_MAX UH_T_BYTES
 
 /* Built-in class ids (fixed by the format). User classes start at
  * UH_CLASS_FIRST_USER. */
 #define UH_CLASS_ROOTMAP 3u	/* record: table, count, used */
 #define UH_CLASS_REFTABLE 4u	/* table of refs (root map buckets) */
+/* The persistent data types (issue: data types). Their objects are of kind
+ * VALUES (typed slots) or ARRAY, so recovery GC finds every reference in
+ * them without knowing their algorithms; the class id says what they are. */
+#define UH_CLASS_ARRAY 5u	/* ARRAY: fixed-length array */
+#define UH_CLASS_LIST 6u	/* VALUES: list header */
+#define UH_CLASS_VALUES 7u	/* VALUES: generic typed slots (list storage) */
+#define UH_CLASS_MAP 8u		/* VALUES: hash map header */
+#define UH_CLASS_MAP_TABLE 9u	/* VALUES: hash map bucket table */
+#define UH_CLASS_MAP_ENTRY 10u	/* VALUES: hash map entry */
+#define UH_CLASS_SMAP 11u	/* VALUES: sorted map header */
+#define UH_CLASS_SMAP_NODE 12u	/* VALUES: sorted map node */
+#define UH_CLASS_BUILTIN_LAST 12u
 #define UH_CLASS_FIRST_USER 32u
 
 #define UH_NAME_MAX 255u	/* class name bytes, without NUL */
@@ -164,6 +178,25 @@ struct uh_rootmap {
 };
 #define UH_ROOT_TOMBSTONE 1ull
 #define UH_ROOTMAP_MIN_CAP 16u
+
+/* A typed slot of a VALUES object: tag's low 32 bits are a UH_T_* type
+ * (0 = empty), the high 32 bits free for the data type's own use; value is
+ * the value's 8 bytes (integers sign-extended to 64 bits, f32 widened to
+ * f64, references as offsets). Recovery GC follows the value of every
+ * slot tagged UH_T_REF, UH_T_STRING or UH_T_BYTES. */
+struct uh_slot {
+	uint64_t tag;
+	uint64_t value;
+};
+#define uh_slot_type(tag) ((uint32_t)(tag))
+
+/* Start of an ARRAY object's payload; elem_size(elem_type) * length bytes
+ * of elements follow, each naturally aligned. */
+struct uh_array_hdr {
+	uint32_t elem_type;	/* UH_T_* */
+	uint32_t reserved;
+	uint64_t length;
+};
 
 /* ------------------------------------------------------------------ */
 /* Sessions. Slot 0 is never used; lock words name slots 1..cap-1. */
@@ -306,6 +339,8 @@ _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
 _Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");
 _Static_assert(sizeof(struct uh_objhdr) == UH_OBJHDR_SIZE, "object header");
 _Static_assert(sizeof(struct uh_rootmap) == 24, "root map payload");
+_Static_assert(sizeof(struct uh_slot) == 16, "typed slot");
+_Static_assert(sizeof(struct uh_array_hdr) == 16, "array header");
 _Static_assert(sizeof(struct uh_session_ent) == 64, "session entry");
 _Static_assert(sizeof(struct uh_arena_ent) == 32, "arena entry");
 _Static_assert(sizeof(struct uh_arena_hdr) == 64, "arena header");
