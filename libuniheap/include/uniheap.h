@@ -333,6 +333,122 @@ int uh_root_count(uh_heap *h, uint64_t *count);
 /** @} */
 
 /* ------------------------------------------------------------------ */
+/** @defgroup types Persistent data types
+ *
+ * Arrays, lists, hash maps and sorted maps, implemented once here and
+ * shared by every language. Every operation is failure-atomic on its own
+ * (outside a block it runs in an implicit one) and composes inside a
+ * block: a block that puts to two maps and frees a value commits all or
+ * nothing, and concurrent blocks in other processes are serialized with
+ * it like any other block (UH_ECONFLICT when they collide).
+ * Iteration outside a block may see or miss concurrent changes but never
+ * returns a torn entry; inside a block it sees the block's snapshot.
+ * @{ */
+
+/** A value held by a data type: a field type and its 8 bytes. Integers
+ * (bool, i8..i64) travel as i, floats (f32, f64) as f, references (ref,
+ * string, bytes: a string or bytes object) as ref. */
+typedef struct uh_value {
+	uint32_t type;		/**< UH_T_*; 0 = none */
+	uint32_t reserved;
+	union {
+		int64_t i;
+		double f;
+		uh_off ref;
+	} u;
+} uh_value;
+
+/** Map key kinds, fixed when a map is created. */
+#define UH_KEY_STRING 1u	/**< UTF-8 bytes; sorted maps order them bytewise */
+#define UH_KEY_BYTES 2u		/**< raw bytes; sorted bytewise */
+#define UH_KEY_I64 3u		/**< signed 64-bit; sorted numerically */
+#define UH_KEY_MAX_LEN 4096u	/**< bytes of a string or bytes key */
+
+/** A key passed to or returned by a map. For STRING/BYTES keys data and
+ * len; for I64 keys i64. @note a returned key's data points into the
+ * mapping: valid while the map entry lives. */
+typedef struct uh_key {
+	uint32_t kind;		/**< UH_KEY_* */
+	uint32_t reserved;
+	const void *data;
+	size_t len;
+	int64_t i64;
+} uh_key;
+
+/** Flag for put/set/remove/pop: also free the object the old value
+ * referenced (J-NVM's update-and-free), in the same atomic step. Never use
+ * it on an object that is still reachable some other way. */
+#define UH_FREE_OLD 0x1u
+
+/** Iteration state for uh_*_next(); zero it (or use *_iter_init) to start.
+ * Opaque; valid only for the collection it was started on. */
+typedef struct uh_iter {
+	uint64_t s[8];
+} uh_iter;
+
+/* ---- array: fixed length, elements of one type ---- */
+
+/** New array of length elements of elem_type (any UH_T_*), zeroed.
+ * @return 0, UH_EINVAL (type), UH_ENOSPC. */
+int uh_array_new(uh_heap *h, uint32_t elem_type, uint64_t length, uh_off *out);
+int uh_array_len(uh_heap *h, uh_off a, uint64_t *len);
+int uh_array_elem_type(uh_heap *h, uh_off a, uint32_t *elem_type);
+/** @return 0, UH_ERANGE (index), UH_ETYPE (v->type does not fit the
+ * element type, or a reference to the wrong class), UH_EFREED. */
+int uh_array_get(uh_heap *h, uh_off a, uint64_t index, uh_value *v);
+int uh_array_set(uh_heap *h, uh_off a, uint64_t index, const uh_value *v, uint32_t flags);
+
+/* ---- list: growable sequence of values of any type ---- */
+
+int uh_list_new(uh_heap *h, uh_off *out);
+int uh_list_len(uh_heap *h, uh_off l, uint64_t *len);
+int uh_list_get(uh_heap *h, uh_off l, uint64_t index, uh_value *v);
+int uh_list_set(uh_heap *h, uh_off l, uint64_t index, const uh_value *v, uint32_t flags);
+int uh_list_append(uh_heap *h, uh_off l, const uh_value *v);
+/** Insert before index (index == len appends). */
+int uh_list_insert(uh_heap *h, uh_off l, uint64_t index, const uh_value *v);
+/** Remove the element at index, returning it in *v (may be NULL). */
+int uh_list_pop(uh_heap *h, uh_off l, uint64_t index, uh_value *v, uint32_t flags);
+
+/* ---- map: hash map ---- */
+
+/** New hash map whose keys are of key_kind. */
+int uh_map_new(uh_heap *h, uint32_t key_kind, uh_off *out);
+int uh_map_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind);
+int uh_map_len(uh_heap *h, uh_off m, uint64_t *len);
+/** @return 0 or UH_ENOTFOUND; UH_ETYPE for a key of another kind;
+ * UH_EINVAL for a key longer than UH_KEY_MAX_LEN or invalid UTF-8. */
+int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v);
+/** Insert or replace. The map keeps its own copy of the key. */
+int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags);
+/** @return 0 or UH_ENOTFOUND. The old value goes to *old (may be NULL). */
+int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags);
+/** Next entry in unspecified order; UH_ENOTFOUND at the end. */
+int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
+/** Structural check (counts, hashing, reachability of every entry).
+ * @return 0 or UH_EINTERNAL with uh_errmsg() naming the first problem. */
+int uh_map_check(uh_heap *h, uh_off m);
+
+/* ---- sorted map: ordered keys, range scans ---- */
+
+int uh_smap_new(uh_heap *h, uint32_t key_kind, uh_off *out);
+int uh_smap_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind);
+int uh_smap_len(uh_heap *h, uh_off m, uint64_t *len);
+int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v);
+int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags);
+int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags);
+#define UH_SCAN_REVERSE 0x1u	/**< descending order */
+/** Start a scan at the first key >= from (descending: <= from); from NULL
+ * starts at the smallest (descending: largest) key. */
+int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_iter *it);
+/** Next entry of a scan; UH_ENOTFOUND at the end. */
+int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
+/** Structural check (order, fill, depth, counts). */
+int uh_smap_check(uh_heap *h, uh_off m);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
 /** Counters of this session. */
 typedef struct uh_stats {
 	uint64_t allocs;

@@ -1,0 +1,54 @@
+/*
+ * value.h -- what the data types share: typed slots (struct uh_slot) read
+ * and written through the current block, values and keys converted to and
+ * from slots, key order and hashing. One implementation for array, list,
+ * map and sorted map.
+ *
+ * All reads and writes here go through the block (uh_tx_read/uh_tx_write):
+ * callers run inside a block (an implicit one if the user is outside).
+ */
+#ifndef UH_VALUE_H
+#define UH_VALUE_H
+
+#include "uhint.h"
+
+/* Slot i of a VALUES object obj (bounds are the caller's). */
+static inline uint64_t uh_slot_off(uh_off obj, uint64_t i)
+{
+	return obj + UH_OBJHDR_SIZE + i * sizeof(struct uh_slot);
+}
+int uh_slot_read(uh_heap *h, uh_off obj, uint64_t i, struct uh_slot *out);
+int uh_slot_write(uh_heap *h, uh_off obj, uint64_t i, const struct uh_slot *in);
+
+/* A new VALUES object of class cls with nslots empty slots. */
+int uh_values_new(uh_heap *h, uint32_t cls, uint64_t nslots, uh_off *out);
+/* Number of slots of a VALUES object. */
+uint64_t uh_values_nslots(uh_heap *h, uh_off obj);
+
+/* v checked and turned into a slot: integer types must be in range, a
+ * string/bytes value must reference a string/bytes object, a ref a valid
+ * object (of want_class if not 0). UH_ETYPE/UH_ERANGE/UH_EFREED else. */
+int uh_value_to_slot(uh_heap *h, const uh_value *v, uint32_t want_class,
+		     struct uh_slot *out);
+void uh_slot_to_value(const struct uh_slot *s, uh_value *v);
+/* With UH_FREE_OLD: free what old referenced (inside the caller's block). */
+int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, uint32_t flags);
+
+/* k must be of kind, at most UH_KEY_MAX_LEN bytes, UTF-8 for strings. */
+int uh_key_check(uint32_t kind, const uh_key *k);
+/* A slot holding k: i64 inline, string/bytes as a new object the data
+ * type owns (freed with the entry). */
+int uh_key_store(uh_heap *h, const uh_key *k, struct uh_slot *out);
+/* The key a slot holds (data points into the mapping). */
+int uh_key_load(uh_heap *h, const struct uh_slot *s, uh_key *out);
+/* Free a stored key's object, if it has one. */
+int uh_key_free(uh_heap *h, const struct uh_slot *s);
+/* <0, 0, >0: bytewise for string/bytes (shorter prefix first), numeric
+ * for i64. Both keys of the same kind. */
+int uh_key_cmp(const uh_key *a, const uh_key *b);
+uint64_t uh_key_hash(const uh_key *k);
+
+/* Run body(h, arg) in an implicit block if the caller is outside one. */
+int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg);
+
+#endif /* UH_VALUE_H */
