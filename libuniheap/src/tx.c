@@ -138,6 +138,9 @@ static int log_append(uh_heap *h, uint32_t kind, uh_off obj, uint64_t arg,
 	struct uh_tx *t = &h->tx;
 	uint64_t need = UH_LOG_ENT_SIZE + UH_ALIGN_UP((uint64_t)len, 8);
 
+	if (!h->log)	/* read-only handle: nothing may change */
+		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
+
 	if (need > h->log_size - sizeof(struct uh_log_hdr) - t->pos)
 		return tx_doom(h, uh_err_set(UH_ELOGFULL, "block needs more than the %llu "
 					     "bytes of the session log; split it into "
