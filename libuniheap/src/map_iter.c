@@ -1,0 +1,205 @@
+/*
+ * map_iter.c -- uh_map_next: iteration over a hash map's buckets.
+ *
+ * Order: during a resize, the old table's buckets not yet migrated
+ * (cursor .. old_size-1), then every bucket of the current table; else
+ * the current table's buckets. Inside a chain, chain order.
+ *
+ * The iterator (uh_iter.s) remembers where it is, not what it saw:
+ *   s[0] the map it was started on (0: not started)
+ *   s[1] phase: 1 old table, 2 current table, 3 done
+ *   s[2] the table the phase walks (tells a table swapped since)
+ *   s[3] bucket index in that table
+ *   s[4] the entry returned last from that bucket (0: none yet)
+ *   s[5] how many entries of that bucket were returned
+ * Each call is one atomic read of the map (its own snapshot, or the
+ * caller's block). Between calls the map may change: then the iterator
+ * finds its place again by the entry offset (never dereferencing it: it
+ * only compares it with what the chain holds now), or, if that entry is
+ * gone, by its position, or, if its table is gone, starts that table over.
+ * So it may skip or repeat entries changed meanwhile, but every entry it
+ * returns is a live entry read through validated reads. Removing the
+ * entry just returned, between calls, skips nothing.
+ */
+#include <string.h>
+
+#include "map_int.h"
+
+enum { IT_MAP, IT_PHASE, IT_TABLE, IT_BUCKET, IT_LAST, IT_NTH };
+enum { PH_OLD = 1, PH_TABLE = 2, PH_DONE = 3 };
+
+struct next_args {
+	uh_off m;
+	uh_iter start;		/* where the call began (re-runs start here) */
+	uh_iter it;		/* where it ends */
+	uh_key *k;
+	uh_value *val;
+};
+
+static void it_at(uint64_t *s, uint64_t phase, uh_off table, uint64_t bucket)
+{
+	s[IT_PHASE] = phase;
+	s[IT_TABLE] = table;
+	s[IT_BUCKET] = bucket;
+	s[IT_LAST] = 0;
+	s[IT_NTH] = 0;
+}
+
+/* From the start: the old table's unmigrated buckets first, if any. */
+static void it_start(uint64_t *s, const struct dt_map_view *v)
+{
+	if (v->old)
+		it_at(s, PH_OLD, v->old, v->cursor);
+	else
+		it_at(s, PH_TABLE, v->table, 0);
+}
+
+/* Bring the iterator in line with the map as it is now. */
+static void it_resync(uint64_t *s, const struct dt_map_view *v)
+{
+	if (s[IT_PHASE] == PH_OLD && s[IT_TABLE] != v->old) {
+		/* That resize finished: its entries are all in the table. */
+		it_at(s, PH_TABLE, v->table, 0);
+	} else if (s[IT_PHASE] == PH_TABLE && s[IT_TABLE] != v->table) {
+		if (s[IT_TABLE] != v->old) {
+			it_start(s, v);	/* two resizes since: start over */
+			return;
+		}
+		s[IT_PHASE] = PH_OLD;	/* a resize began: our table is the old one */
+	}
+	if (s[IT_PHASE] == PH_OLD && s[IT_BUCKET] < v->cursor) {
+		/* Migrated meanwhile: the rest of it comes in phase 2. */
+		it_at(s, PH_OLD, v->old, v->cursor);
+	}
+}
+
+/* In the chain of bucket b of table t, the first entry not returned
+ * yet: the one after s[IT_LAST] if that is still there, else the one now
+ * at s[IT_LAST]'s position (it was removed: those after it moved up).
+ * *out = 0 when the bucket is done; *pos = its position in the chain. */
+static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s, uh_off t,
+		  uint64_t b, uh_off *out, uint64_t *pos)
+{
+	uh_off e, parent = t, by_pos = 0;
+	uint64_t pi = b, by_n = 0;
+	int rc, take = 0;
+
+	*out = 0;
+	if ((rc = dt_map_ref(h, v->m, t, b, &e)) != 0)
+		return rc;
+	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
+		if (n >= v->count)
+			return uh_err_set(UH_EINTERNAL, "map %llu: a chain of bucket %llu is "
+					  "longer than the map's %llu entries (a cycle?)",
+					  (unsigned long long)v->m, (unsigned long long)b,
+					  (unsigned long long)v->count);
+		if ((rc = dt_map_deref(h, v->m, parent, pi, e, UH_CLASS_MAP_ENTRY,
+				       DT_ME_SLOTS)) != 0)
+			return rc;
+		if (take || !s[IT_LAST]) {
+			*out = e;
+			*pos = n;
+			return 0;
+		}
+		if (e == s[IT_LAST])
+			take = 1;
+		else if (n + 1 == s[IT_NTH] && !by_pos) {
+			by_pos = e;
+			by_n = n;
+		}
+		parent = e;
+		pi = DT_ME_NEXT;
+		if ((rc = dt_map_ref(h, v->m, e, DT_ME_NEXT, &e)) != 0)
+			return rc;
+	}
+	if (!take) {
+		*out = by_pos;
+		*pos = by_n;
+	}
+	return 0;
+}
+
+/* Fill the caller's key and value from entry e. */
+static int give(uh_heap *h, const struct next_args *a, uh_off e)
+{
+	struct uh_slot s;
+	uh_key k;
+	int rc;
+
+	if ((rc = dt_map_entry_key(h, a->m, e, &k)) != 0 ||
+	    (rc = uh_slot_read(h, e, DT_ME_VALUE, &s)) != 0)
+		return rc;
+	if (a->k)
+		*a->k = k;
+	if (a->val)
+		uh_slot_to_value(&s, a->val);
+	return 0;
+}
+
+static int next_body(uh_heap *h, void *arg)
+{
+	struct next_args *a = arg;
+	uint64_t *s = a->it.s;
+	struct dt_map_view v;
+	int rc;
+
+	a->it = a->start;
+	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0)
+		return rc;
+	if (s[IT_PHASE] == PH_DONE)
+		return uh_err_set(UH_ENOTFOUND, "uh_map_next: no more entries");
+	if (s[IT_PHASE] == 0)
+		it_start(s, &v);
+	else
+		it_resync(s, &v);
+	/* bound: one round per bucket of both tables, plus the switch */
+	for (uint64_t round = 0; round <= v.old_size + v.size; round++) {
+		uint64_t size = s[IT_PHASE] == PH_OLD ? v.old_size : v.size;
+		uh_off t = s[IT_PHASE] == PH_OLD ? v.old : v.table, e;
+		uint64_t pos = 0;
+		if (s[IT_BUCKET] >= size) {
+			if (s[IT_PHASE] == PH_TABLE)
+				break;
+			it_at(s, PH_TABLE, v.table, 0);
+			continue;
+		}
+		if ((rc = resume(h, &v, s, t, s[IT_BUCKET], &e, &pos)) != 0)
+			return rc;
+		if (e) {
+			if ((rc = give(h, a, e)) != 0)
+				return rc;
+			s[IT_LAST] = e;
+			s[IT_NTH] = pos + 1;
+			return 0;
+		}
+		s[IT_BUCKET]++;
+		s[IT_LAST] = s[IT_NTH] = 0;
+	}
+	it_at(s, PH_DONE, 0, 0);
+	return uh_err_set(UH_ENOTFOUND, "uh_map_next: no more entries");
+}
+
+int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
+{
+	struct next_args a = { .m = m, .k = k, .val = v };
+	int rc = uh_check_handle(h);
+
+	if (rc)
+		return rc;
+	if (!it)
+		return uh_err_set(UH_EINVAL, "uh_map_next: iterator is NULL");
+	if (it->s[IT_MAP] && it->s[IT_MAP] != m)
+		return uh_err_set(UH_EINVAL, "uh_map_next: iterator was started on map %llu, "
+				  "not on map %llu", (unsigned long long)it->s[IT_MAP],
+				  (unsigned long long)m);
+	if (it->s[IT_PHASE] > PH_DONE)
+		return uh_err_set(UH_EINVAL, "uh_map_next: iterator state is garbage (phase %llu)",
+				  (unsigned long long)it->s[IT_PHASE]);
+	a.start = *it;
+	rc = dt_map_run(h, next_body, &a);
+	if (rc == 0 || rc == UH_ENOTFOUND) {
+		*it = a.it;
+		it->s[IT_MAP] = m;
+	}
+	return rc;
+}
