@@ -1,0 +1,1478 @@
+/*
+ * smap.c -- the sorted map: a B+-tree of VALUES objects, changed only
+ * inside blocks, so every operation is failure-atomic and serializable
+ * with other sessions' blocks.
+ *
+ * Why a B+-tree: few, wide nodes. One insert touches (locks and logs) one
+ * leaf in the common case and a handful of nodes when it splits, and a scan
+ * reads 30 entries per node it validates, walking the leaf chain. A skip
+ * list would lock and log several tower objects per insert and validate
+ * one object per entry scanned.
+ *
+ * FORMAT (all objects of kind VALUES: arrays of 16-byte typed slots, so
+ * recovery GC follows every slot tagged REF/STRING/BYTES):
+ *
+ * Header, class UH_CLASS_SMAP, 5 slots:
+ *   [0] I64  key kind (UH_KEY_STRING/BYTES/I64), fixed at creation
+ *   [1] I64  number of entries
+ *   [2] REF  root node (never 0)
+ *   [3] I64  height: levels of nodes, 1 = the root is a leaf
+ *   [4] REF  first leaf (head of the leaf chain)
+ *
+ * Node, class UH_CLASS_SMAP_NODE, 63 slots (1008 bytes + 16 of object
+ * header = one 1024-byte slot), F = 30 keys at most:
+ *   [0]          I64  meta: bit 32 = leaf, bits 0..31 = n keys (0..F)
+ *   [1]          REF  leaves: next leaf in key order (0 = last);
+ *                     inner nodes: empty (tag 0)
+ *   [2 + i]      key i, i < n: I64 inline, or STRING/BYTES: a key object
+ *                the node owns (leaf keys and inner separators are
+ *                separate objects; a separator is a copy)
+ *   [2 + F + i]  leaves: value of key i (any type), i < n
+ *                inner nodes: child i (REF to a node), i <= n
+ *   Every slot past the used ones is empty (tag 0, value 0), so no stale
+ *   reference ever keeps an object alive or points at a freed one.
+ *
+ * Invariants (uh_smap_check verifies them): keys strictly increasing in
+ * every node and along the leaf chain; in an inner node the keys of child
+ * i are >= key i-1 and < key i; every leaf is at depth height-1; the leaf
+ * chain from [4] visits exactly the leaves in key order; the entries of
+ * all leaves number [1]. Removal does not rebalance: nodes may be
+ * underfull, an inner node may keep 0 keys and 1 child, but a leaf that
+ * becomes empty is unlinked from the chain and freed (unless it is the
+ * root), an inner node that loses its last child is freed, and a root
+ * with 0 keys is replaced by its only child. So every non-root leaf holds
+ * at least one entry and the root is a leaf or has >= 1 key.
+ *
+ * Crash safety: every change of an operation (slots of existing nodes,
+ * header, frees) is one block: redo-logged and applied all or nothing;
+ * new nodes and key objects are written in place before the block
+ * commits and are unreachable until it does.
+ *
+ * Slots are read and written 16 bytes at a time through uh_tx_read /
+ * uh_tx_write (never mixed with 8-byte halves on the same slot), so a
+ * shifted entry costs one log entry, not two.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "value.h"
+
+#define SM_F 30u				/* keys per node, at most */
+#define SM_NSLOTS (3u + 2u * SM_F)		/* 63 */
+#define SM_META 0u
+#define SM_NEXT 1u
+#define SM_KEY(i) (2u + (i))
+#define SM_VAL(i) (2u + SM_F + (i))		/* value (leaf) / child (inner) */
+#define SM_LEAF_BIT (1ull << 32)
+#define SM_MAX_HEIGHT 24u			/* 15^23 keys: never reached */
+
+#define SH_KIND 0u
+#define SH_COUNT 1u
+#define SH_ROOT 2u
+#define SH_HEIGHT 3u
+#define SH_FIRST 4u
+#define SH_NSLOTS 5u
+
+struct sm_map {
+	uh_off off;
+	uint32_t kind;
+	uint32_t height;
+	uint64_t count;
+	uh_off root;
+	uh_off first;
+};
+
+struct sm_node {
+	uh_off off;
+	uint32_t n;
+	int leaf;
+	uh_off next;
+};
+
+/* A key read from the heap, copied out through validated reads. */
+struct sm_kbuf {
+	uh_key k;
+	unsigned char b[UH_KEY_MAX_LEN];
+};
+
+/* Nodes from the root (0) to a leaf, and the child taken at each inner. */
+struct sm_path {
+	uint32_t depth;
+	uh_off node[SM_MAX_HEIGHT];
+	uint32_t idx[SM_MAX_HEIGHT];
+	uint32_t n[SM_MAX_HEIGHT];
+};
+
+static const struct uh_slot sm_empty = { 0, 0 };
+
+/* ---- errors ---- */
+
+/* Something read does not fit the format. If the block was rolled back
+ * (a conflict), that is the cause, not damage: reads then return zeros. */
+static int sm_bad(uh_heap *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int sm_bad(uh_heap *h, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (h->tx.doomed)
+		return uh_err_set(h->tx.doomed, "block was rolled back: %s",
+				  uh_strerror(h->tx.doomed));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return uh_err_set(UH_EINTERNAL, "sorted map is damaged: %s", msg);
+}
+
+static int sm_doomed(uh_heap *h, int rc)
+{
+	return h->tx.doomed ? uh_err_set(h->tx.doomed, "block was rolled back: %s",
+					 uh_strerror(h->tx.doomed)) : rc;
+}
+
+/* ---- slots ---- */
+
+static int sm_rd(uh_heap *h, uh_off obj, uint32_t i, struct uh_slot *s)
+{
+	int rc = uh_tx_read(h, obj, uh_slot_off(obj, i), s, sizeof(*s));
+	return rc ? sm_doomed(h, rc) : 0;
+}
+
+static int sm_wr(uh_heap *h, uh_off obj, uint32_t i, const struct uh_slot *s)
+{
+	return uh_tx_write(h, obj, uh_slot_off(obj, i), s, sizeof(*s));
+}
+
+static int sm_wr_i64(uh_heap *h, uh_off obj, uint32_t i, uint64_t v)
+{
+	struct uh_slot s = { UH_T_I64, v };
+	return sm_wr(h, obj, i, &s);
+}
+
+static int sm_wr_ref(uh_heap *h, uh_off obj, uint32_t i, uh_off ref)
+{
+	struct uh_slot s = { UH_T_REF, ref };
+	return sm_wr(h, obj, i, &s);
+}
+
+static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
+{
+	struct uh_slot s;
+	int rc = sm_rd(h, obj, from, &s);
+	return rc ? rc : sm_wr(h, obj, to, &s);
+}
+
+/* Class and payload size of the object at off, through a validated read.
+ * *valid = 0 for a freed object. */
+static int sm_obj_hdr(uh_heap *h, uh_off off, uint32_t *cls, uint32_t *payload, int *valid,
+		      uint32_t *slot_size)
+{
+	uint32_t slot, cs[2];
+	const struct uh_arena_span *sp = off ? uh_arena_slot_of(&h->ix, off, &slot) : NULL;
+
+	if (!sp)
+		return sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
+	int rc = uh_tx_read(h, off, off + 8, cs, sizeof(cs));
+	if (rc)
+		return sm_doomed(h, rc);
+	*cls = cs[0];
+	*payload = cs[1] & UH_OBJ_SIZE_MASK;
+	*valid = (cs[1] & UH_OBJ_VALID) != 0;
+	if (slot_size)
+		*slot_size = sp->slot_size;
+	return 0;
+}
+
+/* ---- keys ---- */
+
+static uint32_t sm_key_type(uint32_t kind)
+{
+	return kind == UH_KEY_I64 ? UH_T_I64 : kind == UH_KEY_STRING ? UH_T_STRING : UH_T_BYTES;
+}
+
+static uint32_t sm_key_class(uint32_t kind)
+{
+	return kind == UH_KEY_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
+}
+
+/* The key a slot holds, copied into kb through validated reads: key
+ * objects are immutable, but one may be freed and reused by another
+ * session after our snapshot; a validated read notices that. */
+static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
+{
+	uint32_t cls, len, ssz;
+	int valid, rc;
+
+	memset(&kb->k, 0, sizeof(kb->k));
+	kb->k.kind = kind;
+	if (uh_slot_type(s->tag) != sm_key_type(kind))
+		return sm_bad(h, "key slot of type %u in a map of key kind %u",
+			      uh_slot_type(s->tag), kind);
+	if (kind == UH_KEY_I64) {
+		kb->k.i64 = (int64_t)s->value;
+		return 0;
+	}
+	if ((rc = sm_obj_hdr(h, s->value, &cls, &len, &valid, &ssz)) != 0)
+		return rc;
+	if (!valid || cls != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
+	    len > ssz - UH_OBJHDR_SIZE)
+		return sm_bad(h, "key object %llu is freed, of class %u or %u bytes long",
+			      (unsigned long long)s->value, cls, len);
+	if (len && (rc = uh_tx_read(h, s->value, s->value + UH_OBJHDR_SIZE, kb->b, len)) != 0)
+		return sm_doomed(h, rc);
+	kb->k.data = kb->b;
+	kb->k.len = len;
+	return 0;
+}
+
+/* A key slot for k: a new object for string/bytes keys. */
+static int sm_key_new(uh_heap *h, const uh_key *k, struct uh_slot *out)
+{
+	return uh_key_store(h, k, out);
+}
+
+/* ---- header and nodes ---- */
+
+static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
+{
+	struct uh_slot s[SH_NSLOTS];
+	uint32_t cls, payload;
+	int valid, rc;
+
+	if ((rc = sm_obj_hdr(h, m, &cls, &payload, &valid, NULL)) != 0)
+		return rc;
+	if (!valid)
+		return sm_doomed(h, uh_err_set(UH_EFREED, "sorted map %llu has been freed",
+					       (unsigned long long)m));
+	if (cls != UH_CLASS_SMAP)
+		return sm_doomed(h, uh_err_set(UH_ETYPE, "object %llu is not a sorted map "
+					       "(class %u)", (unsigned long long)m, cls));
+	if (payload < SH_NSLOTS * sizeof(struct uh_slot))
+		return sm_bad(h, "header %llu has %u bytes", (unsigned long long)m, payload);
+	for (uint32_t i = 0; i < SH_NSLOTS; i++)	/* bound: 5 */
+		if ((rc = sm_rd(h, m, i, &s[i])) != 0)
+			return rc;
+	mp->off = m;
+	mp->kind = (uint32_t)s[SH_KIND].value;
+	mp->count = s[SH_COUNT].value;
+	mp->root = s[SH_ROOT].value;
+	mp->height = (uint32_t)s[SH_HEIGHT].value;
+	mp->first = s[SH_FIRST].value;
+	if (uh_slot_type(s[SH_KIND].tag) != UH_T_I64 || mp->kind < UH_KEY_STRING ||
+	    mp->kind > UH_KEY_I64)
+		return sm_bad(h, "header %llu: bad key kind", (unsigned long long)m);
+	if (uh_slot_type(s[SH_ROOT].tag) != UH_T_REF || !mp->root ||
+	    uh_slot_type(s[SH_FIRST].tag) != UH_T_REF || !mp->first)
+		return sm_bad(h, "header %llu: no root or first leaf", (unsigned long long)m);
+	if (mp->height < 1 || mp->height > SM_MAX_HEIGHT)
+		return sm_bad(h, "header %llu: height %u", (unsigned long long)m, mp->height);
+	return 0;
+}
+
+static int sm_hdr_set(uh_heap *h, const struct sm_map *mp, uint32_t i, uint32_t tag,
+		      uint64_t v)
+{
+	struct uh_slot s = { tag, v };
+	return sm_wr(h, mp->off, i, &s);
+}
+
+/* Node at off; want_leaf: 1, 0, or -1 for either. */
+static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd)
+{
+	struct uh_slot meta, next;
+	uint32_t cls, payload;
+	int valid, rc;
+
+	if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0)
+		return rc;
+	if (!valid || cls != UH_CLASS_SMAP_NODE || payload != SM_NSLOTS * sizeof(struct uh_slot))
+		return sm_bad(h, "node %llu is freed, of class %u or %u bytes",
+			      (unsigned long long)off, cls, payload);
+	if ((rc = sm_rd(h, off, SM_META, &meta)) != 0 || (rc = sm_rd(h, off, SM_NEXT, &next)) != 0)
+		return rc;
+	nd->off = off;
+	nd->n = (uint32_t)meta.value;
+	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
+	nd->next = next.value;
+	if (uh_slot_type(meta.tag) != UH_T_I64 || nd->n > SM_F ||
+	    (meta.value >> 32) > 1)
+		return sm_bad(h, "node %llu: bad meta slot", (unsigned long long)off);
+	if (want_leaf >= 0 && nd->leaf != want_leaf)
+		return sm_bad(h, "node %llu is %s a leaf at the wrong depth",
+			      (unsigned long long)off, nd->leaf ? "" : "not");
+	if (nd->leaf ? uh_slot_type(next.tag) != UH_T_REF : next.tag != 0)
+		return sm_bad(h, "node %llu: bad next slot", (unsigned long long)off);
+	return 0;
+}
+
+static int sm_meta_set(uh_heap *h, uh_off off, uint32_t n, int leaf)
+{
+	return sm_wr_i64(h, off, SM_META, (uint64_t)n | (leaf ? SM_LEAF_BIT : 0));
+}
+
+static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out)
+{
+	struct uh_slot s;
+	int rc = sm_rd(h, nd->off, SM_VAL(i), &s);
+
+	if (rc)
+		return rc;
+	if (uh_slot_type(s.tag) != UH_T_REF || !s.value)
+		return sm_bad(h, "node %llu: child %u is not a reference",
+			      (unsigned long long)nd->off, i);
+	*out = s.value;
+	return 0;
+}
+
+/* First index whose key is > k (upper) or >= k (lower). *eq: k is there. */
+static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const uh_key *k,
+		    int upper, struct sm_kbuf *kb, uint32_t *out, int *eq)
+{
+	uint32_t lo = 0, hi = nd->n;
+	struct uh_slot s;
+	int rc;
+
+	*eq = 0;
+	while (lo < hi) {	/* bound: log2(F) rounds */
+		uint32_t mid = (lo + hi) / 2;
+		if ((rc = sm_rd(h, nd->off, SM_KEY(mid), &s)) != 0 ||
+		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
+			return rc;
+		int c = uh_key_cmp(k, &kb->k);
+		if (c == 0)
+			*eq = 1;
+		if (upper ? c >= 0 : c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*out = lo;
+	return 0;
+}
+
+/* From the root to the leaf whose range holds k; with k NULL the leftmost
+ * (or rightmost) leaf. */
+static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rightmost,
+		      struct sm_path *p, struct sm_node *leaf, struct sm_kbuf *kb)
+{
+	uh_off cur = mp->root;
+	int rc, eq;
+
+	for (uint32_t l = 0; l < mp->height; l++) {	/* bound: height */
+		struct sm_node nd;
+		if ((rc = sm_node_load(h, cur, l + 1 == mp->height, &nd)) != 0)
+			return rc;
+		p->node[l] = cur;
+		p->n[l] = nd.n;
+		p->depth = l + 1;
+		if (nd.leaf) {
+			*leaf = nd;
+			return 0;
+		}
+		uint32_t ci = rightmost ? nd.n : 0;
+		if (k && (rc = sm_bound(h, mp->kind, &nd, k, 1, kb, &ci, &eq)) != 0)
+			return rc;
+		p->idx[l] = ci;
+		if ((rc = sm_child(h, &nd, ci, &cur)) != 0)
+			return rc;
+	}
+	return sm_bad(h, "no leaf at height %u", mp->height);
+}
+
+/* The leaf before the path's leaf, or 0 if it is the first. */
+static int sm_pred_leaf(uh_heap *h, const struct sm_map *mp, const struct sm_path *p,
+			struct sm_node *pred, int *found)
+{
+	int rc;
+
+	*found = 0;
+	for (int l = (int)p->depth - 2; l >= 0; l--) {	/* bound: height */
+		if (p->idx[l] == 0)
+			continue;
+		struct sm_node nd = { .off = p->node[l] };
+		uh_off cur;
+		if ((rc = sm_child(h, &nd, p->idx[l] - 1, &cur)) != 0)
+			return rc;
+		for (uint32_t d = (uint32_t)l + 1; d < p->depth; d++) {	/* bound: height */
+			if ((rc = sm_node_load(h, cur, d + 1 == mp->height, &nd)) != 0)
+				return rc;
+			if (nd.leaf) {
+				*pred = nd;
+				*found = 1;
+				return 0;
+			}
+			if ((rc = sm_child(h, &nd, nd.n, &cur)) != 0)
+				return rc;
+		}
+		return sm_bad(h, "no leaf left of node %llu", (unsigned long long)p->node[l]);
+	}
+	return 0;
+}
+
+/* ---- running bodies ---- */
+
+/* Inside the user's block the body joins it; outside, it runs in its own
+ * block, re-run on conflicts (nothing of a failed try is left). */
+static int sm_exec(uh_heap *h, uh_block_fn body, void *arg)
+{
+	if (h->tx.depth) {
+		int rc = body(h, arg);
+		return rc ? rc : sm_doomed(h, 0);
+	}
+	return uh_run(h, body, arg, 0);
+}
+
+static int sm_check_map_arg(uh_heap *h, uh_off m)
+{
+	int rc;
+	return uh_obj_get(h, m, UH_CLASS_SMAP, &rc) ? 0 : rc;
+}
+
+/* Handle, map and key checked before any block; key_opt: k may be NULL. */
+static int sm_args_k(uh_heap *h, uh_off m, const uh_key *k, int writes, int key_opt)
+{
+	int rc = uh_check_handle(h);
+	uint32_t kind;
+
+	if (rc || (rc = sm_check_map_arg(h, m)) != 0)
+		return rc;
+	if (writes && h->readonly)
+		return uh_err_set(UH_EREADONLY, "sorted map: heap is connected read-only");
+	if (!k && key_opt)
+		return 0;
+	/* The kind never changes after creation: a plain read is exact. */
+	kind = (uint32_t)((const struct uh_slot *)(h->base + uh_slot_off(m, SH_KIND)))->value;
+	return uh_key_check(kind, k);
+}
+
+/* ---- new, key kind, len ---- */
+
+struct sm_new_op {
+	uint32_t kind;
+	uh_off out;
+};
+
+static int sm_new_body(uh_heap *h, void *arg)
+{
+	struct sm_new_op *op = arg;
+	uh_off m, leaf;
+	int rc;
+
+	if ((rc = uh_values_new(h, UH_CLASS_SMAP, SH_NSLOTS, &m)) != 0)
+		return rc;
+	if ((rc = uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, &leaf)) != 0) {
+		uh_tx_log_free(h, m);
+		return rc;
+	}
+	if ((rc = sm_meta_set(h, leaf, 0, 1)) != 0 || (rc = sm_wr_ref(h, leaf, SM_NEXT, 0)) != 0 ||
+	    (rc = sm_wr_i64(h, m, SH_KIND, op->kind)) != 0 ||
+	    (rc = sm_wr_i64(h, m, SH_COUNT, 0)) != 0 ||
+	    (rc = sm_wr_ref(h, m, SH_ROOT, leaf)) != 0 ||
+	    (rc = sm_wr_i64(h, m, SH_HEIGHT, 1)) != 0 ||
+	    (rc = sm_wr_ref(h, m, SH_FIRST, leaf)) != 0)
+		return rc;
+	op->out = m;
+	return 0;
+}
+
+int uh_smap_new(uh_heap *h, uint32_t key_kind, uh_off *out)
+{
+	struct sm_new_op op = { key_kind, 0 };
+	int rc = uh_check_handle(h);
+
+	if (rc)
+		return rc;
+	if (!out)
+		return uh_err_set(UH_EINVAL, "uh_smap_new: out is NULL");
+	if (key_kind < UH_KEY_STRING || key_kind > UH_KEY_I64)
+		return uh_err_set(UH_EINVAL, "uh_smap_new: unknown key kind %u", key_kind);
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "uh_smap_new: heap is connected read-only");
+	if ((rc = sm_exec(h, sm_new_body, &op)) == 0)
+		*out = op.out;
+	return rc;
+}
+
+struct sm_hdr_op {
+	uh_off m;
+	struct sm_map mp;
+};
+
+static int sm_hdr_body(uh_heap *h, void *arg)
+{
+	struct sm_hdr_op *op = arg;
+	return sm_hdr_load(h, op->m, &op->mp);
+}
+
+int uh_smap_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind)
+{
+	struct sm_hdr_op op = { .m = m };
+	int rc = sm_args_k(h, m, NULL, 0, 1);
+
+	if (rc)
+		return rc;
+	if (!key_kind)
+		return uh_err_set(UH_EINVAL, "uh_smap_key_kind: key_kind is NULL");
+	if ((rc = sm_exec(h, sm_hdr_body, &op)) == 0)
+		*key_kind = op.mp.kind;
+	return rc;
+}
+
+int uh_smap_len(uh_heap *h, uh_off m, uint64_t *len)
+{
+	struct sm_hdr_op op = { .m = m };
+	int rc = sm_args_k(h, m, NULL, 0, 1);
+
+	if (rc)
+		return rc;
+	if (!len)
+		return uh_err_set(UH_EINVAL, "uh_smap_len: len is NULL");
+	if ((rc = sm_exec(h, sm_hdr_body, &op)) == 0)
+		*len = op.mp.count;
+	return rc;
+}
+
+/* ---- get ---- */
+
+struct sm_op {
+	uh_off m;
+	const uh_key *k;
+	struct uh_slot val;	/* put: the new value */
+	uint32_t flags;
+	uh_value out;		/* get: the value; remove: the old one */
+	struct sm_map mp;
+	struct sm_path path;
+	struct sm_node leaf;
+	uh_off spare[SM_MAX_HEIGHT + 1];	/* put: nodes allocated up front */
+	uint32_t nspare, used;
+	struct sm_kbuf kb;
+};
+
+/* Descend to k's leaf; *pos its index there, *eq whether k is present. */
+static int sm_find(uh_heap *h, struct sm_op *op, uint32_t *pos, int *eq)
+{
+	int rc = sm_hdr_load(h, op->m, &op->mp);
+
+	if (rc || (rc = sm_descend(h, &op->mp, op->k, 0, &op->path, &op->leaf, &op->kb)) != 0)
+		return rc;
+	return sm_bound(h, op->mp.kind, &op->leaf, op->k, 0, &op->kb, pos, eq);
+}
+
+static int sm_get_body(uh_heap *h, void *arg)
+{
+	struct sm_op *op = arg;
+	struct uh_slot s;
+	uint32_t pos;
+	int eq, rc = sm_find(h, op, &pos, &eq);
+
+	if (rc)
+		return rc;
+	if (!eq)
+		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
+	if ((rc = sm_rd(h, op->leaf.off, SM_VAL(pos), &s)) != 0)
+		return rc;
+	uh_slot_to_value(&s, &op->out);
+	return 0;
+}
+
+int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
+{
+	static __thread struct sm_op op;	/* 4 KiB key buffer: not on the stack */
+	int rc = sm_args_k(h, m, k, 0, 0);
+
+	if (rc)
+		return rc;
+	op.m = m;
+	op.k = k;
+	if ((rc = sm_exec(h, sm_get_body, &op)) == 0 && v)
+		*v = op.out;
+	return rc;
+}
+
+/* ---- put ---- */
+
+static int sm_spare(struct sm_op *op, uh_off *out)
+{
+	if (op->used >= op->nspare)
+		return uh_err_set(UH_EINTERNAL, "sorted map: split needs more nodes than planned");
+	*out = op->spare[op->used++];
+	return 0;
+}
+
+static int sm_new_root(uh_heap *h, struct sm_op *op, const struct uh_slot *sep, uh_off right)
+{
+	uh_off r = 0;
+	int rc;
+
+	if (op->mp.height >= SM_MAX_HEIGHT)
+		return uh_err_set(UH_EINTERNAL, "sorted map would exceed %u levels", SM_MAX_HEIGHT);
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, 1, 0)) != 0 ||
+	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0 || (rc = sm_wr(h, r, SM_KEY(0), sep)) != 0 ||
+	    (rc = sm_wr_ref(h, r, SM_VAL(0), op->mp.root)) != 0 ||
+	    (rc = sm_wr_ref(h, r, SM_VAL(1), right)) != 0 ||
+	    (rc = sm_hdr_set(h, &op->mp, SH_ROOT, UH_T_REF, r)) != 0)
+		return rc;
+	op->mp.root = r;
+	op->mp.height++;
+	return sm_hdr_set(h, &op->mp, SH_HEIGHT, UH_T_I64, op->mp.height);
+}
+
+/* Insert separator sep and its right child into the inner node at level
+ * l of the path (after child idx[l]); split it when full. */
+static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot sep, uh_off right)
+{
+	struct uh_slot keys[SM_F + 1], kids[SM_F + 2];
+	int rc;
+
+	if (l < 0)
+		return sm_new_root(h, op, &sep, right);
+	uh_off p = op->path.node[l];
+	uint32_t ci = op->path.idx[l], n = op->path.n[l];
+	if (n < SM_F) {
+		for (uint32_t j = n; j > ci; j--)	/* bound: F */
+			if ((rc = sm_move(h, p, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
+			    (rc = sm_move(h, p, SM_VAL(j), SM_VAL(j + 1))) != 0)
+				return rc;
+		if ((rc = sm_wr(h, p, SM_KEY(ci), &sep)) != 0 ||
+		    (rc = sm_wr_ref(h, p, SM_VAL(ci + 1), right)) != 0)
+			return rc;
+		return sm_meta_set(h, p, n + 1, 0);
+	}
+	/* Full: F+1 keys and F+2 children; the middle key moves up. */
+	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
+		if (i == ci)
+			keys[i] = sep;
+		else if ((rc = sm_rd(h, p, SM_KEY(j++), &keys[i])) != 0)
+			return rc;
+	}
+	for (uint32_t i = 0, j = 0; i <= SM_F + 1; i++) {	/* bound: F */
+		if (i == ci + 1) {
+			kids[i].tag = UH_T_REF;
+			kids[i].value = right;
+		} else if ((rc = sm_rd(h, p, SM_VAL(j++), &kids[i])) != 0) {
+			return rc;
+		}
+	}
+	uint32_t nl = (SM_F + 1) / 2, nr = SM_F - nl;
+	uh_off r = 0;
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 0)) != 0 ||
+	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
+		if ((rc = sm_wr(h, r, SM_KEY(i), &keys[nl + 1 + i])) != 0)
+			return rc;
+	for (uint32_t i = 0; i <= nr; i++)	/* bound: F */
+		if ((rc = sm_wr(h, r, SM_VAL(i), &kids[nl + 1 + i])) != 0)
+			return rc;
+	/* Left keeps keys [0, nl) and children [0, nl]: rewrite from the
+	 * first slot that changed, clear the rest. */
+	for (uint32_t i = ci < nl ? ci : nl; i < SM_F; i++)	/* bound: F */
+		if ((rc = sm_wr(h, p, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0)
+			return rc;
+	for (uint32_t i = ci < nl ? ci + 1 : nl + 1; i <= SM_F; i++)	/* bound: F */
+		if ((rc = sm_wr(h, p, SM_VAL(i), i <= nl ? &kids[i] : &sm_empty)) != 0)
+			return rc;
+	if ((rc = sm_meta_set(h, p, nl, 0)) != 0)
+		return rc;
+	return sm_inner_insert(h, op, l - 1, keys[nl], r);
+}
+
+/* The leaf is full: F+1 entries, the upper half to a new right leaf; its
+ * first key, copied, becomes the separator in the parent. */
+static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ks)
+{
+	struct uh_slot keys[SM_F + 1], vals[SM_F + 1], sep;
+	uh_off lf = op->leaf.off, r = 0;
+	uint32_t nl = (SM_F + 1) / 2, nr = SM_F + 1 - nl;
+	int rc;
+
+	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
+		if (i == pos) {
+			keys[i] = *ks;
+			vals[i] = op->val;
+		} else if ((rc = sm_rd(h, lf, SM_KEY(j), &keys[i])) != 0 ||
+			   (rc = sm_rd(h, lf, SM_VAL(j++), &vals[i])) != 0) {
+			return rc;
+		}
+	}
+	sep = keys[nl];
+	if (op->mp.kind != UH_KEY_I64 && ((rc = sm_key_read(h, op->mp.kind, &keys[nl], &op->kb)) != 0 ||
+					  (rc = sm_key_new(h, &op->kb.k, &sep)) != 0))
+		return rc;
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 1)) != 0 ||
+	    (rc = sm_wr_ref(h, r, SM_NEXT, op->leaf.next)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
+		if ((rc = sm_wr(h, r, SM_KEY(i), &keys[nl + i])) != 0 ||
+		    (rc = sm_wr(h, r, SM_VAL(i), &vals[nl + i])) != 0)
+			return rc;
+	for (uint32_t i = pos; i < SM_F; i++)	/* bound: F */
+		if ((rc = sm_wr(h, lf, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0 ||
+		    (rc = sm_wr(h, lf, SM_VAL(i), i < nl ? &vals[i] : &sm_empty)) != 0)
+			return rc;
+	for (uint32_t i = nl; i < pos && i < SM_F; i++)	/* bound: F */
+		if ((rc = sm_wr(h, lf, SM_KEY(i), &sm_empty)) != 0 ||
+		    (rc = sm_wr(h, lf, SM_VAL(i), &sm_empty)) != 0)
+			return rc;
+	if ((rc = sm_meta_set(h, lf, nl, 1)) != 0 || (rc = sm_wr_ref(h, lf, SM_NEXT, r)) != 0)
+		return rc;
+	return sm_inner_insert(h, op, (int)op->path.depth - 2, sep, r);
+}
+
+static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ks)
+{
+	uh_off lf = op->leaf.off;
+	uint32_t n = op->leaf.n;
+	int rc;
+
+	if (n == SM_F)
+		return sm_leaf_split(h, op, pos, ks);
+	for (uint32_t j = n; j > pos; j--)	/* bound: F */
+		if ((rc = sm_move(h, lf, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
+		    (rc = sm_move(h, lf, SM_VAL(j - 1), SM_VAL(j))) != 0)
+			return rc;
+	if ((rc = sm_wr(h, lf, SM_KEY(pos), ks)) != 0 || (rc = sm_wr(h, lf, SM_VAL(pos), &op->val)) != 0)
+		return rc;
+	return sm_meta_set(h, lf, n + 1, 1);
+}
+
+/* Nodes a split chain will need, allocated before anything is written so
+ * that running out of space leaves the structure untouched. */
+static int sm_plan_splits(uh_heap *h, struct sm_op *op)
+{
+	uint32_t need = 0;
+	int rc;
+
+	for (int l = (int)op->path.depth - 1; l >= 0 && op->path.n[l] == SM_F; l--)	/* bound: height */
+		need += 1 + (l == 0);	/* a root that splits needs a new root too */
+	op->nspare = op->used = 0;
+	for (uint32_t i = 0; i < need; i++) {	/* bound: height + 1 */
+		if ((rc = uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, &op->spare[i])) != 0) {
+			for (uint32_t j = 0; j < i; j++)	/* bound: height + 1 */
+				uh_tx_log_free(h, op->spare[j]);
+			return rc;
+		}
+		op->nspare++;
+	}
+	return 0;
+}
+
+static int sm_put_body(uh_heap *h, void *arg)
+{
+	struct sm_op *op = arg;
+	struct uh_slot old, ks;
+	uint32_t pos;
+	int eq, rc = sm_find(h, op, &pos, &eq);
+
+	if (rc)
+		return rc;
+	if (eq) {
+		if ((rc = sm_rd(h, op->leaf.off, SM_VAL(pos), &old)) != 0 ||
+		    (rc = sm_wr(h, op->leaf.off, SM_VAL(pos), &op->val)) != 0)
+			return rc;
+		return uh_slot_free_old(h, &old, op->flags);
+	}
+	/* Inserts and removes lock the header first (they change the count),
+	 * before any node: they never wait for each other in a cycle. */
+	if ((rc = uh_tx_lock(h, op->m)) != 0 || (rc = sm_plan_splits(h, op)) != 0)
+		return rc;
+	if ((rc = sm_key_new(h, op->k, &ks)) != 0) {
+		for (uint32_t j = 0; j < op->nspare; j++)	/* bound: height + 1 */
+			uh_tx_log_free(h, op->spare[j]);
+		return rc;
+	}
+	if ((rc = sm_leaf_insert(h, op, pos, &ks)) != 0)
+		return rc;
+	if (op->used != op->nspare)
+		return uh_err_set(UH_EINTERNAL, "sorted map: split used %u of %u planned nodes",
+				  op->used, op->nspare);
+	return sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count + 1);
+}
+
+int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags)
+{
+	static __thread struct sm_op op;
+	int rc = sm_args_k(h, m, k, 1, 0);
+
+	if (rc)
+		return rc;
+	if (flags & ~UH_FREE_OLD)
+		return uh_err_set(UH_EINVAL, "uh_smap_put: unknown flags 0x%x", flags);
+	if ((rc = uh_value_to_slot(h, v, 0, &op.val)) != 0)
+		return rc;
+	op.m = m;
+	op.k = k;
+	op.flags = flags;
+	return sm_exec(h, sm_put_body, &op);
+}
+
+/* ---- remove ---- */
+
+/* Collapse a root with 0 keys into its only child, as often as needed. */
+static int sm_collapse_root(uh_heap *h, struct sm_op *op)
+{
+	int rc;
+
+	for (;;) {	/* bound: height */
+		struct sm_node nd;
+		uh_off child;
+		if ((rc = sm_node_load(h, op->mp.root, op->mp.height == 1, &nd)) != 0)
+			return rc;
+		if (nd.leaf || nd.n > 0)
+			return 0;
+		if ((rc = sm_child(h, &nd, 0, &child)) != 0 || (rc = uh_tx_log_free(h, nd.off)) != 0)
+			return rc;
+		op->mp.root = child;
+		op->mp.height--;
+		if ((rc = sm_hdr_set(h, &op->mp, SH_ROOT, UH_T_REF, child)) != 0 ||
+		    (rc = sm_hdr_set(h, &op->mp, SH_HEIGHT, UH_T_I64, op->mp.height)) != 0)
+			return rc;
+	}
+}
+
+/* The child idx[l] of the inner node at level l is gone: drop it and one
+ * separator next to it; a node left without children goes too. */
+static int sm_remove_child(uh_heap *h, struct sm_op *op, int l)
+{
+	struct uh_slot sk;
+	int rc;
+
+	if (l < 0)
+		return sm_bad(h, "the root lost its last child");
+	uh_off p = op->path.node[l];
+	uint32_t ci = op->path.idx[l], n = op->path.n[l];
+	if (n == 0) {
+		if ((rc = uh_tx_log_free(h, p)) != 0)
+			return rc;
+		return sm_remove_child(h, op, l - 1);
+	}
+	uint32_t kd = ci > 0 ? ci - 1 : 0;
+	if ((rc = sm_rd(h, p, SM_KEY(kd), &sk)) != 0 || (rc = uh_key_free(h, &sk)) != 0)
+		return rc;
+	for (uint32_t j = kd + 1; j < n; j++)	/* bound: F */
+		if ((rc = sm_move(h, p, SM_KEY(j), SM_KEY(j - 1))) != 0)
+			return rc;
+	for (uint32_t j = ci + 1; j <= n; j++)	/* bound: F */
+		if ((rc = sm_move(h, p, SM_VAL(j), SM_VAL(j - 1))) != 0)
+			return rc;
+	if ((rc = sm_wr(h, p, SM_KEY(n - 1), &sm_empty)) != 0 ||
+	    (rc = sm_wr(h, p, SM_VAL(n), &sm_empty)) != 0 || (rc = sm_meta_set(h, p, n - 1, 0)) != 0)
+		return rc;
+	return l == 0 && n == 1 ? sm_collapse_root(h, op) : 0;
+}
+
+/* The path's leaf became empty (and is not the root): unlink and free it. */
+static int sm_drop_leaf(uh_heap *h, struct sm_op *op)
+{
+	struct sm_node pred;
+	int found, rc = sm_pred_leaf(h, &op->mp, &op->path, &pred, &found);
+
+	if (rc)
+		return rc;
+	if (found)
+		rc = sm_wr_ref(h, pred.off, SM_NEXT, op->leaf.next);
+	else
+		rc = sm_hdr_set(h, &op->mp, SH_FIRST, UH_T_REF, op->leaf.next);
+	if (rc || (rc = uh_tx_log_free(h, op->leaf.off)) != 0)
+		return rc;
+	return sm_remove_child(h, op, (int)op->path.depth - 2);
+}
+
+static int sm_remove_body(uh_heap *h, void *arg)
+{
+	struct sm_op *op = arg;
+	struct uh_slot ks, vs;
+	uh_off lf;
+	uint32_t pos, n;
+	int eq, rc = sm_find(h, op, &pos, &eq);
+
+	if (rc)
+		return rc;
+	if (!eq)
+		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
+	if ((rc = uh_tx_lock(h, op->m)) != 0)
+		return rc;
+	lf = op->leaf.off;
+	n = op->leaf.n;
+	if ((rc = sm_rd(h, lf, SM_KEY(pos), &ks)) != 0 || (rc = sm_rd(h, lf, SM_VAL(pos), &vs)) != 0)
+		return rc;
+	for (uint32_t j = pos + 1; j < n; j++)	/* bound: F */
+		if ((rc = sm_move(h, lf, SM_KEY(j), SM_KEY(j - 1))) != 0 ||
+		    (rc = sm_move(h, lf, SM_VAL(j), SM_VAL(j - 1))) != 0)
+			return rc;
+	if ((rc = sm_wr(h, lf, SM_KEY(n - 1), &sm_empty)) != 0 ||
+	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0 ||
+	    (rc = sm_meta_set(h, lf, n - 1, 1)) != 0 ||
+	    (rc = sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count - 1)) != 0 ||
+	    (rc = uh_key_free(h, &ks)) != 0 || (rc = uh_slot_free_old(h, &vs, op->flags)) != 0)
+		return rc;
+	uh_slot_to_value(&vs, &op->out);
+	if (n == 1 && op->path.depth > 1)
+		return sm_drop_leaf(h, op);
+	return 0;
+}
+
+int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags)
+{
+	static __thread struct sm_op op;
+	int rc = sm_args_k(h, m, k, 1, 0);
+
+	if (rc)
+		return rc;
+	if (flags & ~UH_FREE_OLD)
+		return uh_err_set(UH_EINVAL, "uh_smap_remove: unknown flags 0x%x", flags);
+	op.m = m;
+	op.k = k;
+	op.flags = flags;
+	if ((rc = sm_exec(h, sm_remove_body, &op)) == 0 && old)
+		*old = op.out;
+	return rc;
+}
+
+/* ---- scans ----
+ *
+ * uh_iter layout (opaque to users):
+ *   s[0] magic 0x534d << 48 | flags << 40 | idx << 16 | anchor key length
+ *   s[1] the sorted map
+ *   s[2] leaf of the position; idx: the next entry is idx (descending:
+ *        idx - 1) in that leaf
+ *   s[3] the clock (snapshot rv) at which leaf and anchor were read
+ *   s[4] anchor: the last key returned (or, before the first next, the
+ *        first key found, inclusive): an i64 key, or the key object
+ *   s[5..7] the anchor's first 24 bytes
+ * An object whose version is still <= s[3] has not changed since (every
+ * commit and every reuse of a freed slot carries a later clock), so the
+ * position is reused as it is; otherwise the next call descends from the
+ * root to the first key after the anchor. If the anchor's key object was
+ * freed too (its entry removed) the copied prefix stands in for it; a key
+ * longer than the prefix cannot be recovered then (UH_ESTATE). */
+
+#define IT_MAGIC 0x534dull
+#define IT_REV 0x01u
+#define IT_DONE 0x02u
+#define IT_INCL 0x04u	/* the anchor itself is still to be returned */
+#define IT_ANCHOR 0x08u
+#define IT_POS 0x10u
+#define IT_KOBJ 0x20u	/* s[4] is a key object that may be re-validated */
+#define IT_PREFIX 24u
+
+struct sm_it {
+	uint32_t flags, idx, alen;
+	uh_off map, leaf;
+	uint64_t rv, anchor;
+	unsigned char pre[IT_PREFIX];
+};
+
+static int it_unpack(const uint64_t s[8], struct sm_it *x)
+{
+	if (s[0] >> 48 != IT_MAGIC)
+		return 0;
+	x->flags = (uint32_t)(s[0] >> 40) & 0xff;
+	x->idx = (uint32_t)(s[0] >> 16) & 0xffff;
+	x->alen = (uint32_t)s[0] & 0xffff;
+	x->map = s[1];
+	x->leaf = s[2];
+	x->rv = s[3];
+	x->anchor = s[4];
+	memcpy(x->pre, &s[5], IT_PREFIX);
+	return x->idx <= SM_F && x->alen <= UH_KEY_MAX_LEN;
+}
+
+static void it_pack(const struct sm_it *x, uint64_t s[8])
+{
+	s[0] = IT_MAGIC << 48 | (uint64_t)(x->flags & 0xff) << 40 |
+	       (uint64_t)(x->idx & 0xffff) << 16 | (x->alen & 0xffff);
+	s[1] = x->map;
+	s[2] = x->leaf;
+	s[3] = x->rv;
+	s[4] = x->anchor;
+	memcpy(&s[5], x->pre, IT_PREFIX);
+}
+
+/* Where a scan stands: forward the next entry is leaf[i], descending
+ * leaf[i - 1]; found = 0 past the end. */
+struct sm_pos {
+	struct sm_node leaf;
+	uint32_t i;
+	int found;
+};
+
+static int sm_fwd_norm(uh_heap *h, const struct sm_map *mp, struct sm_pos *pos)
+{
+	int rc;
+
+	pos->found = 0;
+	for (uint64_t hops = 0; pos->i >= pos->leaf.n; hops++) {	/* bound: leaves */
+		if (!pos->leaf.next)
+			return 0;
+		if (hops > mp->count + 1)
+			return sm_bad(h, "leaf chain does not end");
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &pos->leaf)) != 0)
+			return rc;
+		pos->i = 0;
+	}
+	pos->found = 1;
+	return 0;
+}
+
+/* Position at the first key >= k (> k without incl), descending at the
+ * last key <= k (< k); k NULL: at the smallest (largest) key. */
+static int sm_seek(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rev, int incl,
+		   struct sm_pos *pos, struct sm_kbuf *kb)
+{
+	struct sm_path path;
+	struct sm_node pred;
+	int eq, found, rc;
+
+	pos->found = 0;
+	if ((rc = sm_descend(h, mp, k, rev && !k, &path, &pos->leaf, kb)) != 0)
+		return rc;
+	pos->i = rev && !k ? pos->leaf.n : 0;
+	if (k && (rc = sm_bound(h, mp->kind, &pos->leaf, k, rev ? incl : !incl, kb, &pos->i,
+				&eq)) != 0)
+		return rc;
+	if (!rev)
+		return sm_fwd_norm(h, mp, pos);
+	if (pos->i > 0) {
+		pos->found = 1;
+		return 0;
+	}
+	if ((rc = sm_pred_leaf(h, mp, &path, &pred, &found)) != 0 || !found)
+		return rc;
+	if (pred.n == 0)
+		return sm_bad(h, "leaf %llu is empty", (unsigned long long)pred.off);
+	pos->leaf = pred;
+	pos->i = pred.n;
+	pos->found = 1;
+	return 0;
+}
+
+static int sm_own(uh_heap *h, uh_off off)
+{
+	return u64map_get(&h->tx.locks, off) || u64map_get(&h->tx.news, off);
+}
+
+/* 1 if the object at off is of class cls and unchanged since clock rv
+ * (as this block sees it), 0 if not, < 0 on error. own_ok: an object this
+ * block locked counts by the version it had (for immutable key objects). */
+static int sm_unchanged(uh_heap *h, uh_off off, uint32_t cls, uint64_t rv, int own_ok)
+{
+	uint32_t c, payload, slot;
+	uint64_t *seen;
+	int valid, rc;
+
+	if (!off || !uh_arena_slot_of(&h->ix, off, &slot) || u64map_get(&h->tx.news, off))
+		return 0;
+	if ((rc = sm_obj_hdr(h, off, &c, &payload, &valid, NULL)) != 0)
+		return rc;
+	if ((seen = u64map_get(&h->tx.locks, off)) != NULL) {
+		if (!own_ok)
+			return 0;
+	} else if ((seen = u64map_get(&h->tx.reads, off)) == NULL) {
+		return 0;
+	}
+	return *seen <= rv && valid && c == cls;
+}
+
+/* The anchor key of x into kb. */
+static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
+			 struct sm_kbuf *kb)
+{
+	int rc;
+
+	memset(&kb->k, 0, sizeof(kb->k));
+	kb->k.kind = mp->kind;
+	if (mp->kind == UH_KEY_I64) {
+		kb->k.i64 = (int64_t)x->anchor;
+		return 0;
+	}
+	if (x->flags & IT_KOBJ) {
+		rc = sm_unchanged(h, x->anchor, sm_key_class(mp->kind), x->rv, 1);
+		if (rc < 0)
+			return rc;
+		if (rc) {
+			struct uh_slot s = { sm_key_type(mp->kind), x->anchor };
+			return sm_key_read(h, mp->kind, &s, kb);
+		}
+	}
+	if (x->alen > IT_PREFIX)
+		return uh_err_set(UH_ESTATE, "sorted map scan lost its place: the %u-byte key "
+				  "it returned last was removed by another session; start a "
+				  "new scan after a copy of that key", x->alen);
+	memcpy(kb->b, x->pre, x->alen);
+	kb->k.data = kb->b;
+	kb->k.len = x->alen;
+	return 0;
+}
+
+/* Remember entry e of pos as the anchor and the position after it. */
+static void sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x,
+		      const struct sm_pos *pos, uint32_t idx, const struct uh_slot *ks,
+		      const struct sm_kbuf *kb, int incl)
+{
+	x->flags &= IT_REV;
+	x->flags |= IT_ANCHOR | (incl ? IT_INCL : 0);
+	x->anchor = ks->value;
+	x->alen = 0;
+	memset(x->pre, 0, sizeof(x->pre));
+	if (mp->kind != UH_KEY_I64) {
+		x->alen = (uint32_t)kb->k.len;
+		memcpy(x->pre, kb->b, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
+		if (!u64map_get(&h->tx.news, ks->value))
+			x->flags |= IT_KOBJ;
+	}
+	x->leaf = pos->leaf.off;
+	x->idx = idx;
+	/* A leaf this block changed is not a position to trust later: the
+	 * block may still roll back. */
+	if (!sm_own(h, pos->leaf.off) && !((x->flags & IT_REV) && idx == 0))
+		x->flags |= IT_POS;
+	x->rv = h->tx.rv;
+}
+
+struct sm_scan_op {
+	uh_off m;
+	const uh_key *from;
+	uint32_t rev;
+	uint64_t in[8], out[8];
+	int have_out;
+	uh_key key;
+	uh_value val;
+	struct sm_kbuf kb, kw;
+};
+
+/* Entry at pos: its key slot into *ks and bytes into kb. */
+static int sm_entry(uh_heap *h, const struct sm_map *mp, const struct sm_pos *pos, uint32_t e,
+		    struct uh_slot *ks, struct uh_slot *vs, struct sm_kbuf *kb)
+{
+	int rc;
+
+	if ((rc = sm_rd(h, pos->leaf.off, SM_KEY(e), ks)) != 0 ||
+	    (rc = sm_rd(h, pos->leaf.off, SM_VAL(e), vs)) != 0)
+		return rc;
+	return sm_key_read(h, mp->kind, ks, kb);
+}
+
+static int sm_scan_body(uh_heap *h, void *arg)
+{
+	struct sm_scan_op *op = arg;
+	struct sm_it x = { .flags = op->rev ? IT_REV : 0, .map = op->m };
+	struct sm_map mp;
+	struct sm_pos pos;
+	struct uh_slot ks, vs;
+	int rc;
+
+	op->have_out = 0;
+	if ((rc = sm_hdr_load(h, op->m, &mp)) != 0 ||
+	    (rc = sm_seek(h, &mp, op->from, (int)op->rev, 1, &pos, &op->kw)) != 0)
+		return rc;
+	if (!pos.found) {
+		x.flags |= IT_DONE;
+	} else {
+		uint32_t e = op->rev ? pos.i - 1 : pos.i;
+		if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
+			return rc;
+		sm_it_set(h, &mp, &x, &pos, pos.i, &ks, &op->kb, 1);
+	}
+	it_pack(&x, op->out);
+	op->have_out = 1;
+	return 0;
+}
+
+int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_iter *it)
+{
+	static __thread struct sm_scan_op op;
+	int rc = sm_args_k(h, m, from, 0, 1);
+
+	if (rc)
+		return rc;
+	if (!it)
+		return uh_err_set(UH_EINVAL, "uh_smap_scan: it is NULL");
+	if (flags & ~UH_SCAN_REVERSE)
+		return uh_err_set(UH_EINVAL, "uh_smap_scan: unknown flags 0x%x", flags);
+	op.m = m;
+	op.from = from;
+	op.rev = flags & UH_SCAN_REVERSE;
+	if ((rc = sm_exec(h, sm_scan_body, &op)) == 0)
+		memcpy(it->s, op.out, sizeof(it->s));
+	return rc;
+}
+
+/* The position the iterator holds, if its leaf is unchanged. */
+static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
+			struct sm_pos *pos, int *have)
+{
+	int rc = sm_unchanged(h, x->leaf, UH_CLASS_SMAP_NODE, x->rv, 0);
+
+	*have = 0;
+	if (rc <= 0)
+		return rc;
+	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf)) != 0)
+		return rc;
+	if (!pos->leaf.leaf || x->idx > pos->leaf.n)
+		return 0;
+	pos->i = x->idx;
+	*have = 1;
+	if (!(x->flags & IT_REV))
+		return sm_fwd_norm(h, mp, pos);
+	pos->found = pos->i > 0;
+	*have = pos->found;
+	return 0;
+}
+
+static int sm_next_body(uh_heap *h, void *arg)
+{
+	struct sm_scan_op *op = arg;
+	struct sm_it x;
+	struct sm_map mp;
+	struct sm_pos pos;
+	struct uh_slot ks, vs;
+	int have = 0, rc;
+
+	op->have_out = 0;
+	it_unpack(op->in, &x);
+	int rev = (x.flags & IT_REV) != 0;
+	if ((rc = sm_hdr_load(h, op->m, &mp)) != 0)
+		return rc;
+	if ((x.flags & IT_POS) && (rc = sm_pos_reuse(h, &mp, &x, &pos, &have)) != 0)
+		return rc;
+	if (!have) {
+		if (!(x.flags & IT_ANCHOR))
+			return uh_err_set(UH_EINVAL, "sorted map iterator holds no position");
+		if ((rc = sm_anchor_key(h, &mp, &x, &op->kb)) != 0 ||
+		    (rc = sm_seek(h, &mp, &op->kb.k, rev, (x.flags & IT_INCL) != 0, &pos,
+				  &op->kw)) != 0)
+			return rc;
+	}
+	if (!pos.found) {
+		x.flags |= IT_DONE;
+		it_pack(&x, op->out);
+		op->have_out = 1;
+		return uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
+	}
+	uint32_t e = rev ? pos.i - 1 : pos.i;
+	if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
+		return rc;
+	memset(&op->key, 0, sizeof(op->key));
+	op->key.kind = mp.kind;
+	if (mp.kind == UH_KEY_I64) {
+		op->key.i64 = (int64_t)ks.value;
+	} else {
+		/* Key objects never change: the bytes in place are the ones
+		 * just validated. */
+		op->key.data = h->base + ks.value + UH_OBJHDR_SIZE;
+		op->key.len = op->kb.k.len;
+	}
+	uh_slot_to_value(&vs, &op->val);
+	sm_it_set(h, &mp, &x, &pos, rev ? e : e + 1, &ks, &op->kb, 0);
+	it_pack(&x, op->out);
+	op->have_out = 1;
+	return 0;
+}
+
+int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
+{
+	static __thread struct sm_scan_op op;
+	static const uint64_t zero[8];
+	struct sm_it x;
+	int rc = sm_args_k(h, m, NULL, 0, 1);
+
+	if (rc)
+		return rc;
+	if (!it)
+		return uh_err_set(UH_EINVAL, "uh_smap_next: it is NULL");
+	/* A zeroed iterator scans the whole map in ascending order. */
+	if (memcmp(it->s, zero, sizeof(zero)) == 0 &&
+	    (rc = uh_smap_scan(h, m, NULL, 0, it)) != 0)
+		return rc;
+	if (!it_unpack(it->s, &x) || x.map != m)
+		return uh_err_set(UH_EINVAL, "iterator was not started by uh_smap_scan on "
+				  "sorted map %llu", (unsigned long long)m);
+	if (x.flags & IT_DONE)
+		return uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
+	op.m = m;
+	memcpy(op.in, it->s, sizeof(op.in));
+	rc = sm_exec(h, sm_next_body, &op);
+	if ((rc == 0 || rc == UH_ENOTFOUND) && op.have_out)
+		memcpy(it->s, op.out, sizeof(it->s));
+	if (rc == 0) {
+		if (k)
+			*k = op.key;
+		if (v)
+			*v = op.val;
+	}
+	return rc;
+}
+
+/* ---- check ---- */
+
+struct sm_chk {
+	uh_off m;
+	struct sm_map mp;
+	uh_off expect;		/* next leaf the chain must name */
+	uint64_t entries;
+	int have_last;
+	int li;			/* bufs[li] holds the last leaf key seen */
+	struct sm_kbuf bufs[2], a, b;
+};
+
+/* k(a) < k(b) required (strict), both slots loaded and compared. */
+static int sm_chk_less(uh_heap *h, struct sm_chk *c, const struct uh_slot *x,
+		       const struct uh_slot *y, int orequal, int *ok)
+{
+	int rc;
+
+	if ((rc = sm_key_read(h, c->mp.kind, x, &c->a)) != 0 ||
+	    (rc = sm_key_read(h, c->mp.kind, y, &c->b)) != 0)
+		return rc;
+	int cmp = uh_key_cmp(&c->a.k, &c->b.k);
+	*ok = orequal ? cmp <= 0 : cmp < 0;
+	return 0;
+}
+
+static int sm_chk_tail(uh_heap *h, uh_off off, uint32_t from, uint32_t to)
+{
+	struct uh_slot s;
+	int rc;
+
+	for (uint32_t i = from; i < to; i++) {	/* bound: slots */
+		if ((rc = sm_rd(h, off, i, &s)) != 0)
+			return rc;
+		if (s.tag || s.value)
+			return sm_bad(h, "node %llu: unused slot %u is not empty",
+				      (unsigned long long)off, i);
+	}
+	return 0;
+}
+
+static int sm_chk_leaf(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t level,
+		       struct uh_slot *min, struct uh_slot *max)
+{
+	struct uh_slot ks, vs;
+	int rc;
+
+	if (nd->off != c->expect)
+		return sm_bad(h, "leaf chain names leaf %llu where the tree has leaf %llu",
+			      (unsigned long long)c->expect, (unsigned long long)nd->off);
+	c->expect = nd->next;
+	if (nd->n == 0 && level > 0)
+		return sm_bad(h, "leaf %llu is empty", (unsigned long long)nd->off);
+	for (uint32_t i = 0; i < nd->n; i++) {	/* bound: F */
+		struct sm_kbuf *kb = &c->bufs[c->li ^ 1];
+		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &ks)) != 0 ||
+		    (rc = sm_rd(h, nd->off, SM_VAL(i), &vs)) != 0 ||
+		    (rc = sm_key_read(h, c->mp.kind, &ks, kb)) != 0)
+			return rc;
+		if (c->have_last && uh_key_cmp(&c->bufs[c->li].k, &kb->k) >= 0)
+			return sm_bad(h, "leaf %llu: key %u is not greater than the key before it",
+				      (unsigned long long)nd->off, i);
+		if (uh_slot_type(vs.tag) == 0 || uh_slot_type(vs.tag) > UH_T_MAX)
+			return sm_bad(h, "leaf %llu: value %u has type %u",
+				      (unsigned long long)nd->off, i, uh_slot_type(vs.tag));
+		c->li ^= 1;
+		c->have_last = 1;
+		if (i == 0)
+			*min = ks;
+		*max = ks;
+	}
+	c->entries += nd->n;
+	if ((rc = sm_chk_tail(h, nd->off, SM_KEY(nd->n), SM_KEY(SM_F))) != 0)
+		return rc;
+	return sm_chk_tail(h, nd->off, SM_VAL(nd->n), SM_NSLOTS);
+}
+
+static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
+		       struct uh_slot *min, struct uh_slot *max);
+
+static int sm_chk_inner(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t level,
+			struct uh_slot *min, struct uh_slot *max)
+{
+	struct uh_slot key, prev, cmin, cmax;
+	uh_off child;
+	int ok, rc;
+
+	if (level == 0 && nd->n == 0)
+		return sm_bad(h, "root %llu has no keys", (unsigned long long)nd->off);
+	for (uint32_t i = 0; i <= nd->n; i++) {	/* bound: F */
+		if ((rc = sm_child(h, nd, i, &child)) != 0 ||
+		    (rc = sm_chk_node(h, c, child, level + 1, &cmin, &cmax)) != 0)
+			return rc;
+		if (i == 0)
+			*min = cmin;
+		*max = cmax;
+		if (i > 0) {	/* child i >= key i-1 */
+			if ((rc = sm_chk_less(h, c, &prev, &cmin, 1, &ok)) != 0)
+				return rc;
+			if (!ok)
+				return sm_bad(h, "node %llu: child %u holds a key below "
+					      "separator %u", (unsigned long long)nd->off, i, i - 1);
+		}
+		if (i == nd->n)
+			break;
+		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &key)) != 0 ||
+		    (rc = sm_chk_less(h, c, &cmax, &key, 0, &ok)) != 0)
+			return rc;
+		if (!ok)
+			return sm_bad(h, "node %llu: child %u holds a key not below separator %u",
+				      (unsigned long long)nd->off, i, i);
+		if (i > 0) {
+			if ((rc = sm_chk_less(h, c, &prev, &key, 0, &ok)) != 0)
+				return rc;
+			if (!ok)
+				return sm_bad(h, "node %llu: separators %u and %u out of order",
+					      (unsigned long long)nd->off, i - 1, i);
+		}
+		prev = key;
+	}
+	if ((rc = sm_chk_tail(h, nd->off, SM_KEY(nd->n), SM_KEY(SM_F))) != 0)
+		return rc;
+	return sm_chk_tail(h, nd->off, SM_VAL(nd->n + 1), SM_NSLOTS);
+}
+
+static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
+		       struct uh_slot *min, struct uh_slot *max)
+{
+	struct sm_node nd;
+	int rc = sm_node_load(h, off, level + 1 == c->mp.height, &nd);
+
+	if (rc)
+		return rc;
+	return nd.leaf ? sm_chk_leaf(h, c, &nd, level, min, max) :
+			 sm_chk_inner(h, c, &nd, level, min, max);
+}
+
+static int sm_check_body(uh_heap *h, void *arg)
+{
+	struct sm_chk *c = arg;
+	struct uh_slot min, max;
+	int rc;
+
+	c->entries = 0;
+	c->have_last = 0;
+	c->li = 0;
+	if ((rc = sm_hdr_load(h, c->m, &c->mp)) != 0)
+		return rc;
+	c->expect = c->mp.first;
+	if ((rc = sm_chk_node(h, c, c->mp.root, 0, &min, &max)) != 0)
+		return rc;
+	if (c->expect)
+		return sm_bad(h, "leaf chain goes on past the last leaf to %llu",
+			      (unsigned long long)c->expect);
+	if (c->entries != c->mp.count)
+		return sm_bad(h, "header counts %llu entries, leaves hold %llu",
+			      (unsigned long long)c->mp.count, (unsigned long long)c->entries);
+	return 0;
+}
+
+int uh_smap_check(uh_heap *h, uh_off m)
+{
+	static __thread struct sm_chk c;
+	int rc = sm_args_k(h, m, NULL, 0, 1);
+
+	if (rc)
+		return rc;
+	c.m = m;
+	return sm_exec(h, sm_check_body, &c);
+}

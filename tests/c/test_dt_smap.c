@@ -1,0 +1,425 @@
+/*
+ * test_dt_smap.c -- sorted map (B+-tree) against an in-memory sorted
+ * model: for i64, string and bytes keys, enough inserts for a tree of
+ * height >= 3, then a long random sequence of put / get / remove / scan
+ * (random from, limit and direction, some scans inside blocks) checked
+ * after every step, heapd restarted mid-sequence (reconnect, continue),
+ * uh_smap_check and a full comparison after each phase. Also: bad input
+ * (wrong key kind, oversized key, invalid UTF-8, a non-map object) gives
+ * the documented error and leaves the map unchanged.
+ *
+ * UH_TEST_SEED=n repeats a run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "uhint.h"
+
+static const char *SUITE = "test_dt_smap";
+static struct th_heapd d;
+static uint64_t rng;
+
+enum { KMAX = 320, NMAX = 4096 };
+
+struct ent {
+	int64_t i;
+	size_t len;
+	unsigned char k[KMAX];
+	int64_t v;
+};
+
+static struct ent model[NMAX];
+static size_t nmodel;
+static uint32_t kind;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void to_key(const struct ent *e, uh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->i64 = e->i;
+	k->data = e->k;
+	k->len = e->len;
+}
+
+static int ent_cmp(const struct ent *a, const struct ent *b)
+{
+	uh_key x, y;
+	to_key(a, &x);
+	to_key(b, &y);
+	if (kind == UH_KEY_I64)
+		return a->i < b->i ? -1 : a->i > b->i;
+	size_t n = x.len < y.len ? x.len : y.len;
+	int c = n ? memcmp(x.data, y.data, n) : 0;
+	return c ? c : (x.len > y.len) - (x.len < y.len);
+}
+
+/* A random key: small alphabets so that keys repeat and share prefixes. */
+static void gen_key(struct ent *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (kind == UH_KEY_I64) {
+		e->i = (int64_t)(rnd() % 6000) - 3000;
+		if (rnd() % 50 == 0)
+			e->i = rnd() % 2 ? INT64_MAX - (int64_t)(rnd() % 3) : INT64_MIN + (int64_t)(rnd() % 3);
+		return;
+	}
+	e->len = rnd() % 20 == 0 ? 25 + rnd() % 250 : rnd() % 9;
+	for (size_t i = 0; i < e->len; i++) {
+		if (kind == UH_KEY_STRING)
+			e->k[i] = (unsigned char)("abcdexyz"[rnd() % 8]);
+		else
+			e->k[i] = (unsigned char)(rnd() % 4 == 0 ? 0xff : rnd() % 3);
+	}
+	if (kind == UH_KEY_STRING && e->len >= 2 && rnd() % 10 == 0) {
+		e->k[e->len - 2] = 0xc3;	/* UTF-8 e-acute */
+		e->k[e->len - 1] = 0xa9;
+	}
+}
+
+/* Index of the first entry >= e; *eq if equal. */
+static size_t model_find(const struct ent *e, int *eq)
+{
+	size_t lo = 0, hi = nmodel;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ent_cmp(&model[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*eq = lo < nmodel && ent_cmp(&model[lo], e) == 0;
+	return lo;
+}
+
+static int key_matches(const uh_key *k, const struct ent *e)
+{
+	if (k->kind != kind)
+		return 0;
+	if (kind == UH_KEY_I64)
+		return k->i64 == e->i;
+	return k->len == e->len && (e->len == 0 || memcmp(k->data, e->k, e->len) == 0);
+}
+
+static int op_put(uh_heap *h, uh_off m, struct ent *e)
+{
+	uh_key k;
+	uh_value v = { .type = UH_T_I64 };
+	int eq;
+
+	e->v = (int64_t)(rnd() >> 1);
+	v.u.i = e->v;
+	to_key(e, &k);
+	int rc = uh_smap_put(h, m, &k, &v, 0);
+	if (rc != 0) {
+		th_fail(__FILE__, __LINE__, "put: %s", uh_errmsg());
+		return -1;
+	}
+	size_t i = model_find(e, &eq);
+	if (eq) {
+		model[i].v = e->v;
+	} else if (nmodel < NMAX) {
+		memmove(&model[i + 1], &model[i], (nmodel - i) * sizeof(*e));
+		model[i] = *e;
+		nmodel++;
+	}
+	return 0;
+}
+
+static void op_get(uh_heap *h, uh_off m, const struct ent *e)
+{
+	uh_key k;
+	uh_value v;
+	int eq;
+	size_t i = model_find(e, &eq);
+
+	to_key(e, &k);
+	int rc = uh_smap_get(h, m, &k, &v);
+	if (eq) {
+		TH_CHECK_RC(rc);
+		if (rc == 0)
+			TH_CHECK(v.type == UH_T_I64 && v.u.i == model[i].v);
+	} else {
+		TH_CHECK_ERR(rc, UH_ENOTFOUND);
+	}
+}
+
+static void op_remove(uh_heap *h, uh_off m, const struct ent *e)
+{
+	uh_key k;
+	uh_value v;
+	int eq;
+	size_t i = model_find(e, &eq);
+
+	to_key(e, &k);
+	int rc = uh_smap_remove(h, m, &k, &v, 0);
+	if (eq) {
+		TH_CHECK_RC(rc);
+		if (rc == 0)
+			TH_CHECK(v.type == UH_T_I64 && v.u.i == model[i].v);
+		memmove(&model[i], &model[i + 1], (nmodel - i - 1) * sizeof(*e));
+		nmodel--;
+	} else {
+		TH_CHECK_ERR(rc, UH_ENOTFOUND);
+	}
+}
+
+/* Scan from a random key (or an end) in a random direction for up to
+ * limit entries and compare with the model. */
+static void op_scan(uh_heap *h, uh_off m, int limit, int in_block)
+{
+	struct ent from;
+	uh_key fk, k;
+	uh_value v;
+	uh_iter it;
+	int eq, rev = rnd() % 2, use_from = rnd() % 4 != 0;
+	long i;
+
+	gen_key(&from);
+	to_key(&from, &fk);
+	if (use_from) {
+		size_t p = model_find(&from, &eq);
+		i = rev ? (eq ? (long)p : (long)p - 1) : (long)p;
+	} else {
+		i = rev ? (long)nmodel - 1 : 0;
+	}
+	if (in_block)
+		TH_CHECK_RC(uh_begin(h));
+	int rc = uh_smap_scan(h, m, use_from ? &fk : NULL, rev ? UH_SCAN_REVERSE : 0, &it);
+	TH_CHECK_RC(rc);
+	for (int n = 0; rc == 0 && n < limit; n++, i += rev ? -1 : 1) {
+		rc = uh_smap_next(h, m, &it, &k, &v);
+		if (i < 0 || i >= (long)nmodel) {
+			TH_CHECK_ERR(rc, UH_ENOTFOUND);
+			break;
+		}
+		if (rc != 0) {
+			th_fail(__FILE__, __LINE__, "scan next: %d %s", rc, uh_errmsg());
+			break;
+		}
+		if (!key_matches(&k, &model[i]) || v.u.i != model[i].v) {
+			th_fail(__FILE__, __LINE__, "scan entry %d (model %ld of %zu, rev %d) differs",
+				n, i, nmodel, rev);
+			break;
+		}
+		th_passed++;
+	}
+	if (in_block)
+		TH_CHECK_RC(uh_commit(h));
+}
+
+/* Full comparison both ways plus the structural check. */
+static void compare_all(uh_heap *h, uh_off m, const char *when)
+{
+	uint64_t len = 0;
+	uh_iter it;
+	uh_key k;
+	uh_value v;
+	size_t i = 0;
+	int rc;
+
+	rc = uh_smap_check(h, m);
+	if (rc)
+		th_fail(__FILE__, __LINE__, "%s: check: %s", when, uh_errmsg());
+	else
+		th_passed++;
+	TH_CHECK_RC(uh_smap_len(h, m, &len));
+	TH_CHECK_EQ(len, nmodel);
+	memset(&it, 0, sizeof(it));	/* a zeroed iterator scans everything */
+	while ((rc = uh_smap_next(h, m, &it, &k, &v)) == 0 && i < nmodel) {
+		if (!key_matches(&k, &model[i]) || v.u.i != model[i].v)
+			break;
+		i++;
+	}
+	if (rc == 0 && i == nmodel)
+		rc = uh_smap_next(h, m, &it, &k, &v);
+	if (i != nmodel || rc != UH_ENOTFOUND)
+		th_fail(__FILE__, __LINE__, "%s: full scan matched %zu of %zu (rc %d)", when, i,
+			nmodel, rc);
+	else
+		th_passed++;
+	TH_CHECK_RC(uh_smap_scan(h, m, NULL, UH_SCAN_REVERSE, &it));
+	i = nmodel;
+	while (i > 0 && uh_smap_next(h, m, &it, &k, &v) == 0 && key_matches(&k, &model[i - 1]))
+		i--;
+	TH_CHECK_EQ(i, 0);
+}
+
+static uint64_t height(uh_heap *h, uh_off m)
+{
+	return *(const uint64_t *)(h->base + m + 16 + 3 * 16 + 8);
+}
+
+static int reconnect(uh_heap **h, uh_off *m, const char *name)
+{
+	uh_disconnect(*h);
+	*h = NULL;
+	if (th_heapd_restart(&d) != 0 || th_connect(&d, 0, h) != 0)
+		return -1;
+	return uh_root_get(*h, name, m);
+}
+
+static void run_kind(uh_heap **hp, uint32_t k, const char *name)
+{
+	uh_off m = 0;
+	struct ent e;
+	uint32_t got = 0;
+	char when[64];
+
+	kind = k;
+	nmodel = 0;
+	TH_CHECK_RC(uh_smap_new(*hp, k, &m));
+	TH_CHECK_RC(uh_root_set(*hp, name, m));
+	TH_CHECK_RC(uh_smap_key_kind(*hp, m, &got));
+	TH_CHECK_EQ(got, k);
+	/* Phase 1: grow to height >= 3. */
+	for (int n = 0; n < 1400; n++) {
+		gen_key(&e);
+		if (op_put(*hp, m, &e) != 0)
+			return;
+		if (n % 7 == 0)
+			op_get(*hp, m, &e);
+	}
+	compare_all(*hp, m, "after growth");
+	printf("%s: %zu keys, height %llu\n", name, nmodel, (unsigned long long)height(*hp, m));
+	TH_CHECK(height(*hp, m) >= 3);
+	/* Phase 2: random operations, heapd restarted three times. */
+	for (int round = 0; round < 4; round++) {
+		for (int n = 0; n < 700; n++) {
+			gen_key(&e);
+			int r = (int)(rnd() % 100);
+			if (r < 35)
+				op_put(*hp, m, &e);
+			else if (r < 55)
+				op_get(*hp, m, &e);
+			else if (r < 92)
+				op_remove(*hp, m, &e);
+			else
+				op_scan(*hp, m, (int)(rnd() % 60), rnd() % 3 == 0);
+		}
+		snprintf(when, sizeof(when), "round %d", round);
+		compare_all(*hp, m, when);
+		if (round < 3 && reconnect(hp, &m, name) != 0) {
+			th_fail(__FILE__, __LINE__, "restart: %s", uh_errmsg());
+			return;
+		}
+	}
+	/* Phase 3: drain to empty (leaves freed, root collapses), then reuse. */
+	while (nmodel > 0) {
+		e = model[rnd() % nmodel];
+		op_remove(*hp, m, &e);
+	}
+	compare_all(*hp, m, "drained");
+	TH_CHECK_EQ(height(*hp, m), 1);
+	for (int n = 0; n < 100; n++) {
+		gen_key(&e);
+		op_put(*hp, m, &e);
+	}
+	compare_all(*hp, m, "refilled");
+}
+
+/* Bad input: clear errors, map unchanged. */
+static void test_bad(uh_heap *h)
+{
+	uh_off ms = 0, mi = 0, str = 0;
+	uh_key k = { .kind = UH_KEY_STRING, .data = "ok", .len = 2 };
+	uh_value v = { .type = UH_T_I64, .u.i = 7 }, got;
+	static char big[UH_KEY_MAX_LEN + 2];
+	uint64_t len = 0;
+	uh_iter it;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &ms));
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_I64, &mi));
+	TH_CHECK_ERR(uh_smap_new(h, 9, &str), UH_EINVAL);
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &v, 0));
+	uh_key ki = { .kind = UH_KEY_I64, .i64 = 5 };
+	TH_CHECK_ERR(uh_smap_put(h, ms, &ki, &v, 0), UH_ETYPE);
+	TH_CHECK(strstr(uh_errmsg(), "kind") != NULL);
+	TH_CHECK_ERR(uh_smap_get(h, mi, &k, &got), UH_ETYPE);
+	memset(big, 'x', sizeof(big));
+	uh_key kb = { .kind = UH_KEY_STRING, .data = big, .len = UH_KEY_MAX_LEN + 1 };
+	TH_CHECK_ERR(uh_smap_put(h, ms, &kb, &v, 0), UH_EINVAL);
+	kb.len = UH_KEY_MAX_LEN;	/* the longest allowed key works */
+	TH_CHECK_RC(uh_smap_put(h, ms, &kb, &v, 0));
+	TH_CHECK_RC(uh_smap_remove(h, ms, &kb, NULL, 0));
+	uh_key ku = { .kind = UH_KEY_STRING, .data = "a\xff" "b", .len = 3 };
+	TH_CHECK_ERR(uh_smap_put(h, ms, &ku, &v, 0), UH_EUTF8);
+	TH_CHECK_ERR(uh_smap_scan(h, ms, &ku, 0, &it), UH_EUTF8);
+	uh_value bad = { .type = 99 };
+	TH_CHECK_ERR(uh_smap_put(h, ms, &k, &bad, 0), UH_ETYPE);
+	uh_value bad8 = { .type = UH_T_I8, .u.i = 1000 };
+	TH_CHECK_ERR(uh_smap_put(h, ms, &k, &bad8, 0), UH_ERANGE);
+	TH_CHECK_ERR(uh_smap_put(h, ms, NULL, &v, 0), UH_EINVAL);
+	TH_CHECK_ERR(uh_smap_put(h, ms, &k, &v, 0x80), UH_EINVAL);
+	TH_CHECK_ERR(uh_smap_scan(h, ms, NULL, 0x80, &it), UH_EINVAL);
+	/* Objects that are not sorted maps. */
+	TH_CHECK_RC(uh_string_new(h, "s", 1, &str));
+	TH_CHECK_ERR(uh_smap_put(h, str, &k, &v, 0), UH_ETYPE);
+	TH_CHECK_ERR(uh_smap_len(h, str, &len), UH_ETYPE);
+	TH_CHECK_ERR(uh_smap_scan(h, str, NULL, 0, &it), UH_ETYPE);
+	TH_CHECK_ERR(uh_smap_check(h, str), UH_ETYPE);
+	TH_CHECK_ERR(uh_smap_get(h, ms + 8, &k, &got), UH_EFREED);
+	/* An iterator of one map used on another. */
+	TH_CHECK_RC(uh_smap_scan(h, ms, NULL, 0, &it));
+	TH_CHECK_ERR(uh_smap_next(h, mi, &it, NULL, NULL), UH_EINVAL);
+	/* Unchanged. */
+	TH_CHECK_RC(uh_smap_len(h, ms, &len));
+	TH_CHECK_EQ(len, 1);
+	TH_CHECK_RC(uh_smap_get(h, ms, &k, &got));
+	TH_CHECK(got.type == UH_T_I64 && got.u.i == 7);
+	TH_CHECK_RC(uh_smap_check(h, ms));
+	/* UH_FREE_OLD frees the replaced and the removed value. */
+	uh_off s1, s2;
+	TH_CHECK_RC(uh_string_new(h, "v1", 2, &s1));
+	TH_CHECK_RC(uh_string_new(h, "v2", 2, &s2));
+	uh_value sv = { .type = UH_T_STRING, .u.ref = s1 };
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &sv, UH_FREE_OLD));
+	sv.u.ref = s2;
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &sv, UH_FREE_OLD));
+	const char *data;
+	size_t dl;
+	TH_CHECK_ERR(uh_string_get(h, s1, &data, &dl), UH_EFREED);
+	TH_CHECK_RC(uh_smap_remove(h, ms, &k, &got, UH_FREE_OLD));
+	TH_CHECK(got.type == UH_T_STRING && got.u.ref == s2);
+	TH_CHECK_ERR(uh_string_get(h, s2, &data, &dl), UH_EFREED);
+	TH_CHECK_ERR(uh_smap_remove(h, ms, &k, &got, 0), UH_ENOTFOUND);
+	/* Aborted block: nothing of the put stays. */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &v, 0));
+	TH_CHECK_RC(uh_abort(h));
+	TH_CHECK_ERR(uh_smap_get(h, ms, &k, &got), UH_ENOTFOUND);
+	TH_CHECK_RC(uh_smap_check(h, ms));
+}
+
+int main(void)
+{
+	const char *seed_env = getenv("UH_TEST_SEED");
+	uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
+	uh_heap *h = NULL;
+
+	printf("%s: seed %llu (UH_TEST_SEED to repeat)\n", SUITE, (unsigned long long)seed);
+	rng = seed * 2654435761u + 1;
+	if (th_heapd_start(&d, "--size 256M") != 0 || th_connect(&d, 0, &h) != 0) {
+		th_heapd_cleanup(&d);
+		return 1;
+	}
+	test_bad(h);
+	run_kind(&h, UH_KEY_I64, "smap.i64");
+	if (h)
+		run_kind(&h, UH_KEY_STRING, "smap.string");
+	if (h)
+		run_kind(&h, UH_KEY_BYTES, "smap.bytes");
+	uh_disconnect(h);
+	th_heapd_cleanup(&d);
+	return th_summary(SUITE);
+}
