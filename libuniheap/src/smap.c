@@ -941,13 +941,17 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
  *   s[3] the clock (snapshot rv) at which leaf and anchor were read
  *   s[4] anchor: the last key returned (or, before the first next, the
  *        first key found, inclusive): an i64 key, or the key object
- *   s[5..7] the anchor's first 24 bytes
+ *   s[5] string/bytes maps: the key object of the entry that followed the
+ *        anchor in its leaf (0 if none there)
+ *   s[6..7] the anchor's first 16 bytes
  * An object whose version is still <= s[3] has not changed since (every
  * commit and every reuse of a freed slot carries a later clock), so the
  * position is reused as it is; otherwise the next call descends from the
  * root to the first key after the anchor. If the anchor's key object was
- * freed too (its entry removed) the copied prefix stands in for it; a key
- * longer than the prefix cannot be recovered then (UH_ESTATE). */
+ * freed (its entry removed, e.g. by a caller deleting what it scans), the
+ * scan goes on at the entry that followed it (s[5]) if that one is still
+ * there, else after the copied prefix if the key was no longer than it;
+ * else it cannot know where it was (UH_ESTATE). */
 
 #define IT_MAGIC 0x534dull
 #define IT_REV 0x01u
@@ -956,12 +960,14 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 #define IT_ANCHOR 0x08u
 #define IT_POS 0x10u
 #define IT_KOBJ 0x20u	/* s[4] is a key object that may be re-validated */
-#define IT_PREFIX 24u
+#define IT_SOBJ 0x40u	/* s[5] names the anchor's successor */
+#define IT_LAST 0x80u	/* no entry followed the anchor */
+#define IT_PREFIX 16u
 
 struct sm_it {
 	uint32_t flags, idx, alen;
 	uh_off map, leaf;
-	uint64_t rv, anchor;
+	uint64_t rv, anchor, succ;
 	unsigned char pre[IT_PREFIX];
 };
 
@@ -976,7 +982,8 @@ static int it_unpack(const uint64_t s[8], struct sm_it *x)
 	x->leaf = s[2];
 	x->rv = s[3];
 	x->anchor = s[4];
-	memcpy(x->pre, &s[5], IT_PREFIX);
+	x->succ = s[5];
+	memcpy(x->pre, &s[6], IT_PREFIX);
 	return x->idx <= SM_F && x->alen <= UH_KEY_MAX_LEN;
 }
 
@@ -988,7 +995,8 @@ static void it_pack(const struct sm_it *x, uint64_t s[8])
 	s[2] = x->leaf;
 	s[3] = x->rv;
 	s[4] = x->anchor;
-	memcpy(&s[5], x->pre, IT_PREFIX);
+	s[5] = x->succ;
+	memcpy(&s[6], x->pre, IT_PREFIX);
 }
 
 /* Where a scan stands: forward the next entry is leaf[i], descending
@@ -1076,45 +1084,111 @@ static int sm_unchanged(uh_heap *h, uh_off off, uint32_t cls, uint64_t rv, int o
 	return *seen <= rv && valid && c == cls;
 }
 
-/* The anchor key of x into kb. */
+/* A key object of the iterator, if unchanged since its snapshot, into kb:
+ * 1 done, 0 gone, < 0 error. */
+static int sm_it_key(uh_heap *h, const struct sm_map *mp, const struct sm_it *x, uh_off kobj,
+		     struct sm_kbuf *kb)
+{
+	int rc = sm_unchanged(h, kobj, sm_key_class(mp->kind), x->rv, 1);
+
+	if (rc <= 0)
+		return rc;
+	struct uh_slot s = { sm_key_type(mp->kind), kobj };
+	rc = sm_key_read(h, mp->kind, &s, kb);
+	return rc ? rc : 1;
+}
+
+/* Where to go on from: the anchor key into kb, *incl whether that key
+ * itself is still to be returned. 1: the scan is over. */
 static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
-			 struct sm_kbuf *kb)
+			 struct sm_kbuf *kb, int *incl)
 {
 	int rc;
 
 	memset(&kb->k, 0, sizeof(kb->k));
 	kb->k.kind = mp->kind;
+	*incl = (x->flags & IT_INCL) != 0;
 	if (mp->kind == UH_KEY_I64) {
 		kb->k.i64 = (int64_t)x->anchor;
 		return 0;
 	}
-	if (x->flags & IT_KOBJ) {
-		rc = sm_unchanged(h, x->anchor, sm_key_class(mp->kind), x->rv, 1);
-		if (rc < 0)
-			return rc;
-		if (rc) {
-			struct uh_slot s = { sm_key_type(mp->kind), x->anchor };
-			return sm_key_read(h, mp->kind, &s, kb);
-		}
+	if ((x->flags & IT_KOBJ) && (rc = sm_it_key(h, mp, x, x->anchor, kb)) != 0)
+		return rc < 0 ? rc : 0;
+	if (x->alen <= IT_PREFIX) {
+		memcpy(kb->b, x->pre, x->alen);
+		kb->k.data = kb->b;
+		kb->k.len = x->alen;
+		return 0;
 	}
-	if (x->alen > IT_PREFIX)
-		return uh_err_set(UH_ESTATE, "sorted map scan lost its place: the %u-byte key "
-				  "it returned last was removed by another session; start a "
-				  "new scan after a copy of that key", x->alen);
-	memcpy(kb->b, x->pre, x->alen);
-	kb->k.data = kb->b;
-	kb->k.len = x->alen;
+	/* The anchor is gone: the entry after it, if still there, is where
+	 * the scan goes on (keys put in between since are concurrent). */
+	if ((x->flags & IT_SOBJ) && (rc = sm_it_key(h, mp, x, x->succ, kb)) != 0) {
+		*incl = 1;
+		return rc < 0 ? rc : 0;
+	}
+	/* Nothing followed it: whatever follows now came since. */
+	if (x->flags & IT_LAST)
+		return 1;
+	return uh_err_set(UH_ESTATE, "sorted map scan lost its place: the %u-byte key it "
+			  "returned last and the one after it were removed since; start a "
+			  "new scan after a copy of that key", x->alen);
+}
+
+/* The key object of the entry after entry e of pos (before it when
+ * descending), 0 at the end. In another leaf going forward it is the next
+ * leaf's first; going backward the leaf before is found from the root,
+ * and the position moves there (*pos updated). */
+static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *pos,
+		   uint32_t e, const struct sm_kbuf *kb, struct sm_kbuf *kw, uh_off *succ,
+		   int *last)
+{
+	struct uh_slot ss;
+	struct sm_pos p2;
+	int rc;
+
+	*succ = 0;
+	*last = 0;
+	if (rev ? e > 0 : e + 1 < pos->leaf.n) {
+		if ((rc = sm_rd(h, pos->leaf.off, SM_KEY(rev ? e - 1 : e + 1), &ss)) != 0)
+			return rc;
+	} else if (!rev) {
+		if (!pos->leaf.next) {
+			*last = 1;
+			return 0;
+		}
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf)) != 0 || p2.leaf.n == 0 ||
+		    (rc = sm_rd(h, p2.leaf.off, SM_KEY(0), &ss)) != 0)
+			return rc;
+	} else {
+		if ((rc = sm_seek(h, mp, &kb->k, 1, 0, &p2, kw)) != 0)
+			return rc;
+		if (!p2.found) {
+			*last = 1;
+			return 0;
+		}
+		if ((rc = sm_rd(h, p2.leaf.off, SM_KEY(p2.i - 1), &ss)) != 0)
+			return rc;
+		pos->leaf = p2.leaf;
+		pos->i = p2.i;
+	}
+	if (!u64map_get(&h->tx.news, ss.value))
+		*succ = ss.value;
 	return 0;
 }
 
-/* Remember entry e of pos as the anchor and the position after it. */
-static void sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x,
-		      const struct sm_pos *pos, uint32_t idx, const struct uh_slot *ks,
-		      const struct sm_kbuf *kb, int incl)
+/* Remember entry e of pos as the anchor (incl: e itself is next, else the
+ * one after it) and the position in its leaf. */
+static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struct sm_pos *pos,
+		     uint32_t e, const struct uh_slot *ks, const struct sm_kbuf *kb,
+		     struct sm_kbuf *kw, int incl)
 {
+	int rev = (x->flags & IT_REV) != 0, rc;
+	uint32_t idx = incl ? (rev ? e + 1 : e) : (rev ? e : e + 1);
+
 	x->flags &= IT_REV;
 	x->flags |= IT_ANCHOR | (incl ? IT_INCL : 0);
 	x->anchor = ks->value;
+	x->succ = 0;
 	x->alen = 0;
 	memset(x->pre, 0, sizeof(x->pre));
 	if (mp->kind != UH_KEY_I64) {
@@ -1122,14 +1196,23 @@ static void sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x,
 		memcpy(x->pre, kb->b, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
 		if (!u64map_get(&h->tx.news, ks->value))
 			x->flags |= IT_KOBJ;
+		uh_off before = pos->leaf.off;
+		int last = 0;
+		if (x->alen > IT_PREFIX &&
+		    (rc = sm_succ(h, mp, rev, pos, e, kb, kw, &x->succ, &last)) != 0)
+			return rc;
+		x->flags |= (x->succ ? IT_SOBJ : 0) | (last ? IT_LAST : 0);
+		if (pos->leaf.off != before)
+			idx = pos->i;	/* moved to the leaf before */
 	}
 	x->leaf = pos->leaf.off;
 	x->idx = idx;
 	/* A leaf this block changed is not a position to trust later: the
 	 * block may still roll back. */
-	if (!sm_own(h, pos->leaf.off) && !((x->flags & IT_REV) && idx == 0))
+	if (!sm_own(h, pos->leaf.off) && !(rev && idx == 0))
 		x->flags |= IT_POS;
 	x->rv = h->tx.rv;
+	return 0;
 }
 
 struct sm_scan_op {
@@ -1174,7 +1257,8 @@ static int sm_scan_body(uh_heap *h, void *arg)
 		uint32_t e = op->rev ? pos.i - 1 : pos.i;
 		if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
 			return rc;
-		sm_it_set(h, &mp, &x, &pos, pos.i, &ks, &op->kb, 1);
+		if ((rc = sm_it_set(h, &mp, &x, &pos, e, &ks, &op->kb, &op->kw, 1)) != 0)
+			return rc;
 	}
 	it_pack(&x, op->out);
 	op->have_out = 1;
@@ -1241,9 +1325,10 @@ static int sm_next_body(uh_heap *h, void *arg)
 	if (!have) {
 		if (!(x.flags & IT_ANCHOR))
 			return uh_err_set(UH_EINVAL, "sorted map iterator holds no position");
-		if ((rc = sm_anchor_key(h, &mp, &x, &op->kb)) != 0 ||
-		    (rc = sm_seek(h, &mp, &op->kb.k, rev, (x.flags & IT_INCL) != 0, &pos,
-				  &op->kw)) != 0)
+		int incl;
+		pos.found = 0;
+		if ((rc = sm_anchor_key(h, &mp, &x, &op->kb, &incl)) < 0 ||
+		    (rc == 0 && (rc = sm_seek(h, &mp, &op->kb.k, rev, incl, &pos, &op->kw)) != 0))
 			return rc;
 	}
 	if (!pos.found) {
@@ -1266,7 +1351,8 @@ static int sm_next_body(uh_heap *h, void *arg)
 		op->key.len = op->kb.k.len;
 	}
 	uh_slot_to_value(&vs, &op->val);
-	sm_it_set(h, &mp, &x, &pos, rev ? e : e + 1, &ks, &op->kb, 0);
+	if ((rc = sm_it_set(h, &mp, &x, &pos, e, &ks, &op->kb, &op->kw, 0)) != 0)
+		return rc;
 	it_pack(&x, op->out);
 	op->have_out = 1;
 	return 0;

@@ -401,6 +401,89 @@ static void test_bad(uh_heap *h)
 	TH_CHECK_RC(uh_smap_check(h, ms));
 }
 
+static void long_key(int i, char *buf, uh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = UH_KEY_STRING;
+	k->len = (size_t)snprintf(buf, 64, "scan-and-delete-long-key-%04d-xxxxxxxxxx", i);
+	k->data = buf;
+}
+
+/* Scan and delete every entry as it is returned: outside a block (each
+ * call its own block: the scan goes on after the removed anchor via the
+ * entry that followed it), inside one, in both directions. */
+static void test_scan_delete(uh_heap *h)
+{
+	enum { N = 200 };
+	uh_off m = 0;
+	char buf[64], got[64];
+	uh_key k;
+	uh_value v = { .type = UH_T_I64 };
+	uh_iter it;
+	uint64_t len = 1;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
+	for (int mode = 0; mode < 4; mode++) {
+		int rev = mode & 1, in_block = mode >> 1, n = 0, rc;
+		for (int i = 0; i < N; i++) {
+			long_key(i, buf, &k);
+			v.u.i = i;
+			TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+		}
+		if (in_block)
+			TH_CHECK_RC(uh_begin(h));
+		TH_CHECK_RC(uh_smap_scan(h, m, NULL, rev ? UH_SCAN_REVERSE : 0, &it));
+		while ((rc = uh_smap_next(h, m, &it, &k, &v)) == 0) {
+			int want = rev ? N - 1 - n : n;
+			if (v.u.i != want)
+				break;
+			snprintf(got, sizeof(got), "%.*s", (int)k.len, (const char *)k.data);
+			uh_key kc = { .kind = UH_KEY_STRING, .data = got, .len = k.len };
+			if (uh_smap_remove(h, m, &kc, NULL, 0) != 0)
+				break;
+			n++;
+		}
+		TH_CHECK_ERR(rc, UH_ENOTFOUND);
+		TH_CHECK_EQ(n, N);
+		if (in_block)
+			TH_CHECK_RC(uh_commit(h));
+		TH_CHECK_RC(uh_smap_len(h, m, &len));
+		TH_CHECK_EQ(len, 0);
+		TH_CHECK_RC(uh_smap_check(h, m));
+	}
+	/* The returned key and the one after it both removed: the scan
+	 * cannot know where it was (keys longer than the 16 bytes it keeps). */
+	for (int i = 0; i < 5; i++) {
+		long_key(i, buf, &k);
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	TH_CHECK_RC(uh_smap_scan(h, m, NULL, 0, &it));
+	TH_CHECK_RC(uh_smap_next(h, m, &it, &k, &v));
+	for (int i = 0; i < 2; i++) {
+		long_key(i, buf, &k);
+		TH_CHECK_RC(uh_smap_remove(h, m, &k, NULL, 0));
+	}
+	TH_CHECK_ERR(uh_smap_next(h, m, &it, &k, &v), UH_ESTATE);
+	TH_CHECK(strstr(uh_errmsg(), "lost its place") != NULL);
+	/* Short keys: the copied prefix is the whole key. */
+	uh_off mi = 0;
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_BYTES, &mi));
+	for (int i = 0; i < 5; i++) {
+		buf[0] = (char)i;
+		uh_key kb = { .kind = UH_KEY_BYTES, .data = buf, .len = 1 };
+		TH_CHECK_RC(uh_smap_put(h, mi, &kb, &v, 0));
+	}
+	TH_CHECK_RC(uh_smap_scan(h, mi, NULL, 0, &it));
+	TH_CHECK_RC(uh_smap_next(h, mi, &it, &k, &v));
+	for (int i = 0; i < 2; i++) {
+		buf[0] = (char)i;
+		uh_key kb = { .kind = UH_KEY_BYTES, .data = buf, .len = 1 };
+		TH_CHECK_RC(uh_smap_remove(h, mi, &kb, NULL, 0));
+	}
+	TH_CHECK_RC(uh_smap_next(h, mi, &it, &k, &v));
+	TH_CHECK(k.len == 1 && ((const char *)k.data)[0] == 2);
+}
+
 int main(void)
 {
 	const char *seed_env = getenv("UH_TEST_SEED");
@@ -414,6 +497,7 @@ int main(void)
 		return 1;
 	}
 	test_bad(h);
+	test_scan_delete(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
 	if (h)
 		run_kind(&h, UH_KEY_STRING, "smap.string");
