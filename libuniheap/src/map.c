@@ -531,6 +531,7 @@ struct get_args {
 	uh_off m;
 	const uh_key *k;
 	uh_value *val;
+	int missing;	/* set instead of failing: see uh_map_get */
 };
 
 static int get_body(uh_heap *h, void *arg)
@@ -544,9 +545,9 @@ static int get_body(uh_heap *h, void *arg)
 	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0 || (rc = uh_key_check(v.kind, a->k)) != 0 ||
 	    (rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
 		return rc;
+	a->missing = !f.entry;
 	if (!f.entry)
-		return uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
-				  (unsigned long long)a->m);
+		return 0;
 	if ((rc = uh_slot_read(h, f.entry, DT_ME_VALUE, &s)) != 0)
 		return rc;
 	if (a->val)
@@ -655,12 +656,17 @@ int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
 
 int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 {
-	struct get_args a = { m, k, v };
+	struct get_args a = { m, k, v, 0 };
 	int rc = uh_check_handle(h);
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
-	return dt_map_run(h, get_body, &a);
+	/* A miss is an answer, not a failure: the read-only block ends
+	 * normally instead of counting as an aborted one. */
+	if ((rc = dt_map_run(h, get_body, &a)) == 0 && a.missing)
+		rc = uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
+				(unsigned long long)m);
+	return rc;
 }
 
 int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags)

@@ -32,6 +32,7 @@ struct next_args {
 	uh_off m;
 	uh_iter start;		/* where the call began (re-runs start here) */
 	uh_iter it;		/* where it ends */
+	int end;		/* no more entries (not a failure of the block) */
 	uh_key *k;
 	uh_value *val;
 };
@@ -146,8 +147,11 @@ static int next_body(uh_heap *h, void *arg)
 	a->it = a->start;
 	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0)
 		return rc;
-	if (s[IT_PHASE] == PH_DONE)
-		return uh_err_set(UH_ENOTFOUND, "uh_map_next: no more entries");
+	a->end = 0;
+	if (s[IT_PHASE] == PH_DONE) {
+		a->end = 1;
+		return 0;
+	}
 	if (s[IT_PHASE] == 0)
 		it_start(s, &v);
 	else
@@ -176,7 +180,8 @@ static int next_body(uh_heap *h, void *arg)
 		s[IT_LAST] = s[IT_NTH] = 0;
 	}
 	it_at(s, PH_DONE, 0, 0);
-	return uh_err_set(UH_ENOTFOUND, "uh_map_next: no more entries");
+	a->end = 1;
+	return 0;
 }
 
 int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
@@ -196,10 +201,9 @@ int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 		return uh_err_set(UH_EINVAL, "uh_map_next: iterator state is garbage (phase %llu)",
 				  (unsigned long long)it->s[IT_PHASE]);
 	a.start = *it;
-	rc = dt_map_run(h, next_body, &a);
-	if (rc == 0 || rc == UH_ENOTFOUND) {
-		*it = a.it;
-		it->s[IT_MAP] = m;
-	}
-	return rc;
+	if ((rc = dt_map_run(h, next_body, &a)) != 0)
+		return rc;
+	*it = a.it;
+	it->s[IT_MAP] = m;
+	return a.end ? uh_err_set(UH_ENOTFOUND, "uh_map_next: no more entries") : 0;
 }

@@ -595,6 +595,19 @@ static void test_block(uh_heap *h)
 	TH_CHECK_RC(uh_map_len(h, m, &len));
 	TH_CHECK_EQ(len, 200);
 	TH_CHECK_RC(uh_map_check(h, m));
+
+	/* A miss and the end of an iteration are answers, not aborts. */
+	uh_stats s0, s1;
+	uh_key absent = { .kind = UH_KEY_I64, .i64 = 3 };
+	TH_CHECK_RC(uh_stats_get(h, &s0));
+	TH_CHECK_ERR(uh_map_get(h, m, &absent, &got), UH_ENOTFOUND);
+	memset(&it, 0, sizeof(it));
+	for (n = 0; uh_map_next(h, m, &it, &k, &got) == 0 && n <= 300; n++)
+		;
+	TH_CHECK_EQ(n, 200);
+	TH_CHECK_ERR(uh_map_next(h, m, &it, &k, &got), UH_ENOTFOUND);	/* stays at the end */
+	TH_CHECK_RC(uh_stats_get(h, &s1));
+	TH_CHECK_EQ(s1.aborts, s0.aborts);
 }
 
 static uint64_t rd64(uh_heap *h, uh_off obj, uint32_t off)
