@@ -18,6 +18,9 @@
  * iteration still visits every entry (none skipped), returns only live
  * ones, and the map is empty after.
  *
+ * Bounded steps: growing a map to 6000 entries, no single put logs more
+ * than 8 KiB (the resize work is spread over later puts).
+ *
  * Bad input: wrong key kind, oversized key, invalid UTF-8, NULL key or
  * value, bad value types, unknown flags, wrong or freed object as the
  * map, an iterator of another map, a read-only handle: each its
@@ -677,6 +680,39 @@ static void test_check_detects(uh_heap *h)
 	TH_CHECK_RC(uh_free(h, m));	/* (its table and entries: garbage) */
 }
 
+/* Growth happens in bounded steps: whatever the map's size, no put logs
+ * more than a few KiB (8 old buckets moved at most), even the puts that
+ * start a resize or finish one. */
+static void test_bounded_steps(uh_heap *h)
+{
+	enum { N = 6000 };
+	uh_off m;
+	uh_value v = { .type = UH_T_I64 };
+	uh_key k = { .kind = UH_KEY_I64 };
+	uint64_t max_log = 0, sum_log = 0;
+	uh_stats s0, s1;
+
+	TH_CHECK_RC(uh_map_new(h, UH_KEY_I64, &m));
+	for (int i = 0; i < N; i++) {
+		k.i64 = i;
+		v.u.i = i;
+		uh_stats_get(h, &s0);
+		int rc = uh_map_put(h, m, &k, &v, 0);
+		uh_stats_get(h, &s1);
+		if (rc) {
+			TH_CHECK_RC(rc);
+			break;
+		}
+		uint64_t logged = s1.log_bytes - s0.log_bytes;
+		max_log = logged > max_log ? logged : max_log;
+		sum_log += logged;
+	}
+	TH_CHECK_RC(uh_map_check(h, m));
+	printf("bounded steps: %d puts (10 resizes), log bytes per put: max %llu, mean %llu\n",
+	       N, (unsigned long long)max_log, (unsigned long long)(sum_log / N));
+	TH_CHECK(max_log < 8192);
+}
+
 int main(void)
 {
 	const char *seed_env = getenv("UH_TEST_SEED");
@@ -695,6 +731,7 @@ int main(void)
 		test_bad(h, ro);
 		test_iter_remove(h);
 		test_check_detects(h);
+		test_bounded_steps(h);
 		uh_disconnect(ro);
 	}
 	uh_disconnect(h);
