@@ -2,7 +2,8 @@
  * prog_dt_list_crash.c -- workload and checker of test_dt_list_crash.
  *
  *   prog_dt_list_crash --socket S --setup
- *       create the empty list under root "dt_list.crash"
+ *       create the empty list under root "dt_list.crash" and an array of
+ *       ALEN null strings under root "dt_array.crash"
  *   prog_dt_list_crash --socket S --work --ack FILE
  *       run the fixed operations OPS (each one block: a single list call
  *       or a uh_run group), appending the op number to FILE after each
@@ -13,13 +14,16 @@
  *       after one more (the op in flight, all or nothing); then a
  *       structural walk through the mapping (header slots tagged, length
  *       <= capacity, slots past the length empty, no lock left held).
- *       Prints "ops=<n> data_objects=<n>" (header + storage + strings the
- *       list references) and exits 0, or prints the problem and exits 1.
+ *       The array must equal its model too. Prints "ops=<n>
+ *       data_objects=<n>" (list header + storage + array + the strings
+ *       both reference) and exits 0, or prints the problem and exits 1.
  *
  * The operations grow the list past capacities 8, 16, 32 and 64, rebuild
  * its storage for long shifts (insert/pop near the front), shift in
  * place, and pop/set with UH_FREE_OLD, so every path of list.c that
- * allocates or frees is crossed by some crash point.
+ * allocates or frees is crossed by some crash point; the last three set
+ * string elements of the array with UH_FREE_OLD, one of them in a block
+ * that also appends to the list.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,10 +35,11 @@
 #include "format.h"
 #include "uniheap.h"
 
-enum { APPEND = 1, INSERT, POP, SET };
-enum { MAXE = 256, MAXACT = 40 };
+enum { APPEND = 1, INSERT, POP, SET, ASET };	/* ASET: array element */
+enum { MAXE = 256, MAXACT = 40, ALEN = 4 };
 
-/* A primitive: kind, index (-1: last element), value (str: a string). */
+/* A primitive: kind, index (-1: last element), value (str: a string;
+ * for ASET a string or, if NULL, null, stored with UH_FREE_OLD). */
 struct act {
 	int kind;
 	int64_t index;
@@ -72,6 +77,9 @@ static const struct op OPS[] = {
 	       { POP, 0, UH_FREE_OLD, NULL }, { INSERT, 1, 0, "y14" } } },
 	{ 1, { APS("e15") } },
 	{ 1, { { SET, 0, 0, "z16" } } },
+	{ 1, { { ASET, 0, 0, "c17" } } },
+	{ 1, { { ASET, 0, 0, "c18" } } },		/* frees "c17" */
+	{ 3, { { ASET, 1, 0, "c19" }, { ASET, 0, 0, NULL }, APS("l19") } },
 };
 #define NOPS ((int)(sizeof(OPS) / sizeof(OPS[0])))
 
@@ -85,6 +93,7 @@ struct melem {
 
 static struct melem model[MAXE];
 static int64_t mlen;
+static struct melem amodel[ALEN];	/* the array "dt_array.crash" */
 
 static int64_t idx(int64_t index, int64_t len)
 {
@@ -109,12 +118,14 @@ static void model_act(const struct act *a)
 		mlen--;
 		break;
 	case SET: model[i] = e; break;
+	case ASET: amodel[a->index] = e; break;
 	}
 }
 
 static void model_run(int nops)
 {
 	mlen = 0;
+	memset(amodel, 0, sizeof(amodel));
 	for (int k = 0; k < nops && k < NOPS; k++)
 		for (int j = 0; j < OPS[k].nact; j++)
 			model_act(&OPS[k].a[j]);
@@ -122,7 +133,7 @@ static void model_run(int nops)
 
 /* ---- heap ---- */
 
-static uh_off list;
+static uh_off list, arr;
 
 static int heap_act(uh_heap *h, const struct act *a)
 {
@@ -135,6 +146,10 @@ static int heap_act(uh_heap *h, const struct act *a)
 		v.type = UH_T_STRING;
 		if ((rc = uh_string_new(h, a->str, strlen(a->str), &v.u.ref)) != 0)
 			return rc;
+	}
+	if (a->kind == ASET) {
+		v.type = UH_T_STRING;
+		return uh_array_set(h, arr, (uint64_t)a->index, &v, UH_FREE_OLD);
 	}
 	if ((rc = uh_list_len(h, list, &len)) != 0)
 		return rc;
@@ -232,6 +247,29 @@ static int list_is_model(uh_heap *h, int64_t *nstr)
 	return 1;
 }
 
+/* 1 when the array holds exactly its model. */
+static int array_is_model(uh_heap *h, int64_t *nstr)
+{
+	*nstr = 0;
+	for (int i = 0; i < ALEN; i++) {
+		uh_value v;
+		const char *s;
+		size_t n;
+		if (uh_array_get(h, arr, (uint64_t)i, &v) != 0 || v.type != UH_T_STRING)
+			return 0;
+		if (!amodel[i].is_str) {
+			if (v.u.ref)
+				return 0;
+			continue;
+		}
+		if (uh_string_get(h, v.u.ref, &s, &n) != 0 || n != strlen(amodel[i].s) ||
+		    memcmp(s, amodel[i].s, n) != 0)
+			return 0;
+		(*nstr)++;
+	}
+	return 1;
+}
+
 static int unlocked(const char *base, uh_off obj)
 {
 	const struct uh_objhdr *o = (const void *)(base + obj);
@@ -284,16 +322,20 @@ static int structure_ok(uh_heap *h, int *storage)
 static int check(uh_heap *h, const char *ackp)
 {
 	int acked = count_acks(ackp), storage;
-	int64_t nstr;
+	int64_t nstr, astr;
 
 	for (int n = acked; n <= acked + 1 && n <= NOPS; n++) {
 		model_run(n);
-		if (!list_is_model(h, &nstr))
+		if (!list_is_model(h, &nstr) || !array_is_model(h, &astr))
 			continue;
 		if (!structure_ok(h, &storage))
 			return 1;
+		if (!unlocked(uh_base(h), arr)) {
+			printf("FAIL array still locked\n");
+			return 1;
+		}
 		printf("ops=%d acked=%d data_objects=%lld\n", n, acked,
-		       (long long)(1 + storage + nstr));
+		       (long long)(2 + storage + nstr + astr));
 		return 0;
 	}
 	printf("FAIL list matches neither the model after %d acked ops nor after %d\n", acked,
@@ -321,12 +363,15 @@ int main(int argc, char **argv)
 		return fail("connect", rc);
 	if (!strcmp(mode, "--setup")) {
 		if ((rc = uh_begin(h)) != 0 || (rc = uh_list_new(h, &list)) != 0 ||
-		    (rc = uh_root_set(h, "dt_list.crash", list)) != 0 || (rc = uh_commit(h)) != 0)
+		    (rc = uh_root_set(h, "dt_list.crash", list)) != 0 ||
+		    (rc = uh_array_new(h, UH_T_STRING, ALEN, &arr)) != 0 ||
+		    (rc = uh_root_set(h, "dt_array.crash", arr)) != 0 || (rc = uh_commit(h)) != 0)
 			return fail("setup", rc);
 		uh_disconnect(h);
 		return 0;
 	}
-	if ((rc = uh_root_get(h, "dt_list.crash", &list)) != 0)
+	if ((rc = uh_root_get(h, "dt_list.crash", &list)) != 0 ||
+	    (rc = uh_root_get(h, "dt_array.crash", &arr)) != 0)
 		return fail("root", rc);
 	rc = !strcmp(mode, "--work") ? work(h, ackp) : check(h, ackp);
 	uh_disconnect(h);

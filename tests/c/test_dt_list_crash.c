@@ -1,12 +1,15 @@
 /*
- * test_dt_list_crash.c -- enumerated crash points of list operations.
+ * test_dt_list_crash.c -- enumerated crash points of list (and array)
+ * operations.
  *
  * prog_dt_list_crash --work runs a fixed sequence of list operations
  * (appends that grow the storage 8 -> 16 -> 32 -> 64, inserts and pops
  * that rebuild it or shift in place, pops and sets with UH_FREE_OLD,
- * groups of operations in one block). It is run once without the hook to
- * count its persist barriers N; then for every k in 1..N on a fresh copy
- * of a heap holding just the empty list, with UH_CRASH_AT=k, so
+ * groups of operations in one block; string elements of an array set with
+ * UH_FREE_OLD, alone and in a block with a list append). It is run once
+ * without the hook to count its persist barriers N; then for every k in
+ * 1..N on a fresh copy of a small heap holding just the empty list and
+ * array, with UH_CRASH_AT=k, so
  * libuniheap SIGKILLs it right before its k-th barrier. After each crash:
  * heapd is SIGKILLed and started again (start-up recovery repairs the
  * log, if heapd's reaper has not already) and its recovery must have
@@ -15,7 +18,8 @@
  * requires the list to equal the model of the acknowledged operations,
  * plus the one in flight all or nothing, and a sound structure; then one
  * more heapd restart must free 0 objects, null 0 references, and find
- * exactly the live objects the model says (template + list data).
+ * exactly the live objects the model says (template + list and array
+ * data).
  *
  * UH_CRASH_ENUM_MAX=k limits the run to k crash points (debugging).
  */
@@ -31,7 +35,10 @@
 static const char *SUITE = "test_dt_list_crash";
 static struct th_heapd d;
 static char template_path[700], ack_path[700];
-static uint64_t base_live;	/* live objects of the template, less the list header */
+/* A small heap: it is copied and recovered three times per crash point. */
+#define HEAPD_ARGS "--size 32M"
+
+static uint64_t base_live;	/* live objects of the template, less list and array */
 
 static int copy_file(const char *from, const char *to)
 {
@@ -60,7 +67,7 @@ static int copy_file(const char *from, const char *to)
 static int heapd_crash_restart(void)
 {
 	th_heapd_kill(&d);
-	return th_heapd_start(&d, NULL);
+	return th_heapd_start(&d, HEAPD_ARGS);
 }
 
 static int status(uint64_t *live, uint64_t *freed, uint64_t *nulled)
@@ -83,7 +90,7 @@ static int make_template(void)
 	static char out[4096];
 	uint64_t live, freed, nulled;
 
-	if (th_heapd_start(&d, NULL) != 0)
+	if (th_heapd_start(&d, HEAPD_ARGS) != 0)
 		return -1;
 	char *argv[] = { (char *)th_bin("prog_dt_list_crash"), "--socket", d.sock, "--setup",
 			 NULL };
@@ -94,7 +101,7 @@ static int make_template(void)
 	}
 	if (heapd_crash_restart() != 0 || status(&live, &freed, &nulled) != 0)
 		return -1;
-	base_live = live - 1;
+	base_live = live - 2;
 	th_heapd_kill(&d);
 	snprintf(template_path, sizeof(template_path), "%s/template.uh", d.dir);
 	snprintf(ack_path, sizeof(ack_path), "%s/ack", d.dir);
@@ -109,7 +116,7 @@ static int fresh_heap(void)
 		fprintf(stderr, "copy %s: %s\n", template_path, strerror(errno));
 		return -1;
 	}
-	return th_heapd_start(&d, NULL);
+	return th_heapd_start(&d, HEAPD_ARGS);
 }
 
 /* After the restart that followed the crash: that recovery rolled the
