@@ -34,10 +34,18 @@
  * the block can commit, and a crash before commit leaves it unreachable,
  * so recovery reclaims it.
  *
- * Concurrency: every change writes slot 0 of the header, so changes to one
- * list serialize on the header's lock; reads are validated, so a reader
- * never mixes two versions (a storage freed by a concurrent growth makes
- * the reader's block stale: UH_ECONFLICT, run it again).
+ * Concurrency: every change writes slot 0 of the header first, so changes
+ * to one list serialize on the header's lock. Lock order: header, then
+ * storage, then the objects freed (old storage, UH_FREE_OLD targets), so
+ * two operations on one list never wait for each other in a cycle. Reads
+ * are validated, so a reader never mixes two versions (a storage freed by
+ * a concurrent growth makes the reader's block stale: UH_ECONFLICT, which
+ * uh_run retries).
+ *
+ * Errors: arguments and the value are checked before anything is
+ * written; after the first write only errors that doom the whole block
+ * (conflict, log full, out of memory) can happen, so a failed operation
+ * never leaves a half-changed list behind, even inside a user's block.
  */
 #include <stdio.h>
 #include <string.h>
