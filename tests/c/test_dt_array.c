@@ -7,6 +7,14 @@
  * (> 16 KiB: a large object), a set inside an aborted block leaves
  * nothing, content survives a heapd restart and recovery frees nothing of
  * it, and a read-only handle reads it.
+ *
+ * Concurrency: K=3 processes (this program run again with --writer)
+ * repeatedly
+ * set all R elements of their own range of one shared i16 array to their
+ * next round number, and increment a shared counter element, in one
+ * uh_run block each; meanwhile this process scans the whole array in
+ * read-only blocks and must always find every range uniform (never half
+ * of a block) and the counter equal to the sum of the rounds it sees.
  */
 #include <float.h>
 #include <math.h>
@@ -19,7 +27,7 @@
 static const char *SUITE = "test_dt_array";
 static struct th_heapd d;
 
-enum { BIG = 100000 };
+enum { BIG = 100000, K = 3, R = 20, ROUNDS = 300 };
 
 static uh_value vi(uint32_t t, int64_t i)
 {
@@ -316,9 +324,137 @@ static void check_recovery_clean(void)
 	TH_CHECK_EQ(nulled, 0);
 }
 
-int main(void)
+/* ---- concurrency ---- */
+
+struct round {
+	uh_off a;
+	int p;
+	int64_t r;
+};
+
+static int round_body(uh_heap *h, void *arg)
+{
+	const struct round *x = arg;
+	uh_value v = vi(UH_T_I16, x->r), c;
+	int rc;
+
+	for (int j = 0; j < R; j++)
+		if ((rc = uh_array_set(h, x->a, (uint64_t)(x->p * R + j), &v, 0)) != 0)
+			return rc;
+	if ((rc = uh_array_get(h, x->a, K * R, &c)) != 0)
+		return rc;
+	c.u.i++;
+	return uh_array_set(h, x->a, K * R, &c, 0);
+}
+
+/* A writer process: ROUNDS blocks. Exit code 0 = ok. */
+static int writer(const char *sock, uh_off a, int p)
+{
+	uh_heap *h;
+	struct round x = { a, p, 0 };
+
+	if (uh_connect(sock, 0, &h) != 0) {
+		fprintf(stderr, "writer %d: connect: %s\n", p, uh_errmsg());
+		return 1;
+	}
+	for (x.r = 1; x.r <= ROUNDS; x.r++) {
+		int rc = uh_run(h, round_body, &x, 100000);
+		if (rc) {
+			fprintf(stderr, "writer %d round %lld: %s: %s\n", p, (long long)x.r,
+				uh_strerror(rc), uh_errmsg());
+			return 1;
+		}
+	}
+	uh_disconnect(h);
+	return 0;
+}
+
+struct scan {
+	uh_off a;
+	int64_t rounds[K];
+	char why[200];
+};
+
+static int scan_body(uh_heap *h, void *arg)
+{
+	struct scan *sc = arg;
+	uh_value v;
+	int64_t sum = 0;
+	int rc;
+
+	sc->why[0] = '\0';
+	for (int p = 0; p < K; p++) {
+		for (int j = 0; j < R; j++) {
+			if ((rc = uh_array_get(h, sc->a, (uint64_t)(p * R + j), &v)) != 0)
+				return rc;
+			if (j == 0)
+				sc->rounds[p] = v.u.i;
+			else if (v.u.i != sc->rounds[p] && !sc->why[0])
+				snprintf(sc->why, sizeof(sc->why), "range %d torn: element %d is "
+					 "%lld, element 0 is %lld", p, j, (long long)v.u.i,
+					 (long long)sc->rounds[p]);
+		}
+		sum += sc->rounds[p];
+	}
+	if ((rc = uh_array_get(h, sc->a, K * R, &v)) != 0)
+		return rc;
+	if (v.u.i != sum && !sc->why[0])
+		snprintf(sc->why, sizeof(sc->why), "counter %lld, rounds add up to %lld",
+			 (long long)v.u.i, (long long)sum);
+	return 0;
+}
+
+static void test_concurrent(uh_heap *h)
+{
+	struct scan sc = { 0 };
+	pid_t pid[K];
+	long scans = 0;
+	int running = K, bad = 0;
+
+	TH_CHECK_RC(uh_array_new(h, UH_T_I16, K * R + 1, &sc.a));
+	for (int p = 0; p < K; p++) {
+		char off[32], id[8];
+		snprintf(off, sizeof(off), "%llu", (unsigned long long)sc.a);
+		snprintf(id, sizeof(id), "%d", p);
+		char *argv[] = { (char *)th_bin("test_dt_array"), "--writer", d.sock, off, id,
+				 NULL };
+		pid[p] = th_spawn(argv, NULL);
+		TH_CHECK(pid[p] > 0);
+	}
+	uint64_t t0 = th_now_ms();
+	while (running && th_now_ms() - t0 < 60000) {
+		int rc = uh_run(h, scan_body, &sc, 10000);
+		if (rc || sc.why[0]) {
+			if (bad++ == 0)
+				th_fail(__FILE__, __LINE__, "concurrent scan: %s",
+					rc ? uh_errmsg() : sc.why);
+		}
+		scans++;
+		for (int p = 0; p < K; p++) {
+			int st = pid[p] > 0 ? th_wait_exit_timeout(pid[p], 0) : -2;
+			if (st != -2) {
+				TH_CHECK_EQ(st, 0);
+				pid[p] = 0;
+				running--;
+			}
+		}
+	}
+	TH_CHECK_EQ(running, 0);
+	TH_CHECK_EQ(bad, 0);
+	TH_CHECK_RC(uh_run(h, scan_body, &sc, 0));
+	for (int p = 0; p < K; p++)
+		TH_CHECK_EQ(sc.rounds[p], ROUNDS);
+	TH_CHECK(sc.why[0] == '\0');
+	printf("concurrent: %d writers x %d blocks, %ld scans\n", K, ROUNDS, scans);
+	TH_CHECK_RC(uh_free(h, sc.a));
+}
+
+int main(int argc, char **argv)
 {
 	uh_heap *h = NULL, *ro = NULL;
+
+	if (argc == 5 && !strcmp(argv[1], "--writer"))
+		return writer(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]));
 
 	printf("%s: no randomness (seed 0)\n", SUITE);
 	if (th_heapd_start(&d, NULL) != 0 || th_connect(&d, 0, &h) != 0) {
@@ -329,6 +465,7 @@ int main(void)
 	test_floats(h);
 	test_refs(h);
 	test_bad(h);
+	test_concurrent(h);
 	make_big(h);
 	check_big(h, "before restart");
 	uh_disconnect(h);
