@@ -300,8 +300,9 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	    (meta.value >> 32) > 1)
 		return sm_bad(h, "node %llu: bad meta slot", (unsigned long long)off);
 	if (want_leaf >= 0 && nd->leaf != want_leaf)
-		return sm_bad(h, "node %llu is %s a leaf at the wrong depth",
-			      (unsigned long long)off, nd->leaf ? "" : "not");
+		return sm_bad(h, "node %llu is %s", (unsigned long long)off,
+			      nd->leaf ? "a leaf above the bottom level" :
+					 "an inner node at the bottom level");
 	if (nd->leaf ? uh_slot_type(next.tag) != UH_T_REF : next.tag != 0)
 		return sm_bad(h, "node %llu: bad next slot", (unsigned long long)off);
 	return 0;

@@ -484,6 +484,122 @@ static void test_scan_delete(uh_heap *h)
 	TH_CHECK(k.len == 1 && ((const char *)k.data)[0] == 2);
 }
 
+/* ---- damage: uh_smap_check names what is wrong (format in smap.c) ---- */
+
+static uint64_t *slot_word(uh_heap *h, uh_off obj, unsigned i, unsigned w)
+{
+	return (uint64_t *)(h->base + obj + 16 + 16 * i + 8 * w);
+}
+
+struct put_range { uh_off m; int lo, hi; };
+
+static int put_range_body(uh_heap *h, void *arg)
+{
+	const struct put_range *r = arg;
+	for (int i = r->lo; i < r->hi; i++) {
+		uh_key k = { .kind = UH_KEY_I64, .i64 = 10 * i };
+		uh_value v = { .type = UH_T_I64, .u.i = i };
+		int rc = uh_smap_put(h, r->m, &k, &v, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void expect_damage(uh_heap *h, uh_off m, const char *what, const char *words)
+{
+	int rc = uh_smap_check(h, m);
+	if (rc == UH_EINTERNAL && strstr(uh_errmsg(), words)) {
+		th_passed++;
+	} else {
+		th_fail(__FILE__, __LINE__, "%s: check gave %d '%s', want EINTERNAL naming '%s'",
+			what, rc, uh_errmsg(), words);
+	}
+}
+
+static void test_damage(uh_heap *h)
+{
+	struct put_range r = { 0, 0, 0 };
+	uint64_t save;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_I64, &r.m));
+	for (r.lo = 0; r.lo < 1000; r.lo += 100) {
+		r.hi = r.lo + 100;
+		TH_CHECK_RC(uh_run(h, put_range_body, &r, 0));
+	}
+	TH_CHECK_RC(uh_smap_check(h, r.m));
+	TH_CHECK(height(h, r.m) >= 3);
+	uh_off m = r.m, root = *slot_word(h, m, 2, 1), first = *slot_word(h, m, 4, 1);
+	uh_off inner = *slot_word(h, root, 32, 1);	/* root's child 0 */
+
+	save = *slot_word(h, m, 1, 1);	/* count */
+	*slot_word(h, m, 1, 1) = save + 1;
+	expect_damage(h, m, "count", "counts");
+	*slot_word(h, m, 1, 1) = save;
+
+	save = *slot_word(h, first, 3, 1);	/* leaf key 1 := key 0 */
+	*slot_word(h, first, 3, 1) = *slot_word(h, first, 2, 1);
+	expect_damage(h, m, "order", "not greater");
+	*slot_word(h, first, 3, 1) = save;
+
+	save = *slot_word(h, first, 1, 1);	/* leaf chain cut after the first */
+	*slot_word(h, first, 1, 1) = 0;
+	expect_damage(h, m, "chain", "leaf chain");
+	*slot_word(h, first, 1, 1) = save;
+
+	save = *slot_word(h, inner, 2, 1);	/* separator 0 far too big */
+	*slot_word(h, inner, 2, 1) = (uint64_t)INT64_MAX;
+	expect_damage(h, m, "separator", "separator");
+	*slot_word(h, inner, 2, 1) = save;
+
+	save = *slot_word(h, first, 2, 0);	/* key slot of the wrong type */
+	*slot_word(h, first, 2, 0) = UH_T_F64;
+	expect_damage(h, m, "key type", "key slot");
+	*slot_word(h, first, 2, 0) = save;
+
+	save = *slot_word(h, root, 0, 1);	/* meta: n > fanout */
+	*slot_word(h, root, 0, 1) = 99;
+	expect_damage(h, m, "meta", "meta");
+	*slot_word(h, root, 0, 1) = save;
+
+	save = *slot_word(h, m, 3, 1);		/* height */
+	*slot_word(h, m, 3, 1) = save + 1;
+	expect_damage(h, m, "height", "bottom level");
+	*slot_word(h, m, 3, 1) = save;
+
+	TH_CHECK_RC(uh_smap_check(h, m));
+}
+
+/* Reads work on a read-only handle; writes say why they cannot. */
+static void test_readonly(uh_heap *h)
+{
+	uh_heap *ro = NULL;
+	uh_off m = 0;
+	uh_key k = { .kind = UH_KEY_I64, .i64 = 1 };
+	uh_value v = { .type = UH_T_I64, .u.i = 11 }, got;
+	uint64_t len = 0;
+	uh_iter it;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_I64, &m));
+	TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	if (th_connect(&d, UH_READONLY, &ro) != 0) {
+		th_fail(__FILE__, __LINE__, "read-only connect");
+		return;
+	}
+	TH_CHECK_RC(uh_smap_get(ro, m, &k, &got));
+	TH_CHECK(got.u.i == 11);
+	TH_CHECK_RC(uh_smap_len(ro, m, &len));
+	TH_CHECK_EQ(len, 1);
+	TH_CHECK_RC(uh_smap_scan(ro, m, NULL, 0, &it));
+	TH_CHECK_RC(uh_smap_next(ro, m, &it, &k, &got));
+	TH_CHECK_ERR(uh_smap_next(ro, m, &it, &k, &got), UH_ENOTFOUND);
+	TH_CHECK_RC(uh_smap_check(ro, m));
+	TH_CHECK_ERR(uh_smap_put(ro, m, &k, &v, 0), UH_EREADONLY);
+	TH_CHECK_ERR(uh_smap_remove(ro, m, &k, NULL, 0), UH_EREADONLY);
+	TH_CHECK_ERR(uh_smap_new(ro, UH_KEY_I64, &m), UH_EREADONLY);
+	uh_disconnect(ro);
+}
+
 int main(void)
 {
 	const char *seed_env = getenv("UH_TEST_SEED");
@@ -498,6 +614,8 @@ int main(void)
 	}
 	test_bad(h);
 	test_scan_delete(h);
+	test_damage(h);
+	test_readonly(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
 	if (h)
 		run_kind(&h, UH_KEY_STRING, "smap.string");
