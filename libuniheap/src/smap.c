@@ -1198,9 +1198,11 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 		if (!u64map_get(&h->tx.news, ks->value))
 			x->flags |= IT_KOBJ;
 		uh_off before = pos->leaf.off;
+		struct sm_pos keep = *pos;
 		int last = 0;
+		/* With incl, e itself is next: the position stays at it. */
 		if (x->alen > IT_PREFIX &&
-		    (rc = sm_succ(h, mp, rev, pos, e, kb, kw, &x->succ, &last)) != 0)
+		    (rc = sm_succ(h, mp, rev, incl ? &keep : pos, e, kb, kw, &x->succ, &last)) != 0)
 			return rc;
 		x->flags |= (x->succ ? IT_SOBJ : 0) | (last ? IT_LAST : 0);
 		if (pos->leaf.off != before)

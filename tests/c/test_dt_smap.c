@@ -451,6 +451,30 @@ static void test_scan_delete(uh_heap *h)
 		TH_CHECK_EQ(len, 0);
 		TH_CHECK_RC(uh_smap_check(h, m));
 	}
+	/* Scans from every key, both ways: the first two entries. */
+	for (int i = 0; i < N; i++) {
+		long_key(i, buf, &k);
+		v.u.i = i;
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	int bad = 0;
+	for (int i = 0; i < N; i++) {
+		for (int rev = 0; rev < 2; rev++) {
+			long_key(i, buf, &k);
+			if (uh_smap_scan(h, m, &k, rev ? UH_SCAN_REVERSE : 0, &it) != 0 ||
+			    uh_smap_next(h, m, &it, &k, &v) != 0 || v.u.i != i)
+				bad++;
+			int rc = uh_smap_next(h, m, &it, &k, &v);
+			int want = rev ? i - 1 : i + 1;
+			if (want < 0 || want >= N ? rc != UH_ENOTFOUND : (rc != 0 || v.u.i != want))
+				bad++;
+		}
+	}
+	TH_CHECK_EQ(bad, 0);
+	for (int i = 0; i < N; i++) {
+		long_key(i, buf, &k);
+		TH_CHECK_RC(uh_smap_remove(h, m, &k, NULL, 0));
+	}
 	/* The returned key and the one after it both removed: the scan
 	 * cannot know where it was (keys longer than the 16 bytes it keeps). */
 	for (int i = 0; i < 5; i++) {
