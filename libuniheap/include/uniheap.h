@@ -417,7 +417,8 @@ int uh_map_new(uh_heap *h, uint32_t key_kind, uh_off *out);
 int uh_map_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind);
 int uh_map_len(uh_heap *h, uh_off m, uint64_t *len);
 /** @return 0 or UH_ENOTFOUND; UH_ETYPE for a key of another kind;
- * UH_EINVAL for a key longer than UH_KEY_MAX_LEN or invalid UTF-8. */
+ * UH_EINVAL for a key longer than UH_KEY_MAX_LEN; UH_EUTF8 for a string
+ * key that is not valid UTF-8. */
 int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v);
 /** Insert or replace. The map keeps its own copy of the key. */
 int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags);

@@ -29,7 +29,17 @@ const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id)
 	return d;
 }
 
+static struct uh_objhdr *obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc);
+
 struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
+{
+	struct uh_objhdr *o = obj_get(h, off, cls, rc);
+	if (!o)
+		*rc = uh_tx_stale_or(h, *rc);
+	return o;
+}
+
+static struct uh_objhdr *obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
 {
 	uint32_t slot;
 

@@ -258,6 +258,19 @@ static int reads_valid(uh_heap *h, int strict)
 	return 1;
 }
 
+int uh_tx_stale_or(uh_heap *h, int rc)
+{
+	if (!h->tx.depth || h->tx.doomed || reads_valid(h, 0))
+		return rc;
+	/* The offset came from a read that another commit has overwritten
+	 * since (e.g. the object was freed and the reference changed): the
+	 * block is stale, not the caller's argument wrong. */
+	h->st.conflicts++;
+	h->st.aborts_stale++;
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "an object this block read was changed "
+				     "by another session; block rolled back, run it again"));
+}
+
 /* A newer object than our snapshot: move the snapshot forward if nothing
  * read so far has changed (cheaper than aborting). */
 static int extend_snapshot(uh_heap *h)

@@ -134,6 +134,10 @@ int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
  * UH_ECONFLICT and dst zeroed); outside, a plain atomic load. */
 int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
 int uh_tx_lock(uh_heap *h, uh_off obj);
+/* Inside a block, an offset that turned out not to be a valid object may
+ * come from a read another commit has made stale: then doom the block and
+ * return UH_ECONFLICT; else return rc. */
+int uh_tx_stale_or(uh_heap *h, int rc);
 int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes);
 int uh_tx_log_free(uh_heap *h, uh_off obj);
 void uh_tx_free_state(uh_heap *h);
