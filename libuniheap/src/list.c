@@ -23,10 +23,12 @@
  * in place: nobody can reach the new object before commit), switch slot 1
  * to it and free the old storage, all in the operation's block. An insert
  * or pop that would shift more than SHIFT_MAX elements of a small storage
- * (more than SHIFT_MAX_LARGE of a large one) builds a new storage the same
- * way instead of shifting in place: then the redo log holds a few entries,
- * not two per shifted element, so big lists never outgrow the session
- * log. The capacity never shrinks.
+ * (<= UH_SMALL_MAX bytes) builds a new storage the same way instead of
+ * shifting in place: then the redo log holds a few entries, not two per
+ * shifted element. A large storage is always shifted in place (see
+ * should_rebuild), so an insert/pop that shifts more than about 16000
+ * elements fails with UH_ELOGFULL (default 1 MiB log). The capacity never
+ * shrinks.
  *
  * Crash safety: every change (length, slot writes, storage switch, free
  * of the old storage, UH_FREE_OLD frees) is part of one block, applied
@@ -57,7 +59,6 @@
 #define LIST_HDR_SLOTS 2u
 #define LIST_MIN_CAP 8u
 #define SHIFT_MAX 32u		/* above: rebuild a small storage instead of shifting */
-#define SHIFT_MAX_LARGE 4096u	/* the same for a large one (256 KiB of log) */
 
 /* What a list operation reads first. */
 struct lst {
@@ -170,16 +171,27 @@ static int relocate(uh_heap *h, struct lst *s, uint64_t newcap, uint64_t at, int
 
 /* Moving `shift` elements: in place (two log entries per element) or by
  * building a new storage (no log entries per element, but an allocation
- * and a copy). A storage above UH_SMALL_MAX is a large object, leased
- * from heapd one region each, so big storages are rebuilt only when the
- * shift would fill a good part of the session log. */
+ * and a copy). A storage above UH_SMALL_MAX is a large object: heapd
+ * leases each its own region, and today a session keeps the region of a
+ * freed large object until it disconnects, so rebuilding a large storage
+ * per operation would use up the heap's arena directory (measured: ~115
+ * pops at the front of a 6000-element list). Large storages are shifted
+ * in place: bounded by the session log instead (UH_ELOGFULL beyond about
+ * log_size / 64 shifted elements, ~16000 with the default 1 MiB log). */
 static int should_rebuild(const struct lst *s, uint64_t shift)
 {
-	if (shift <= SHIFT_MAX)
-		return 0;
-	if (UH_OBJHDR_SIZE + s->cap * sizeof(struct uh_slot) <= UH_SMALL_MAX)
-		return 1;
-	return shift > SHIFT_MAX_LARGE;
+	return shift > SHIFT_MAX &&
+	       UH_OBJHDR_SIZE + s->cap * sizeof(struct uh_slot) <= UH_SMALL_MAX;
+}
+
+/* Name what outgrew the log: a long in-place shift of a large list. */
+static int shift_failed(const struct lst *s, uint64_t shift, int rc)
+{
+	if (rc != UH_ELOGFULL)
+		return rc;
+	return uh_err_set(rc, "list %llu: shifting %llu elements in place needs more than "
+			  "the session log; insert or pop nearer the end of so long a list",
+			  (unsigned long long)s->l, (unsigned long long)shift);
 }
 
 static uint64_t grown_cap(uint64_t cap)
@@ -351,10 +363,10 @@ static int open_hole(uh_heap *h, struct lst *s, uint64_t index)
 		return relocate(h, s, grown_cap(s->cap), index, +1);
 	if (should_rebuild(s, s->len - index))
 		return relocate(h, s, s->cap, index, +1);
-	for (uint64_t i = s->len; i > index; i--) {	/* bound: SHIFT_MAX_LARGE */
+	for (uint64_t i = s->len; i > index; i--) {	/* bound: length; log-limited */
 		if ((rc = uh_slot_read(h, s->store, i - 1, &e)) != 0 ||
 		    (rc = uh_slot_write(h, s->store, i, &e)) != 0)
-			return rc;
+			return shift_failed(s, s->len - index, rc);
 	}
 	return 0;
 }
@@ -425,10 +437,10 @@ static int close_gap(uh_heap *h, struct lst *s, uint64_t index)
 
 	if (should_rebuild(s, s->len - 1 - index))
 		return relocate(h, s, s->cap, index, -1);
-	for (uint64_t i = index; i + 1 < s->len; i++) {	/* bound: SHIFT_MAX_LARGE */
+	for (uint64_t i = index; i + 1 < s->len; i++) {	/* bound: length; log-limited */
 		if ((rc = uh_slot_read(h, s->store, i + 1, &e)) != 0 ||
 		    (rc = uh_slot_write(h, s->store, i, &e)) != 0)
-			return rc;
+			return shift_failed(s, s->len - 1 - index, rc);
 	}
 	return uh_slot_write(h, s->store, s->len - 1, &empty);
 }

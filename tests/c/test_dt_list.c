@@ -16,6 +16,11 @@
  * a list, a read-only handle: each gives its documented error with a
  * message, and the list is unchanged.
  *
+ * Big lists (large-object storages): 200 pops at the front of a
+ * 6000-element list in one session work (no storage per operation, which
+ * would use up heapd's arena directory); a pop that would shift 20000
+ * elements fails with UH_ELOGFULL, naming the list, and changes nothing.
+ *
  * UH_TEST_SEED=n replays a run.
  */
 #include <math.h>
@@ -348,6 +353,63 @@ static void test_bad(uh_heap *h)
 	check_all(h, "bad: end", 0);
 }
 
+static int fill(uh_heap *h, uh_off l, int64_t count)
+{
+	uh_value v = { .type = UH_T_I64 };
+	int rc = uh_begin(h);
+
+	for (int64_t i = 0; i < count && rc == 0; i++) {
+		v.u.i = i;
+		rc = uh_list_append(h, l, &v);
+	}
+	if (rc) {
+		uh_abort(h);
+		return rc;
+	}
+	return uh_commit(h);
+}
+
+static void test_big(uh_heap *h)
+{
+	uh_off l;
+	uh_value v;
+	uint64_t len = 0;
+	int bad = 0;
+
+	TH_CHECK_RC(uh_list_new(h, &l));
+	TH_CHECK_RC(fill(h, l, 6000));
+	for (int64_t i = 0; i < 200; i++)
+		if (uh_list_pop(h, l, 0, &v, 0) != 0 || v.u.i != i)
+			bad++;
+	TH_CHECK_EQ(bad, 0);
+	for (int64_t i = 0; i < 50; i++) {
+		v.type = UH_T_I64;
+		v.u.i = -i;
+		if (uh_list_insert(h, l, 1, &v) != 0)
+			bad++;
+	}
+	TH_CHECK_EQ(bad, 0);
+	TH_CHECK_RC(uh_list_len(h, l, &len));
+	TH_CHECK_EQ(len, 5850);
+	TH_CHECK_RC(uh_list_get(h, l, 1, &v));
+	TH_CHECK_EQ(v.u.i, -49);
+	TH_CHECK_RC(uh_list_get(h, l, 5849, &v));
+	TH_CHECK_EQ(v.u.i, 5999);
+	TH_CHECK_RC(uh_free(h, l));
+
+	TH_CHECK_RC(uh_list_new(h, &l));
+	TH_CHECK_RC(fill(h, l, 20000));
+	TH_CHECK_ERR(uh_list_pop(h, l, 0, &v, 0), UH_ELOGFULL);
+	TH_CHECK(strstr(uh_errmsg(), "shifting 19999 elements") != NULL);
+	TH_CHECK_RC(uh_list_len(h, l, &len));
+	TH_CHECK_EQ(len, 20000);
+	TH_CHECK_RC(uh_list_get(h, l, 0, &v));
+	TH_CHECK_EQ(v.u.i, 0);
+	TH_CHECK_RC(uh_list_pop(h, l, 19990, &v, 0));	/* near the end: fine */
+	TH_CHECK_EQ(v.u.i, 19990);
+	TH_CHECK_RC(uh_free(h, l));
+}
+
 int main(void)
 {
 	uh_heap *h = NULL;
@@ -363,6 +425,7 @@ int main(void)
 	}
 	test_model(&h);
 	test_bad(h);
+	test_big(h);
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
 	return th_summary(SUITE);
