@@ -48,6 +48,16 @@
  * new nodes and key objects are written in place before the block
  * commits and are unreachable until it does.
  *
+ * Concurrency: inserts and removes lock the header (they change the
+ * count) before any node, so two of them never wait for each other in a
+ * cycle; replacing the value of a present key locks only its leaf. Every
+ * read is a validated read of the block's snapshot, key bytes included: a
+ * key object may be freed and its slot reused by another session after
+ * the snapshot, and the validated read notices (the block is rolled back
+ * and re-run) where a plain one would compare garbage. Outside a block
+ * each call runs in its own block through uh_run, re-run on conflicts;
+ * inside one it joins it.
+ *
  * Slots are read and written 16 bytes at a time through uh_tx_read /
  * uh_tx_write (never mixed with 8-byte halves on the same slot), so a
  * shifted entry costs one log entry, not two.
