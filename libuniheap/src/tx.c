@@ -80,8 +80,20 @@ static void release_slot(uh_heap *h, uh_off obj)
 {
 	uint32_t slot;
 	const struct uh_arena_span *s = uh_arena_slot_of(&h->ix, obj, &slot);
-	if (s)
-		uh_bitmap_clear(uh_arena_bitmap(h->base, s->arena_off), slot);
+	if (!s)
+		return;
+	uh_bitmap_clear(uh_arena_bitmap(h->base, s->arena_off), slot);
+	/* A large object's region goes back to heapd at once, else a session
+	 * that keeps freeing big objects would fill the arena directory.
+	 * heapd only takes back regions this session leased; the others it
+	 * reclaims when their owner detaches, so a refusal is fine. */
+	if (s->nslots == 1 && h->ctl) {
+		char keep[1024];	/* the caller's message must survive */
+		snprintf(keep, sizeof(keep), "%s", uh_errmsg());
+		if (uhc_return_arena(h->ctl, s->arena_off) == 0)
+			uh_arena_index_build(&h->ix);
+		uh_err_set(0, "%s", keep);
+	}
 }
 
 /* Undo everything a block did: nothing reached its targets, so locks get
