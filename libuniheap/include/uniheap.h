@@ -449,6 +449,18 @@ int uh_smap_check(uh_heap *h, uh_off m);
 
 /** @} */
 
+/**
+ * Check the heap: walk every object reachable from the roots; each must be
+ * a valid object, each reference must name a valid object of the class its
+ * field or slot requires, and every map and sorted map must pass its
+ * structural check. Read-only; meant for a quiet heap (a concurrent writer
+ * can make it report a problem that is not one). `heapctl check` runs it.
+ * @param[out] objects objects visited (may be NULL).
+ * @return 0, or UH_EINTERNAL with uh_errmsg() naming the first problem
+ *         (object offset and what is wrong); UH_ESTATE inside a block.
+ */
+int uh_heap_check(uh_heap *h, uint64_t *objects);
+
 /* ------------------------------------------------------------------ */
 /** Counters of this session. */
 typedef struct uh_stats {

@@ -48,11 +48,13 @@ const char *uh_errmsg(void)
 
 int uh_err_set(int code, const char *fmt, ...)
 {
+	char buf[sizeof(last_msg)];	/* callers may pass uh_errmsg() itself */
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(last_msg, buf, sizeof(buf));
 	return code;
 }
 

@@ -1,13 +1,15 @@
 /*
  * heapctl.cc -- heapd's admin command line.
  *
- *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health>
+ *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health|check>
  *
  * Talks the public protocol (schemas/uniheap/v1/heapd.proto) like any
  * other gRPC tool; it does not link libuniheap. Exit codes: 0 ok, 1 heapd
  * answered with an error (or health is not SERVING), 2 heapd unreachable,
  * 64 usage error.
  */
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
+#include <unistd.h>
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
@@ -40,6 +44,8 @@ const char kUsage[] =
 	"  roots     named durable roots\n"
 	"  stats     heapd's counters\n"
 	"  health    the standard gRPC health check (exit 0 when SERVING)\n"
+	"  check     walk the heap from its roots: objects, references, maps and\n"
+	"            sorted maps (runs uniheap-check, installed beside heapctl)\n"
 	"\n"
 	"options:\n"
 	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
@@ -172,8 +178,33 @@ int run_health(const Args &a, grpc::Channel *ch)
 	return rc;
 }
 
+/* check needs a libuniheap session, and libuniheap carries its own copy
+ * of the protocol code, which libprotobuf refuses to load twice into one
+ * process: so heapctl runs the separate uniheap-check program. */
+int run_check(const Args &a)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "heapctl: cannot find my own directory\n");
+		return kExitFailed;
+	}
+	self[n] = '\0';
+	std::string exe = std::string(dirname(self)) + "/uniheap-check";
+	std::vector<char *> argv = { (char *)exe.c_str(), (char *)"--socket",
+				     (char *)a.socket.c_str() };
+	if (a.json)
+		argv.push_back((char *)"--json");
+	argv.push_back(nullptr);
+	execv(exe.c_str(), argv.data());
+	fprintf(stderr, "heapctl: cannot run %s: %s\n", exe.c_str(), strerror(errno));
+	return kExitFailed;
+}
+
 int dispatch(const Args &a)
 {
+	if (a.command == "check")
+		return run_check(a);
 	std::shared_ptr<grpc::Channel> ch =
 		grpc::CreateChannel("unix:" + a.socket, grpc::InsecureChannelCredentials());
 	std::unique_ptr<pb::Heapd::Stub> stub = pb::Heapd::NewStub(ch);
