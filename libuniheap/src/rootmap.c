@@ -7,6 +7,7 @@
  * sessions serialize on it; readers do plain loads (a block's own writes
  * are seen through its redo log).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "rootmap.h"
@@ -36,7 +37,29 @@ static int name_is(uh_heap *h, uint64_t s, const char *name, size_t len)
 	return o && (o->size & UH_OBJ_SIZE_MASK) == len && memcmp(o + 1, name, len) == 0;
 }
 
-static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
+/* The table we read from the root map is not a valid table. Another
+ * session that grew the map since may have freed it (its block changes
+ * the map's table field and frees the old table in one commit): then our
+ * read of the map is stale, and the block is doomed with UH_ECONFLICT
+ * (by uh_obj_get, or by reading the map again here); outside a block the
+ * map just names another table now: read again. Only a map that still
+ * names the bad table is damaged. Returns the error, or 1: read again. */
+static int table_gone(uh_heap *h, uint64_t rm, uint64_t table)
+{
+	char why[256];
+
+	if (h->tx.doomed)
+		return h->tx.doomed;
+	snprintf(why, sizeof(why), "%s", uh_errmsg());
+	uint64_t now = uh_rd64(h, rm, rm + RM_TABLE);
+	if (h->tx.doomed)
+		return h->tx.doomed;	/* the stale read set the message */
+	if (now != table && !h->tx.depth)
+		return 1;
+	return uh_err_set(UH_EINTERNAL, "root map table is damaged: %s", why);
+}
+
+static int probe_once(uh_heap *h, const char *name, size_t len, struct probe *p)
 {
 	uint64_t rm = h->hdr->rootmap_off;
 	int rc;
@@ -47,7 +70,7 @@ static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
 		return 0;
 	struct uh_objhdr *t = uh_obj_get(h, p->table, UH_CLASS_REFTABLE, &rc);
 	if (!t)
-		return uh_err_set(UH_EINTERNAL, "root map table is damaged: %s", uh_errmsg());
+		return table_gone(h, rm, p->table);
 	p->cap = (t->size & UH_OBJ_SIZE_MASK) / 16;
 	if (p->cap == 0 || (p->cap & (p->cap - 1)))
 		return uh_err_set(UH_EINTERNAL, "root map table has bad capacity %llu",
@@ -73,6 +96,18 @@ static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
 	p->slot = tomb >= 0 ? (uint64_t)tomb : 0;
 	p->slot_empty = 0;
 	return 0;
+}
+
+static int probe(uh_heap *h, const char *name, size_t len, struct probe *p)
+{
+	int rc = 1;
+
+	/* Again only outside a block, and only while the map keeps
+	 * naming new tables under us: a handful of rounds at most. */
+	for (int round = 0; rc == 1 && round < 100; round++)	/* bound: 100 */
+		rc = probe_once(h, name, len, p);
+	return rc == 1 ? uh_err_set(UH_ECONFLICT, "root map kept changing while read "
+				    "outside a block; read it again") : rc;
 }
 
 /* probe() and its reads may have doomed the block (a conflict). */
