@@ -46,11 +46,14 @@ struct ck {
 	uint64_t roots, live;
 };
 
-/* Highest block number in the ack file, -1 if none. */
+/* Highest block number in the ack file, -1 if none. A malformed line is
+ * an ack its writer did not finish (the writer never tears one, see
+ * cm_ack_format, but a number glued from two would look plausible):
+ * it acknowledges nothing, and is reported. */
 static int64_t read_acks(const char *dir, int w)
 {
 	char path[1024], line[64];
-	int64_t max = -1;
+	int64_t max = -1, n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/ack.%d", dir, w);
@@ -58,7 +61,12 @@ static int64_t read_acks(const char *dir, int w)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		int64_t b = atoll(line);
+		int64_t b = cm_ack_parse(line);
+		n++;
+		if (b < 0)
+			printf("note: writer %d: ack line %lld is not a %d-byte record: "
+			       "\"%.*s\" (ignored)\n", w, (long long)n, CM_ACK_LEN,
+			       (int)strcspn(line, "\n"), line);
 		if (b > max)
 			max = b;
 	}

@@ -152,4 +152,43 @@ static inline int cm_tag_present(int64_t s)
 	return s >= 1 && s % 3 == 0;
 }
 
+/*
+ * Ack records. A writer appends one per committed block; the checker reads
+ * them back. write(2) on O_APPEND is NOT atomic against SIGKILL: the
+ * kernel copies a write page by page and stops between two pages when a
+ * fatal signal is pending, so a line that crosses a page boundary of the
+ * file can be cut there ("63" of "635489\n"), and the next process's
+ * record then completes it into a bogus number ("63635489\n"). So every
+ * record is CM_ACK_LEN bytes, a divisor of any page size: with the file
+ * a multiple of CM_ACK_LEN long, no record crosses a page, and each is
+ * copied in one step. The checker takes only well-formed records.
+ */
+#define CM_ACK_LEN 16		/* 15 digits and '\n' */
+
+/* The record for block b (0 <= b < 10^15) into buf (at least
+ * CM_ACK_LEN + 1 bytes): zero-padded decimal, then '\n'. */
+static inline void cm_ack_format(char *buf, int64_t b)
+{
+	uint64_t v = (uint64_t)b;
+
+	for (int i = CM_ACK_LEN - 2; i >= 0; i--, v /= 10)
+		buf[i] = (char)('0' + v % 10);
+	buf[CM_ACK_LEN - 1] = '\n';
+	buf[CM_ACK_LEN] = '\0';
+}
+
+/* Block number of a record line (as fgets returns it), or -1 if the line
+ * is not exactly one well-formed record. */
+static inline int64_t cm_ack_parse(const char *line)
+{
+	int64_t b = 0;
+
+	for (int i = 0; i < CM_ACK_LEN - 1; i++) {
+		if (line[i] < '0' || line[i] > '9')
+			return -1;
+		b = b * 10 + (line[i] - '0');
+	}
+	return line[CM_ACK_LEN - 1] == '\n' && line[CM_ACK_LEN] == '\0' ? b : -1;
+}
+
 #endif /* PROG_CRASH_MODEL_H */

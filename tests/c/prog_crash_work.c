@@ -20,7 +20,9 @@
  *
  * The ack is written with one write(2) on an O_APPEND descriptor right
  * after uh_commit() returns: it survives the process's SIGKILL, so the ack
- * file is exactly the set of blocks this writer reported done.
+ * file is exactly the set of blocks this writer reported done. Records
+ * have a fixed size that divides the page size (cm_ack_format), so a
+ * SIGKILL during the write cannot cut one in two.
  *
  * Exit codes: 0 done, 1 unexpected error (printed), 3 heapd unreachable
  * (control call failed: restart me when heapd is back), 4 a lock stayed
@@ -77,11 +79,12 @@ static void die(int rc, const char *what)
 
 static void ack(struct wk *k, int64_t b)
 {
-	char line[32];
-	int n = snprintf(line, sizeof(line), "%lld\n", (long long)b);
+	char line[CM_ACK_LEN + 1];
 
-	/* One write(2) of a short line on O_APPEND: atomic, never torn. */
-	if (write(k->ack_fd, line, (size_t)n) != n) {
+	/* One write(2) on O_APPEND of a record that never crosses a page of
+	 * the file: a SIGKILL cannot tear it (see cm_ack_format). */
+	cm_ack_format(line, b);
+	if (write(k->ack_fd, line, CM_ACK_LEN) != CM_ACK_LEN) {
 		fprintf(stderr, "prog_crash_work: ack write: %s\n", strerror(errno));
 		exit(1);
 	}
