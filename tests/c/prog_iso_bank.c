@@ -19,8 +19,9 @@
  * checker can recompute balances from the ledgers; run until killed unless
  * --transfers is given.
  *
- * --ack FILE: after each commit append "W seq from to amount\n" with one
- * write(2) on an O_APPEND descriptor (survives SIGKILL; never torn).
+ * --ack FILE: after each commit append "W seq from to amount", padded with
+ * spaces to a 64-byte record ending in '\n', with one write(2) on an
+ * O_APPEND descriptor (survives SIGKILL; fixed-size records are never torn).
  * --result FILE: at the end write "writer=W acks=N seq=S <stats>" and
  * "net=<16 per-account effects of this writer's committed transfers>".
  * --go FILE: wait for FILE to exist before the first transfer.
@@ -145,14 +146,24 @@ static void run_transfer(uh_heap *h, struct xfer *x)
 		die(rc, "transfer");
 }
 
+/* Ack records have a fixed length that divides the page size: the file
+ * stays a multiple of it, no record crosses a page, and a SIGKILL (which
+ * can stop a write between two pages) never tears one. */
+#define ACK_LEN 64
+
 static void ack(int fd, const struct xfer *x)
 {
-	char line[96];
-	int n = snprintf(line, sizeof(line), "%d %lld %d %d %lld\n", x->w, (long long)x->seq,
+	char line[ACK_LEN + 1];
+	int n = snprintf(line, sizeof(line), "%d %lld %d %d %lld", x->w, (long long)x->seq,
 			 x->from, x->to, (long long)x->moved);
 
-	/* One write(2) on O_APPEND: the line is all there or not at all. */
-	if (write(fd, line, (size_t)n) != n) {
+	if (n < 0 || n >= ACK_LEN) {
+		fprintf(stderr, "prog_iso_bank: ack record too long\n");
+		exit(1);
+	}
+	memset(line + n, ' ', ACK_LEN - 1 - (size_t)n);	/* pad, then '\n' */
+	line[ACK_LEN - 1] = '\n';
+	if (write(fd, line, ACK_LEN) != ACK_LEN) {
 		fprintf(stderr, "prog_iso_bank: ack write: %s\n", strerror(errno));
 		exit(1);
 	}

@@ -49,7 +49,8 @@ static void check_line(int w, const char *line, int64_t *prev, long lineno)
 	int from, to, mf, mt;
 	int64_t mamt;
 
-	if (sscanf(line, "%lld %lld %d %d %lld", &lw, &seq, &from, &to, &amt) != 5) {
+	if (strlen(line) != 64 || line[63] != '\n' ||
+	    sscanf(line, "%lld %lld %d %d %lld", &lw, &seq, &from, &to, &amt) != 5) {
 		BAD("ack.%d line %ld malformed: %s", w, lineno, line);
 		return;
 	}
