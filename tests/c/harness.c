@@ -692,3 +692,21 @@ int th_connect(const struct th_heapd *d, uint32_t flags, uh_heap **out)
 	return rc;
 }
 #endif /* TH_NO_UNIHEAP */
+
+void th_record_append(int fd, const char *text)
+{
+	char rec[TH_RECORD_LEN];
+	size_t n = strlen(text);
+
+	if (n >= TH_RECORD_LEN) {
+		fprintf(stderr, "th_record_append: record of %zu bytes is too long\n", n);
+		exit(1);
+	}
+	memcpy(rec, text, n);
+	memset(rec + n, ' ', TH_RECORD_LEN - 1 - n);
+	rec[TH_RECORD_LEN - 1] = '\n';
+	if (write(fd, rec, TH_RECORD_LEN) != TH_RECORD_LEN) {
+		fprintf(stderr, "th_record_append: %s\n", strerror(errno));
+		exit(1);
+	}
+}

@@ -83,6 +83,15 @@ int th_heapctl(const struct th_heapd *d, const char *args, char *out, size_t out
  * pointer is to a static buffer per call slot (8 rotating slots). */
 const char *th_bin(const char *name);
 
+/* Append text (without its newline) to fd as one fixed-size record of
+ * TH_RECORD_LEN bytes: text, spaces, '\n'. A write(2) can stop between
+ * two pages when the process is SIGKILLed; records that divide the page
+ * size never cross one, so an ack file written this way is never torn.
+ * Exits the process (status 1) if the text does not fit or the write
+ * fails. */
+#define TH_RECORD_LEN 64
+void th_record_append(int fd, const char *text);
+
 /* Create <dir>/<name> atomically (temp file + rename, so a poller never
  * sees it half written) with text as contents (NULL: empty).
  * @return 0 or -1. Used by processes to say "ready" to each other. */

@@ -68,14 +68,15 @@ static void die(int code, const char *what, int rc)
 static void logline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logline(const char *fmt, ...)
 {
-	char line[128];
+	char line[TH_RECORD_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (write(ack_fd, line, (size_t)n) != n)
-		die(1, "ack write", 0);
+	if (n > 0 && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	th_record_append(ack_fd, line);	/* never torn by a SIGKILL */
 }
 
 static uh_key skey(char *buf, size_t len, int w, char kind, int k)

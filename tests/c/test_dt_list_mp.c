@@ -118,7 +118,7 @@ static int scan(uh_heap *h, uh_off list, struct scan *sc, const char *when)
 
 static int64_t acked(int p)
 {
-	char path[700], line[64];
+	char path[700], line[TH_RECORD_LEN + 2];
 	int64_t n = 0, last = -1;
 
 	snprintf(path, sizeof(path), "%s/ack.%d", d.dir, p);
