@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "crash_campaign.h"
 
 #define NKEYS 64
 #define NSETUP 47
@@ -140,43 +140,19 @@ static int op_body(uh_heap *h, void *arg)
 	return rc;
 }
 
-/* Lease an arena of every size class the ops allocate from (keys and
- * strings 32, entries 96, the 128-bucket table 4096), and of the classes
- * around them, then roll the objects back. */
-static void prelease(uh_heap *h)
-{
-	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 4096 };
-	static char zeros[4096];
-	int rc = uh_begin(h);
-
-	for (size_t i = 0; rc == 0 && i < sizeof(slots) / sizeof(slots[0]); i++) {
-		uh_off o;
-		rc = uh_bytes_new(h, zeros, slots[i] - 16, &o);
-	}
-	if (rc)
-		die("prelease", rc);
-	uh_abort(h);
-}
-
+/* The arenas the ops allocate from (keys and strings 32, entries 96, the
+ * 128-bucket table 4096) and the classes around them are leased first. */
 static void work(uh_heap *h, const char *ack, int ready_fd, int go_fd)
 {
-	int fd = open(ack, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	char c = 'r', line[16];
+	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 4096 };
 	uh_stats st;
+	int rc;
+	const char *failed = cc_run_ops(h, ack, ready_fd, go_fd, slots,
+					sizeof(slots) / sizeof(slots[0]), op_body, OPS,
+					sizeof(OPS[0]), NOPS, &rc);
 
-	if (fd < 0)
-		die("open ack file", 0);
-	prelease(h);
-	if (ready_fd >= 0 && (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1))
-		die("handshake with the test", 0);
-	for (int i = 0; i < NOPS; i++) {
-		int rc = uh_run(h, op_body, (void *)&OPS[i], 0);
-		if (rc)
-			die("op", rc);
-		int n = snprintf(line, sizeof(line), "%d\n", i);
-		if (write(fd, line, (size_t)n) != n)
-			die("ack write", 0);
-	}
+	if (failed)
+		die(failed, rc);
 	uh_stats_get(h, &st);
 	printf("barriers=%llu commits=%llu\n", (unsigned long long)st.barriers,
 	       (unsigned long long)st.commits);

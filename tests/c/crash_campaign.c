@@ -1,0 +1,280 @@
+/*
+ * crash_campaign.c -- the enumerated-crash driver (see crash_campaign.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crash_campaign.h"
+
+#define KILLED (128 + SIGKILL)
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[1 << 16];
+	ssize_t n = 0;
+	int in = open(from, O_RDONLY);
+	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (out < 0) {
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	close(in);
+	close(out);
+	return n < 0 ? -1 : 0;
+}
+
+int cc_save_template(struct crash_campaign *c, const char *ack_name)
+{
+	snprintf(c->template_path, sizeof(c->template_path), "%s/template.uh", c->d->dir);
+	snprintf(c->ack_path, sizeof(c->ack_path), "%s/%s", c->d->dir, ack_name);
+	return copy_file(c->d->heap, c->template_path);
+}
+
+/* Start heapd on a fresh copy of the template heap. */
+static int fresh_heap(struct crash_campaign *c)
+{
+	c->heapd_down(c->d);
+	unlink(c->ack_path);
+	if (copy_file(c->template_path, c->d->heap) != 0) {
+		fprintf(stderr, "copy %s: %s\n", c->template_path, strerror(errno));
+		return -1;
+	}
+	return th_heapd_start(c->d, c->heapd_args);
+}
+
+int cc_restart(struct crash_campaign *c)
+{
+	if (!c->kill_restart)
+		return th_heapd_restart(c->d);
+	th_heapd_kill(c->d);
+	return th_heapd_start(c->d, c->heapd_args);
+}
+
+/* What the last recovery found. 0, or -1 (reported). */
+static int status(struct crash_campaign *c, const char *what, uint64_t *live, uint64_t *freed,
+		  uint64_t *nulled)
+{
+	static char out[1 << 16];
+	int rc = th_heapctl(c->d, "status --json", out, sizeof(out));
+
+	if (rc != 0 || th_find_u64(out, "live_objects", live) != 0 ||
+	    th_find_u64(out, "freed_objects", freed) != 0 ||
+	    th_find_u64(out, "nulled_refs", nulled) != 0) {
+		th_fail(__FILE__, __LINE__, "%s: heapctl status --json (exit %d):\n%s", what, rc, out);
+		return -1;
+	}
+	return 0;
+}
+
+/* After the restart that followed the crash: (kill_restart: that recovery
+ * undid or redid the block in flight through its log, so its GC found no
+ * garbage either: an object the code failed to free, or a reference it left
+ * dangling, shows up here), the checker, then one more restart whose
+ * recovery must find nothing to repair and (live_key) exactly the live
+ * objects of the model. 0 when all passed. */
+static int check_heap(struct crash_campaign *c, const char *what)
+{
+	static char out[1 << 16];
+	char *argv[16];
+	uint64_t want = 0, live = 0, freed = 0, nulled = 0;
+
+	if (c->kill_restart && status(c, what, &live, &freed, &nulled) != 0)
+		return -1;
+	if (freed || nulled) {
+		th_fail(__FILE__, __LINE__, "%s: recovery after the crash freed %llu objects, "
+			"nulled %llu references", what, (unsigned long long)freed,
+			(unsigned long long)nulled);
+		return -1;
+	}
+	c->check_argv(argv);
+	int rc = th_run_capture(argv, out, sizeof(out));
+	if (rc != 0 || (c->live_key && th_find_u64(out, c->live_key, &want) != 0)) {
+		th_fail(__FILE__, __LINE__, "%s: checker exit %d:\n%s", what, rc, out);
+		th_heapd_log_tail(c->d, 3000);
+		return -1;
+	}
+	if (c->on_check_out)
+		c->on_check_out(out);
+	freed = nulled = 1;
+	if (cc_restart(c) != 0) {
+		th_fail(__FILE__, __LINE__, "%s: heapd did not restart", what);
+		return -1;
+	}
+	if (status(c, what, &live, &freed, &nulled) != 0)
+		return -1;
+	if (freed || nulled || (c->live_key && live != c->base_live + want)) {
+		th_fail(__FILE__, __LINE__, "%s: second recovery freed %llu objects, nulled %llu "
+			"refs, live %llu (model %llu); checker said: %s", what,
+			(unsigned long long)freed, (unsigned long long)nulled,
+			(unsigned long long)live, (unsigned long long)(c->base_live + want), out);
+		return -1;
+	}
+	th_passed++;
+	return 0;
+}
+
+/* 1 when fd became readable within ms and a byte was read. */
+static int read_byte(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&p, 1, ms) == 1 && read(fd, &c, 1) == 1;
+}
+
+/* CC_FROZEN: once the workload is set up, SIGSTOP heapd and let the
+ * workload go on. 1 when heapd was frozen; 0 when no byte came: the crash
+ * point lies in the setup (heapd reaps it). Closes the pipes. */
+static int freeze_heapd(struct crash_campaign *c, int *ready, int *go, const char *what)
+{
+	int frozen = 0;
+
+	close(ready[1]);
+	close(go[0]);
+	if (read_byte(ready[0], 20000)) {
+		kill(c->d->pid, SIGSTOP);
+		frozen = 1;
+		if (write(go[1], "g", 1) != 1)
+			th_fail(__FILE__, __LINE__, "%s: go write", what);
+	}
+	close(ready[0]);
+	close(go[1]);
+	return frozen;
+}
+
+/* One crash point k in one mode: the workload must die by the hook's
+ * SIGKILL; then heapd recovers and the heap is checked. */
+static void crash_at(struct crash_campaign *c, long k, int mode)
+{
+	char what[64], env0[64], rfd[16], gfd[16];
+	char *argv[16], *env[] = { env0, NULL };
+	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, rc, frozen = 0;
+
+	snprintf(what, sizeof(what), "k=%ld %s", k, mode == CC_FROZEN ? "frozen" : "live");
+	snprintf(env0, sizeof(env0), "UH_CRASH_AT=%ld", k);
+	if (fresh_heap(c) != 0) {
+		th_fail(__FILE__, __LINE__, "%s: heapd start", what);
+		return;
+	}
+	if (mode == CC_FROZEN && (pipe(ready) != 0 || pipe(go) != 0)) {
+		th_fail(__FILE__, __LINE__, "pipe: %s", strerror(errno));
+		return;
+	}
+	snprintf(rfd, sizeof(rfd), "%d", ready[1]);
+	snprintf(gfd, sizeof(gfd), "%d", go[0]);
+	c->work_argv(argv, mode == CC_FROZEN ? rfd : NULL, gfd);
+	pid_t pid = th_spawn(argv, env);
+	if (mode == CC_FROZEN)
+		frozen = freeze_heapd(c, ready, go, what);
+	rc = th_wait_exit_timeout(pid, 20000);
+	if (rc == -2)
+		rc = th_kill(pid);
+	if (rc == KILLED)
+		th_passed++;
+	else
+		th_fail(__FILE__, __LINE__, "%s: workload exit %d, want SIGKILL (%d)", what, rc, KILLED);
+	if (frozen) {
+		th_heapd_kill(c->d);
+		rc = th_heapd_start(c->d, c->heapd_args);
+	} else {
+		rc = cc_restart(c);
+	}
+	if (rc != 0) {
+		th_fail(__FILE__, __LINE__, "%s: heapd did not restart", what);
+		return;
+	}
+	check_heap(c, what);
+}
+
+/* Run the workload without the hook; return its barrier count or -1. */
+static long count_barriers(struct crash_campaign *c)
+{
+	static char out[8192];
+	char *argv[16];
+	uint64_t n = 0;
+
+	if (fresh_heap(c) != 0)
+		return -1;
+	c->work_argv(argv, NULL, NULL);
+	int rc = th_run_capture(argv, out, sizeof(out));
+	if (rc != 0 || th_find_u64(out, "barriers", &n) != 0) {
+		th_fail(__FILE__, __LINE__, "workload without crash: exit %d:\n%s", rc, out);
+		return -1;
+	}
+	printf("workload: %s", out);
+	if (c->on_work_out)
+		c->on_work_out(out);
+	if ((c->kill_restart && cc_restart(c) != 0) || check_heap(c, "no crash") != 0)
+		return -1;
+	return (long)n;
+}
+
+long cc_run(struct crash_campaign *c)
+{
+	const char *max_env = getenv("UH_CRASH_ENUM_MAX");
+	long n = c->barriers = count_barriers(c);
+	long max = max_env ? atol(max_env) : n;
+
+	TH_CHECK(n > 0);
+	if (max > n)
+		max = n;
+	if (n > 0)
+		printf("crash points: 1..%ld of %ld barriers\n", max, n);
+	for (long k = 1; k <= max; k++) {
+		int before = th_failed;
+		if (c->modes & CC_LIVE)
+			crash_at(c, k, CC_LIVE);
+		if ((c->modes & CC_FROZEN) && (!c->frozen_odd || k % 2))
+			crash_at(c, k, CC_FROZEN);
+		if (th_failed != before)
+			fprintf(stderr, "crash point k=%ld failed (UH_CRASH_AT=%ld)\n", k, k);
+		fflush(stdout);
+	}
+	return max > 0 ? max : 0;
+}
+
+const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
+		       const uint32_t *slots, size_t nslots, uh_block_fn body,
+		       const void *ops, size_t op_size, int nops, int *rc)
+{
+	static char zeros[4096];
+	int fd = open(ack, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	char c = 'r', line[16];
+
+	*rc = 0;
+	if (fd < 0)
+		return "open ack file";
+	/* The arenas leased here stay: the ops in flight at a crash point do
+	 * not depend on a lease round trip to heapd. */
+	*rc = uh_begin(h);
+	for (size_t i = 0; *rc == 0 && i < nslots; i++) {
+		uh_off o;
+		*rc = uh_bytes_new(h, zeros, slots[i] - 16, &o);
+	}
+	if (*rc)
+		return "prelease";
+	uh_abort(h);
+	if (ready_fd >= 0 && (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1))
+		return "handshake with the test";
+	for (int i = 0; i < nops; i++) {
+		if ((*rc = uh_run(h, body, (char *)ops + (size_t)i * op_size, 0)) != 0)
+			return "op";
+		int n = snprintf(line, sizeof(line), "%d\n", i);
+		if (write(fd, line, (size_t)n) != n)
+			return "ack write";
+	}
+	close(fd);
+	return NULL;
+}

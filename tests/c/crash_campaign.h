@@ -1,0 +1,70 @@
+/*
+ * crash_campaign.h -- the driver shared by the enumerated-crash tests
+ * (test_crash_enum, test_dt_*_crash): run the workload once without the
+ * crash hook to count its persist barriers N, then for k = 1..N run it on
+ * a fresh copy of the template heap with UH_CRASH_AT=k (libuniheap
+ * SIGKILLs it right before its k-th barrier), let heapd recover and check
+ * the heap. What differs per test (argv of workload and checker, modes,
+ * how heapd restarts, which live count to expect) is in the parameters.
+ *
+ * Also the workload half shared by the prog_dt_*_crash programs.
+ */
+#ifndef UH_TESTS_CRASH_CAMPAIGN_H
+#define UH_TESTS_CRASH_CAMPAIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+enum {
+	CC_LIVE = 1,	/* heapd keeps running and reaps the dead session */
+	CC_FROZEN = 2,	/* heapd SIGSTOPped after the workload's setup, SIGKILLed
+			 * after the crash and started again: start-up recovery */
+};
+
+struct crash_campaign {
+	struct th_heapd *d;
+	const char *heapd_args;	/* of every heapd start after the template */
+	/* How heapd goes before the heap file is replaced by the template. */
+	void (*heapd_down)(struct th_heapd *d);
+	/* 1: every restart is SIGKILL + start, and the first recovery after a
+	 * crash (status right after it) must already have freed and nulled
+	 * nothing; 0: th_heapd_restart, only the second recovery is checked. */
+	int kill_restart;
+	int modes;		/* CC_LIVE | CC_FROZEN */
+	int frozen_odd;		/* 1: CC_FROZEN only for odd k */
+	/* argv (16 slots) of the workload; rfd/gfd: NULL, or the fds of the
+	 * --ready-fd/--go-fd handshake (CC_FROZEN). */
+	void (*work_argv)(char **argv, char *rfd, char *gfd);
+	void (*check_argv)(char **argv);	/* argv (16 slots) of the checker */
+	/* NULL, or the checker's key of the objects that must be live after
+	 * the second recovery (plus base_live). */
+	const char *live_key;
+	uint64_t base_live;
+	void (*on_work_out)(const char *out);	/* NULL or more checks of the uncrashed run */
+	void (*on_check_out)(const char *out);	/* NULL or a look at each checker output */
+	/* Set by cc_save_template; barriers: N, set by cc_run. */
+	char template_path[700], ack_path[700];
+	long barriers;
+};
+
+/* Save d->heap (heapd not running) as <dir>/template.uh; the ack file of
+ * the workload is <dir>/<ack_name>. 0 or -1. */
+int cc_save_template(struct crash_campaign *c, const char *ack_name);
+/* Restart heapd the way c says. 0 or -1. */
+int cc_restart(struct crash_campaign *c);
+/* Count the barriers, then run every crash point (UH_CRASH_ENUM_MAX=k:
+ * only the first k). Returns how many crash points were run. */
+long cc_run(struct crash_campaign *c);
+
+/* Workload half of the prog_dt_*_crash programs: lease an arena of every
+ * slot size in slots (objects rolled back, the arenas stay), hand-shake
+ * with the test when ready_fd >= 0, then run op i (ops + i * op_size) in
+ * its own uh_run block for i < nops, appending "i\n" to the ack file after
+ * each. NULL when all went well, else what failed (*rc: uh error or 0). */
+const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
+		       const uint32_t *slots, size_t nslots, uh_block_fn body,
+		       const void *ops, size_t op_size, int nops, int *rc);
+
+#endif
