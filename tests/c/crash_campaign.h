@@ -43,10 +43,12 @@ struct crash_campaign {
 	const char *live_key;
 	uint64_t base_live;
 	void (*on_work_out)(const char *out);	/* NULL or more checks of the uncrashed run */
-	void (*on_check_out)(const char *out);	/* NULL or a look at each checker output */
 	/* Set by cc_save_template; barriers: N, set by cc_run. */
 	char template_path[700], ack_path[700];
 	long barriers;
+	/* Checks whose checker said state=acked / state=acked+1: the op in
+	 * flight found undone / done. */
+	long undone_done[2];
 };
 
 /* Save d->heap (heapd not running) as <dir>/template.uh; the ack file of
