@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "harness.h"
 
 /* From bench_bank_lmdb.c (one program, two files: no header). */
@@ -376,14 +377,6 @@ static int wait_ready(int fd, int k)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sum_result(struct bank_result *s, const struct bank_result *r)
 {
 	s->rc |= r->rc;
@@ -441,11 +434,11 @@ static double run_workers(const char *sys, const char *path, unsigned flags, int
 				th_kill(pids[i]);
 		return -1;
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	close(start[1]);	/* EOF: every worker starts now */
 	for (int i = 0; i < k; i++)
 		bad |= th_wait_exit(pids[i]) != 0;
-	double secs = (double)(now_ns() - t0) / 1e9;
+	double secs = (double)(bench_now_ns() - t0) / 1e9;
 	for (int i = 0; i < k; i++) {
 		struct bank_result r;
 		if (read(result[0], &r, sizeof(r)) != (ssize_t)sizeof(r)) {
@@ -678,15 +671,14 @@ static void print_table(const char *tmp_parent, double load0)
 
 int main(int argc, char **argv)
 {
-	const char *s = getenv("BENCH_SCALE"), *disk = getenv("BANK_DISK_DIR");
+	const char *disk = getenv("BANK_DISK_DIR");
 	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	uint64_t t0 = th_now_ms();
 	double load0 = load_avg();
 
 	if (argc > 1 && strcmp(argv[1], "--worker") == 0)
 		return worker_main(argc, argv);
-	if (s && atof(s) > 0)
-		scale = atof(s);
+	scale = bench_scale_env();
 	if (getenv("BANK_REPS") && atoi(getenv("BANK_REPS")) > 0)
 		reps = atoi(getenv("BANK_REPS")) < 9 ? atoi(getenv("BANK_REPS")) : 9;
 	printf("bench_bank: %s, scale %.2f\n", uh_version(), scale);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "harness.h"
 
 enum { M_MEMORY, M_SYNC, NMODES };
@@ -52,27 +53,9 @@ static struct {
 	uint32_t node;	/* BenchNode: next ref, v i64 */
 } cls;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static long n_of(long n)
-{
-	long v = (long)(n * scale);
-	return v < 10 ? 10 : v;
-}
-
-/* Stop the benchmark on any error: a number measured after one is noise. */
 static void must(int rc, const char *what)
 {
-	if (rc != 0) {
-		fprintf(stderr, "bench_core: %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
-		exit(1);
-	}
+	bench_must("bench_core", rc, what);
 }
 
 static void register_classes(uh_heap *h)
@@ -136,9 +119,9 @@ static void bench_recovery(struct th_heapd *d, uh_heap **h, int m)
 
 static void bench_alloc(uh_heap *h, int m)
 {
-	long n = n_of(200000);
+	long n = bench_scaled(200000, scale);
 	uh_off o;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	for (long i = 0; i < n;) {
 		must(uh_begin(h), "begin");
@@ -146,42 +129,42 @@ static void bench_alloc(uh_heap *h, int m)
 			must(uh_alloc(h, cls.node, &o), "alloc");
 		must(uh_commit(h), "commit");
 	}
-	result[R_ALLOC][m] = (double)(now_ns() - t0) / (double)n;
+	result[R_ALLOC][m] = (double)(bench_now_ns() - t0) / (double)n;
 }
 
 static void bench_fields(uh_heap *h, uh_off o, int m)
 {
-	long ng = n_of(2000000), ns = n_of(100000);
+	long ng = bench_scaled(2000000, scale), ns = bench_scaled(100000, scale);
 	int64_t v, sum = 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	for (long i = 0; i < ng; i++) {
 		must(uh_get_i64(h, o, (uint32_t)(i % FIELDS), &v), "get");
 		sum += v;
 	}
-	result[R_GET][m] = (double)(now_ns() - t0) / (double)ng;
-	t0 = now_ns();
+	result[R_GET][m] = (double)(bench_now_ns() - t0) / (double)ng;
+	t0 = bench_now_ns();
 	for (long i = 0; i < ns; i++)
 		must(uh_set_i64(h, o, (uint32_t)(i % FIELDS), i + sum), "set");
-	result[R_SET][m] = (double)(now_ns() - t0) / (double)ns;
+	result[R_SET][m] = (double)(bench_now_ns() - t0) / (double)ns;
 }
 
 /* nfields sets per block (0 = empty block); ns per block and barriers. */
 static void bench_blocks(uh_heap *h, uh_off o, int nfields, int m, int row, int brow)
 {
-	long n = n_of(nfields ? 100000 : 1000000);
+	long n = bench_scaled(nfields ? 100000 : 1000000, scale);
 	uh_stats s0, s1;
 	uint64_t t0;
 
 	must(uh_stats_get(h, &s0), "stats");
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		must(uh_begin(h), "begin");
 		for (int f = 0; f < nfields; f++)
 			must(uh_set_i64(h, o, (uint32_t)f, i), "set in block");
 		must(uh_commit(h), "commit");
 	}
-	result[row][m] = (double)(now_ns() - t0) / (double)n;
+	result[row][m] = (double)(bench_now_ns() - t0) / (double)n;
 	must(uh_stats_get(h, &s1), "stats");
 	if (brow >= 0)
 		result[brow][m] = (double)(s1.barriers - s0.barriers) / (double)n;
@@ -189,7 +172,7 @@ static void bench_blocks(uh_heap *h, uh_off o, int nfields, int m, int row, int 
 
 static void bench_bytes(struct th_heapd *d, uh_heap *h, int m)
 {
-	long n = n_of(100000);
+	long n = bench_scaled(100000, scale);
 	uint64_t before = 0, after = 0;
 	char data[100];
 	uh_off o;
@@ -254,10 +237,7 @@ static void print_table(void)
 
 int main(void)
 {
-	const char *s = getenv("BENCH_SCALE");
-
-	if (s && atof(s) > 0)
-		scale = atof(s);
+	scale = bench_scale_env();
 	printf("bench_core: %s, scale %.2f\n", uh_version(), scale);
 	for (int m = 0; m < NMODES; m++) {
 		printf("mode %s ...\n", mode_name[m]);

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "harness.h"
 
 enum { M_MEMORY, M_SYNC, NMODES };
@@ -77,27 +78,9 @@ static long n_scan;		/* scans of 100 */
 
 static char (*keys)[KEY_LEN + 1];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static long n_of(long n)
-{
-	long v = (long)(n * scale);
-	return v < 10 ? 10 : v;
-}
-
-/* Stop the benchmark on any error: a number measured after one is noise. */
 static void must(int rc, const char *what)
 {
-	if (rc != 0) {
-		fprintf(stderr, "bench_types: %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
-		exit(1);
-	}
+	bench_must("bench_types", rc, what);
 }
 
 static void must_mdb(int rc, const char *what)
@@ -207,7 +190,7 @@ static uh_off uh_make_root(uh_heap *h, const struct kind *k, const char *root)
 /* Load keys[from .. from+n) in blocks of BATCH; ns per put. */
 static double uh_load(uh_heap *h, const struct kind *k, uh_off m, long from, long n)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	for (long i = from; i < from + n;) {
 		must(uh_begin(h), "begin");
@@ -215,26 +198,26 @@ static double uh_load(uh_heap *h, const struct kind *k, uh_off m, long from, lon
 			put_rec(h, k, m, keys[i], i);
 		must(uh_commit(h), "commit load block");
 	}
-	return (double)(now_ns() - t0) / (double)n;
+	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
 static double uh_put_singles(uh_heap *h, const struct kind *k, uh_off m)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	for (long i = n_rec; i < n_rec + n_one; i++) {
 		must(uh_begin(h), "begin");
 		put_rec(h, k, m, keys[i], i);
 		must(uh_commit(h), "commit single put");
 	}
-	return (double)(now_ns() - t0) / (double)n_one;
+	return (double)(bench_now_ns() - t0) / (double)n_one;
 }
 
 /* per_block 0: no block; else blocks of per_block gets. ns per get. */
 static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block)
 {
 	long n = per_block == 1 ? n_get / 10 : n_get;
-	uint64_t sum = 0, t0 = now_ns();
+	uint64_t sum = 0, t0 = bench_now_ns();
 	uh_value v;
 
 	for (long i = 0; i < n;) {
@@ -250,12 +233,12 @@ static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block)
 	}
 	if (sum == 0)
 		fprintf(stderr, "bench_types: every value was null\n");
-	return (double)(now_ns() - t0) / (double)n;
+	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
 static double uh_scans(uh_heap *h, uh_off m)
 {
-	uint64_t sum = 0, t0 = now_ns();
+	uint64_t sum = 0, t0 = bench_now_ns();
 	uh_iter it;
 	uh_key rk;
 	uh_value v;
@@ -273,7 +256,7 @@ static double uh_scans(uh_heap *h, uh_off m)
 	}
 	if (sum == 0)
 		fprintf(stderr, "bench_types: scans saw nothing\n");
-	return (double)(now_ns() - t0) / (double)n_scan;
+	return (double)(bench_now_ns() - t0) / (double)n_scan;
 }
 
 static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
@@ -347,7 +330,7 @@ static void lm_put(struct lm *l, MDB_txn *txn, long i)
 /* Records [from, from+n) in txns of per_txn puts; ns per put. */
 static double lm_load(struct lm *l, long from, long n, int per_txn)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	MDB_txn *txn;
 
 	for (long i = from; i < from + n;) {
@@ -356,7 +339,7 @@ static double lm_load(struct lm *l, long from, long n, int per_txn)
 			lm_put(l, txn, i);
 		must_mdb(mdb_txn_commit(txn), "txn_commit");
 	}
-	return (double)(now_ns() - t0) / (double)n;
+	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
 /* per_txn 0: every get in one long read txn; else txns of per_txn gets. */
@@ -364,7 +347,7 @@ static double lm_gets(struct lm *l, int per_txn)
 {
 	long n = per_txn == 1 ? n_get / 10 : n_get;
 	int each = per_txn ? per_txn : (int)(n > 0x7fffffff ? 0x7fffffff : n);
-	uint64_t sum = 0, t0 = now_ns();
+	uint64_t sum = 0, t0 = bench_now_ns();
 	MDB_txn *txn;
 
 	for (long i = 0; i < n;) {
@@ -378,14 +361,14 @@ static double lm_gets(struct lm *l, int per_txn)
 	}
 	if (sum == 0)
 		fprintf(stderr, "bench_types: lmdb gets saw nothing\n");
-	return (double)(now_ns() - t0) / (double)n;
+	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
 /* Cursor scans inside one read txn, as the sorted map's scans run
  * outside a block. */
 static double lm_scans(struct lm *l)
 {
-	uint64_t sum = 0, t0 = now_ns();
+	uint64_t sum = 0, t0 = bench_now_ns();
 	MDB_txn *txn;
 	MDB_cursor *c;
 
@@ -405,7 +388,7 @@ static double lm_scans(struct lm *l)
 	mdb_txn_abort(txn);
 	if (sum == 0)
 		fprintf(stderr, "bench_types: lmdb scans saw nothing\n");
-	return (double)(now_ns() - t0) / (double)n_scan;
+	return (double)(bench_now_ns() - t0) / (double)n_scan;
 }
 
 static double lm_bytes(struct lm *l)
@@ -473,11 +456,11 @@ static void run_lmdb(int mode)
 static void set_counts(long n)
 {
 	n_rec = n < 1000 ? 1000 : n;
-	n_one = n_of(20000);
+	n_one = bench_scaled(20000, scale);
 	if (n_one > n_rec)
 		n_one = n_rec;
-	n_get = n_of(1000000);
-	n_scan = n_of(100000);
+	n_get = bench_scaled(1000000, scale);
+	n_scan = bench_scaled(100000, scale);
 }
 
 /* Seconds the whole run takes per record, from a small load in memory
@@ -544,13 +527,12 @@ static void print_table(void)
 
 int main(void)
 {
-	const char *s = getenv("BENCH_SCALE"), *b = getenv("BENCH_BUDGET_S");
+	const char *b = getenv("BENCH_BUDGET_S");
 	double budget = b && atof(b) > 0 ? atof(b) : 170.0, per_rec;
 	long n;
 
-	if (s && atof(s) > 0)
-		scale = atof(s);
-	n = n_of(1000000);
+	scale = bench_scale_env();
+	n = bench_scaled(1000000, scale);
 	printf("bench_types: %s, scale %.2f, budget %.0f s\n", uh_version(), scale, budget);
 	fflush(stdout);
 	per_rec = calibrate();
@@ -564,12 +546,12 @@ int main(void)
 	set_counts(n);
 	make_keys();
 	for (int m = 0; m < NMODES; m++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		printf("mode %s, N = %ld ...\n", mode_name[m], n_rec);
 		fflush(stdout);
 		run_uniheap(m);
 		run_lmdb(m);
-		printf("  mode %s took %.1f s\n", mode_name[m], (double)(now_ns() - t0) * 1e-9);
+		printf("  mode %s took %.1f s\n", mode_name[m], (double)(bench_now_ns() - t0) * 1e-9);
 	}
 	print_table();
 	free(keys);
