@@ -89,6 +89,18 @@ const char *th_bin(const char *name);
  * size never cross one, so an ack file written this way is never torn.
  * Exits the process (status 1) if the text does not fit or the write
  * fails. */
+/* A 64-bit bit mixer (splitmix64's finalizer): turns (writer, step)
+ * numbers into well-spread pseudo-random choices the checkers can recompute. */
+static inline uint64_t th_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
 #define TH_RECORD_LEN 64
 void th_record_append(int fd, const char *text);
 

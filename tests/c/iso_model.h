@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "uniheap.h"
 
 #define ISO_NACCT 16
@@ -141,16 +142,6 @@ static inline int iso_open(uh_heap *h, int nw, struct iso_bank *b)
 	return 0;
 }
 
-static inline uint64_t iso_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 /* xorshift64*: reproducible from a printed seed. *s must not be 0. */
 static inline uint64_t iso_rand(uint64_t *s)
 {
@@ -164,7 +155,7 @@ static inline uint64_t iso_rand(uint64_t *s)
  * *from to account *to (never the same one). Can't fail. */
 static inline void iso_move(int w, int64_t s, int *from, int *to, int64_t *amount)
 {
-	uint64_t x = iso_mix((uint64_t)w * 2654435761u + (uint64_t)s * 40503u + 7u);
+	uint64_t x = th_mix64((uint64_t)w * 2654435761u + (uint64_t)s * 40503u + 7u);
 	int i = (int)(x % ISO_NACCT);
 	int j = (int)((x >> 8) % (ISO_NACCT - 1));
 

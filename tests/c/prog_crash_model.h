@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "harness.h"
 #include "uniheap.h"
 
 #define CM_NACCT 8
@@ -84,20 +85,10 @@ static inline int cm_register(uh_heap *h, struct cm_classes *c)
 	return 0;
 }
 
-static inline uint64_t cm_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Block b of writer w moves amount from account *from to account *to. */
 static inline void cm_move(int w, int64_t b, int *from, int *to, int64_t *amount)
 {
-	uint64_t x = cm_mix((uint64_t)w * 1000003u + (uint64_t)b + 17u);
+	uint64_t x = th_mix64((uint64_t)w * 1000003u + (uint64_t)b + 17u);
 	int i = (int)(x % CM_NACCT);
 	int j = (int)((x >> 8) % (CM_NACCT - 1));
 

@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	int ack_fd = -1, rc;
 
 	parse(argc, argv, &o);
-	rng = iso_mix(o.seed + (uint64_t)o.w) | 1u;
+	rng = th_mix64(o.seed + (uint64_t)o.w) | 1u;
 	if (o.ack && (ack_fd = open(o.ack, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "prog_iso_bank: %s: %s\n", o.ack, strerror(errno));
 		return 1;

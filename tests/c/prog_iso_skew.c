@@ -166,7 +166,7 @@ static void put_result(const char *path, uh_heap *h, const char *counts)
 
 static void worker(uh_heap *h, struct sk *k, long ops, uint64_t seed, const char *result)
 {
-	uint64_t rng = iso_mix(seed) | 1u, done[4] = { 0 };
+	uint64_t rng = th_mix64(seed) | 1u, done[4] = { 0 };
 	char counts[256];
 
 	for (long i = 0; i < ops; i++) {
