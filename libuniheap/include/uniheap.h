@@ -379,6 +379,11 @@ typedef struct uh_key {
  * referenced (J-NVM's update-and-free), in the same atomic step. Never use
  * it on an object that is still reachable some other way. */
 #define UH_FREE_OLD 0x1u
+/** Flag for put/set/remove/pop: free the old value only if it is a string
+ * or bytes value (stored with type UH_T_STRING or UH_T_BYTES), never an
+ * object stored as UH_T_REF. For bindings whose string and bytes values
+ * belong to the one slot that holds them (Python str, Java String, ...). */
+#define UH_FREE_OLD_VALUE 0x2u
 
 /** Iteration state for uh_*_next(); zero it (or use *_iter_init) to start.
  * Opaque; valid only for the collection it was started on. */

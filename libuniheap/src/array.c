@@ -346,7 +346,7 @@ static int set_body(uh_heap *h, void *p)
 	    (rc = encode(h, s.type, x->in, &raw)) != 0)
 		return rc;
 	uint64_t off = elem_off(x->a, &s, x->index);
-	if (uh_type_is_ref(s.type) && (x->flags & UH_FREE_OLD) &&
+	if (uh_free_wanted(s.type, x->flags) &&
 	    (rc = uh_tx_read(h, x->a, off, &old, 8)) != 0)
 		return rc;
 	if ((rc = uh_tx_write(h, x->a, off, &raw, s.esize)) != 0)
@@ -365,7 +365,7 @@ int uh_array_set(uh_heap *h, uh_off a, uint64_t index, const uh_value *v, uint32
 		return rc;
 	if (!v)
 		return uh_err_set(UH_EINVAL, "uh_array_set: v is NULL");
-	if (flags & ~UH_FREE_OLD)
+	if (flags & ~UH_FREE_FLAGS)
 		return uh_err_set(UH_EINVAL, "uh_array_set: unknown flags 0x%x", flags);
 	if (h->readonly)
 		return uh_err_set(UH_EREADONLY, "uh_array_set: heap is connected read-only");

@@ -302,15 +302,6 @@ int uh_list_get(uh_heap *h, uh_off l, uint64_t index, uh_value *v)
 
 /* ---- set ---- */
 
-/* Free what old referenced if asked, unless it is what replaced it. */
-static int free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot *now,
-		    uint32_t flags)
-{
-	if (now && uh_type_is_ref(uh_slot_type(now->tag)) && now->value == old->value)
-		return 0;
-	return uh_slot_free_old(h, old, flags);
-}
-
 static int set_body(uh_heap *h, void *p)
 {
 	struct op *x = p;
@@ -329,12 +320,12 @@ static int set_body(uh_heap *h, void *p)
 	if ((rc = set_len(h, &s, s.len)) != 0 ||
 	    (rc = uh_slot_write(h, s.store, x->index, &e)) != 0)
 		return rc;
-	return free_old(h, &old, &e, x->flags);
+	return uh_slot_free_old(h, &old, &e, x->flags);
 }
 
 static int check_flags(uint32_t flags, const char *fn)
 {
-	if (flags & ~UH_FREE_OLD)
+	if (flags & ~UH_FREE_FLAGS)
 		return uh_err_set(UH_EINVAL, "%s: unknown flags 0x%x", fn, flags);
 	return 0;
 }
@@ -460,7 +451,7 @@ static int pop_body(uh_heap *h, void *p)
 		return rc;
 	if ((rc = set_len(h, &s, s.len)) != 0 || (rc = close_gap(h, &s, x->index)) != 0 ||
 	    (rc = set_len(h, &s, s.len - 1)) != 0 ||
-	    (rc = free_old(h, &old, NULL, x->flags)) != 0)
+	    (rc = uh_slot_free_old(h, &old, NULL, x->flags)) != 0)
 		return rc;
 	if (x->out)
 		uh_slot_to_value(&old, x->out);

@@ -410,10 +410,7 @@ static int replace(uh_heap *h, uh_off e, const struct uh_slot *vs, uint32_t flag
 	if ((rc = uh_slot_read(h, e, DT_ME_VALUE, &old)) != 0 ||
 	    (rc = uh_slot_write(h, e, DT_ME_VALUE, vs)) != 0)
 		return rc;
-	/* Putting the same object again must not free it. */
-	if (uh_type_is_ref(uh_slot_type(old.tag)) && old.value == vs->value)
-		return 0;
-	return uh_slot_free_old(h, &old, flags);
+	return uh_slot_free_old(h, &old, vs, flags);
 }
 
 /* Free what insert allocated before it failed (all in this block). */
@@ -518,7 +515,7 @@ static int remove_body(uh_heap *h, void *arg)
 		return uh_err_set(UH_ENOTFOUND, "uh_map_remove: key not in map %llu",
 				  (unsigned long long)a->m);
 	if ((rc = unlink_entry(h, &v, &f, &val)) != 0 ||
-	    (rc = uh_slot_free_old(h, &val, a->flags)) != 0)
+	    (rc = uh_slot_free_old(h, &val, NULL, a->flags)) != 0)
 		return rc;
 	if (a->old)
 		uh_slot_to_value(&val, a->old);
@@ -678,8 +675,8 @@ int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_
 		return rc;
 	if (!v)
 		return uh_err_set(UH_EINVAL, "uh_map_put: value is NULL");
-	if (flags & ~UH_FREE_OLD)
-		return uh_err_set(UH_EINVAL, "uh_map_put: unknown flags 0x%x", flags & ~UH_FREE_OLD);
+	if (flags & ~UH_FREE_FLAGS)
+		return uh_err_set(UH_EINVAL, "uh_map_put: unknown flags 0x%x", flags & ~UH_FREE_FLAGS);
 	return dt_map_run(h, put_body, &a);
 }
 
@@ -690,8 +687,8 @@ int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
-	if (flags & ~UH_FREE_OLD)
+	if (flags & ~UH_FREE_FLAGS)
 		return uh_err_set(UH_EINVAL, "uh_map_remove: unknown flags 0x%x",
-				  flags & ~UH_FREE_OLD);
+				  flags & ~UH_FREE_FLAGS);
 	return dt_map_run(h, remove_body, &a);
 }

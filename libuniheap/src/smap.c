@@ -783,7 +783,7 @@ static int sm_put_body(uh_heap *h, void *arg)
 		if ((rc = sm_rd(h, op->leaf.off, SM_VAL(pos), &old)) != 0 ||
 		    (rc = sm_wr(h, op->leaf.off, SM_VAL(pos), &op->val)) != 0)
 			return rc;
-		return uh_slot_free_old(h, &old, op->flags);
+		return uh_slot_free_old(h, &old, &op->val, op->flags);
 	}
 	/* Inserts and removes lock the header first (they change the count),
 	 * before any node: they never wait for each other in a cycle. */
@@ -809,7 +809,7 @@ int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32
 
 	if (rc)
 		return rc;
-	if (flags & ~UH_FREE_OLD)
+	if (flags & ~UH_FREE_FLAGS)
 		return uh_err_set(UH_EINVAL, "uh_smap_put: unknown flags 0x%x", flags);
 	if ((rc = uh_value_to_slot(h, v, 0, &op.val)) != 0)
 		return rc;
@@ -917,7 +917,7 @@ static int sm_remove_body(uh_heap *h, void *arg)
 	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0 ||
 	    (rc = sm_meta_set(h, lf, n - 1, 1)) != 0 ||
 	    (rc = sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count - 1)) != 0 ||
-	    (rc = uh_key_free(h, &ks)) != 0 || (rc = uh_slot_free_old(h, &vs, op->flags)) != 0)
+	    (rc = uh_key_free(h, &ks)) != 0 || (rc = uh_slot_free_old(h, &vs, NULL, op->flags)) != 0)
 		return rc;
 	uh_slot_to_value(&vs, &op->out);
 	if (n == 1 && op->path.depth > 1)
@@ -932,7 +932,7 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 
 	if (rc)
 		return rc;
-	if (flags & ~UH_FREE_OLD)
+	if (flags & ~UH_FREE_FLAGS)
 		return uh_err_set(UH_EINVAL, "uh_smap_remove: unknown flags 0x%x", flags);
 	op.m = m;
 	op.k = k;

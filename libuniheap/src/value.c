@@ -86,9 +86,13 @@ void uh_slot_to_value(const struct uh_slot *s, uh_value *v)
 		v->u.i = (int64_t)s->value;
 }
 
-int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, uint32_t flags)
+int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot *now,
+		     uint32_t flags)
 {
-	if (!(flags & UH_FREE_OLD) || !uh_type_is_ref(uh_slot_type(old->tag)) || !old->value)
+	if (!old->value || !uh_free_wanted(uh_slot_type(old->tag), flags))
+		return 0;
+	/* Storing the same object again must not free it. */
+	if (now && uh_type_is_ref(uh_slot_type(now->tag)) && now->value == old->value)
 		return 0;
 	return uh_tx_log_free(h, old->value);
 }

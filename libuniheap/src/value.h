@@ -31,8 +31,19 @@ uint64_t uh_values_nslots(uh_heap *h, uh_off obj);
 int uh_value_to_slot(uh_heap *h, const uh_value *v, uint32_t want_class,
 		     struct uh_slot *out);
 void uh_slot_to_value(const struct uh_slot *s, uh_value *v);
-/* With UH_FREE_OLD: free what old referenced (inside the caller's block). */
-int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, uint32_t flags);
+/* Flags of put/set/remove/pop. */
+#define UH_FREE_FLAGS (UH_FREE_OLD | UH_FREE_OLD_VALUE)
+/* Whether flags ask to free a replaced value of this type. */
+static inline int uh_free_wanted(uint32_t type, uint32_t flags)
+{
+	if (flags & UH_FREE_OLD)
+		return uh_type_is_ref(type);
+	return (flags & UH_FREE_OLD_VALUE) && (type == UH_T_STRING || type == UH_T_BYTES);
+}
+/* Free what old referenced if flags ask for it (inside the caller's
+ * block), unless now (may be NULL) references the same object. */
+int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot *now,
+		     uint32_t flags);
 
 /* k must be of kind, at most UH_KEY_MAX_LEN bytes, UTF-8 for strings. */
 int uh_key_check(uint32_t kind, const uh_key *k);

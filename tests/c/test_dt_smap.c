@@ -454,6 +454,22 @@ static void test_bad(uh_heap *h)
 	TH_CHECK(got.type == UH_T_STRING && got.u.ref == s2);
 	TH_CHECK_ERR(uh_string_get(h, s2, &data, &dl), UH_EFREED);
 	TH_CHECK_ERR(uh_smap_remove(h, ms, &k, &got, 0), UH_ENOTFOUND);
+	/* Putting the same object again does not free it. UH_FREE_OLD_VALUE
+	 * frees a replaced string but never an object stored as a ref. */
+	uh_off s3, rec;
+	TH_CHECK_RC(uh_string_new(h, "v3", 2, &s3));
+	sv.u.ref = s3;
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &sv, UH_FREE_OLD));
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &sv, UH_FREE_OLD));
+	TH_CHECK_RC(uh_string_get(h, s3, &data, &dl));
+	TH_CHECK_RC(uh_string_new(h, "obj", 3, &rec));
+	uh_value rv = { .type = UH_T_REF, .u.ref = rec };
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &rv, UH_FREE_OLD_VALUE));
+	TH_CHECK_ERR(uh_string_get(h, s3, &data, &dl), UH_EFREED);
+	TH_CHECK_RC(uh_smap_put(h, ms, &k, &v, UH_FREE_OLD_VALUE));
+	TH_CHECK_RC(uh_string_get(h, rec, &data, &dl));
+	TH_CHECK_RC(uh_smap_remove(h, ms, &k, NULL, 0));
+	TH_CHECK_ERR(uh_smap_put(h, ms, &k, &v, 0x4), UH_EINVAL);
 	/* Aborted block: nothing of the put stays. */
 	TH_CHECK_RC(uh_begin(h));
 	TH_CHECK_RC(uh_smap_put(h, ms, &k, &v, 0));
