@@ -1,6 +1,9 @@
 # uniheap: one entry point.
-#   make          build everything (CMake + Ninja, in ./build)
-#   make test     install missing build packages, build, run every test
+#   make          build everything (CMake + Ninja, in ./build; the Python
+#                 extension in place in bindings-python/uniheap)
+#   make test     install missing packages, build, run every test (ctest, pytest)
+#   make python   build only the Python extension (pip install ./bindings-python
+#                 installs it instead)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
 #   make bench    build, then run the C benchmarks in bench/c (if present)
 #   make deps     install missing Debian packages (apt-get only if needed)
@@ -17,10 +20,20 @@ DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 # sudo only when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test demo bench clean
+PY ?= python3
+# Python packages the tests and benchmarks import (import name = package).
+PY_PKGS := pytest lmdb setuptools
+
+.PHONY: all deps test demo bench clean python
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
+	@$(MAKE) --no-print-directory python
+
+python: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target uniheap
+	cd bindings-python && UNIHEAP_BUILD=$(abspath $(BUILD)) \
+		$(PY) -W ignore setup.py -q build_ext --inplace
 
 # Configure once; later builds re-run cmake by themselves when a
 # CMakeLists.txt or a globbed folder changes.
@@ -42,9 +55,24 @@ deps:
 	else \
 		echo "deps: all build packages present"; \
 	fi
+	@missing=""; \
+	for p in $(PY_PKGS); do \
+		$(PY) -c "import $$p" 2>/dev/null || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: pip installing$$missing"; \
+		$(PY) -m pip install -q $$missing; \
+	else \
+		echo "deps: all Python packages present"; \
+	fi
 
+# Both runners always run (each ends with its own summary); the exit
+# status fails if either failed.
 test: deps all
-	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
+	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
+	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
+		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
+	exit $$(( c || p ))
 
 demo: deps all
 	BUILD=$(BUILD) scripts/demo.sh

@@ -1,0 +1,56 @@
+"""Build of the _uniheap extension.
+
+libuniheap comes from the repository's CMake build ($UNIHEAP_BUILD, else
+../build); when it is missing it is built first (cmake + ninja). The
+library is copied next to the extension, which finds it through an
+$ORIGIN rpath, so an installed package does not depend on the build tree.
+"""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+BUILD = Path(os.environ.get("UNIHEAP_BUILD", REPO / "build")).resolve()
+LIB = "libuniheap.so.0"
+
+
+def ensure_libuniheap():
+    if (BUILD / LIB).exists():
+        return
+    if not (REPO / "CMakeLists.txt").exists():
+        raise SystemExit(f"libuniheap not found in {BUILD}; set UNIHEAP_BUILD to the "
+                         "CMake build directory of uniheap")
+    subprocess.check_call(["cmake", "-S", str(REPO), "-B", str(BUILD), "-G", "Ninja",
+                           "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+    subprocess.check_call(["cmake", "--build", str(BUILD), "--target", "uniheap"])
+
+
+class BuildExt(build_ext):
+    def run(self):
+        ensure_libuniheap()
+        super().run()
+        # Ship the library beside the extension (found via $ORIGIN).
+        for ext in self.extensions:
+            dest = Path(self.get_ext_fullpath(ext.name)).parent / LIB
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(BUILD / LIB, dest)
+
+
+ext = Extension(
+    "uniheap._uniheap",
+    sources=sorted(str(p.relative_to(HERE)) for p in (HERE / "src").glob("*.c")),
+    include_dirs=[str(REPO / "libuniheap" / "include")],
+    library_dirs=[str(BUILD)],
+    libraries=["uniheap"],
+    runtime_library_dirs=["$ORIGIN"],
+    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
+                        "-Wno-missing-field-initializers", "-Wno-cast-function-type"],
+    depends=[str(p.relative_to(HERE)) for p in (HERE / "src").glob("*.h")],
+)
+
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

@@ -1,0 +1,650 @@
+/*
+ * collections.c -- proxies of the persistent data types: hash and sorted
+ * maps, lists and arrays, with their Python protocols (mapping, sequence,
+ * iteration). Each operation is one libuniheap call, which is atomic on
+ * its own or joins the caller's block. The pure-Python PMap, PSortedMap,
+ * PList and PArray add the collections.abc mixins on top.
+ *
+ * String and bytes values belong to the slot holding them: a put, set,
+ * remove or pop that replaces one frees it (UH_FREE_OLD_VALUE).
+ */
+#include "ext.h"
+
+#define OWNED UH_FREE_OLD_VALUE
+
+static int is_sorted(ProxyObject *p)
+{
+	return p->cls == UHPY_CLASS_SMAP;
+}
+
+/* Run one data-type call; a str/bytes value is allocated inside the
+ * same step so a failure leaves nothing behind. */
+typedef int (*store_fn)(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v);
+
+static int store(ProxyObject *p, const void *where, PyObject *o, store_fn fn, const char *what)
+{
+	HeapObject *hp = p->heap;
+	uh_value v;
+	int outer = 0, rc;
+
+	if (!uhpy_value_allocates(o)) {
+		if (uhpy_to_value(hp, o, &v) < 0)
+			return -1;
+		if ((rc = fn(hp->h, p, where, &v)) != 0)
+			return uhpy_raise(rc, what), -1;
+		return 0;
+	}
+	if ((rc = uhpy_step_begin(hp, &outer)) != 0)
+		return uhpy_raise(rc, what), -1;
+	if (uhpy_to_value(hp, o, &v) < 0) {
+		uhpy_step_end(hp, outer, UH_EINVAL);
+		return -1;
+	}
+	rc = fn(hp->h, p, where, &v);
+	if ((rc = uhpy_step_end(hp, outer, rc)) != 0)
+		return uhpy_raise(rc, what), -1;
+	return 0;
+}
+
+/* ---- maps ---- */
+
+static int map_kind(ProxyObject *p, uint32_t *kind)
+{
+	int rc = is_sorted(p) ? uh_smap_key_kind(p->heap->h, p->off, kind)
+			      : uh_map_key_kind(p->heap->h, p->off, kind);
+	return rc ? (uhpy_raise(rc, "map"), -1) : 0;
+}
+
+/* Usable proxy and its key converted. */
+static int map_key(ProxyObject *p, PyObject *key, uh_key *k)
+{
+	uint32_t kind;
+
+	if (uhpy_proxy_usable(p) < 0 || map_kind(p, &kind) < 0)
+		return -1;
+	return uhpy_to_key(p->heap, kind, key, k);
+}
+
+static Py_ssize_t map_len(ProxyObject *p)
+{
+	uint64_t n;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0)
+		return -1;
+	rc = is_sorted(p) ? uh_smap_len(p->heap->h, p->off, &n) : uh_map_len(p->heap->h, p->off, &n);
+	if (rc)
+		return uhpy_raise(rc, "len"), -1;
+	return (Py_ssize_t)n;
+}
+
+/* 1 found (*v set), 0 not found, -1 error. */
+static int map_lookup(ProxyObject *p, PyObject *key, uh_value *v)
+{
+	uh_key k;
+	int rc;
+
+	if (map_key(p, key, &k) < 0)
+		return -1;
+	rc = is_sorted(p) ? uh_smap_get(p->heap->h, p->off, &k, v)
+			  : uh_map_get(p->heap->h, p->off, &k, v);
+	if (rc == UH_ENOTFOUND)
+		return 0;
+	if (rc)
+		return uhpy_raise(rc, "map get"), -1;
+	return 1;
+}
+
+static PyObject *map_subscript(ProxyObject *p, PyObject *key)
+{
+	uh_value v;
+	int rc = map_lookup(p, key, &v);
+
+	if (rc == 0)
+		PyErr_SetObject(PyExc_KeyError, key);
+	return rc == 1 ? uhpy_from_value(p->heap, &v) : NULL;
+}
+
+static int map_contains(ProxyObject *p, PyObject *key)
+{
+	uh_value v;
+
+	return map_lookup(p, key, &v);
+}
+
+static int put_fn(uh_heap *h, ProxyObject *p, const void *k, const uh_value *v)
+{
+	return is_sorted(p) ? uh_smap_put(h, p->off, k, v, OWNED)
+			    : uh_map_put(h, p->off, k, v, OWNED);
+}
+
+static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
+{
+	uh_key k;
+	int rc;
+
+	if (map_key(p, key, &k) < 0)
+		return -1;
+	if (val)
+		return store(p, &k, val, put_fn, "map put");
+	rc = is_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, NULL, OWNED)
+			  : uh_map_remove(p->heap->h, p->off, &k, NULL, OWNED);
+	if (rc == UH_ENOTFOUND) {
+		PyErr_SetObject(PyExc_KeyError, key);
+		return -1;
+	}
+	return rc ? (uhpy_raise(rc, "map remove"), -1) : 0;
+}
+
+/* pop(key[, default]): remove and return in one atomic step. */
+static PyObject *map_pop(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	uh_key k;
+	uh_value old;
+	int rc, outer;
+
+	if (n < 1 || n > 2) {
+		PyErr_SetString(PyExc_TypeError, "pop(key[, default])");
+		return NULL;
+	}
+	if (map_key(p, args[0], &k) < 0)
+		return NULL;
+	/* The old value is read before the step frees it. */
+	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
+		return uhpy_raise(rc, "map pop");
+	rc = is_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, &old, OWNED)
+			  : uh_map_remove(p->heap->h, p->off, &k, &old, OWNED);
+	PyObject *r = NULL;
+	if (rc == 0 && !(r = uhpy_from_value(p->heap, &old)))
+		rc = UH_EINVAL;
+	if ((rc = uhpy_step_end(p->heap, outer, rc)) != 0) {
+		Py_XDECREF(r);
+		if (rc == UH_ENOTFOUND) {
+			PyErr_Clear();
+			if (n == 2)
+				return Py_NewRef(args[1]);
+			PyErr_SetObject(PyExc_KeyError, args[0]);
+			return NULL;
+		}
+		return PyErr_Occurred() ? NULL : uhpy_raise(rc, "map pop");
+	}
+	return r;
+}
+
+static PyObject *map_check(ProxyObject *p, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	rc = is_sorted(p) ? uh_smap_check(p->heap->h, p->off) : uh_map_check(p->heap->h, p->off);
+	if (rc)
+		return uhpy_raise(rc, "map check");
+	Py_RETURN_NONE;
+}
+
+static PyObject *map_get_key_type(ProxyObject *p, void *c)
+{
+	uint32_t kind;
+
+	(void)c;
+	if (uhpy_proxy_usable(p) < 0 || map_kind(p, &kind) < 0)
+		return NULL;
+	PyTypeObject *t = kind == UH_KEY_STRING ? &PyUnicode_Type :
+			  kind == UH_KEY_BYTES ? &PyBytes_Type : &PyLong_Type;
+	return Py_NewRef((PyObject *)t);
+}
+
+/* ---- iterators (maps, sorted-map scans) ---- */
+
+enum { IT_KEYS, IT_VALUES, IT_ITEMS };
+
+typedef struct {
+	PyObject_HEAD
+	ProxyObject *coll;	/* owned */
+	PyObject *stop;		/* owned: exclusive end key of a scan, or NULL */
+	uh_iter it;
+	int mode;		/* IT_* */
+	int reverse;
+	int done;
+} IterObject;
+
+static PyObject *iter_new(ProxyObject *p, int mode)
+{
+	IterObject *it = PyObject_GC_New(IterObject, uhpy_st->iter_type);
+
+	if (!it)
+		return NULL;
+	it->coll = (ProxyObject *)Py_NewRef(p);
+	it->stop = NULL;
+	memset(&it->it, 0, sizeof(it->it));
+	it->mode = mode;
+	it->reverse = 0;
+	it->done = 0;
+	PyObject_GC_Track(it);
+	return (PyObject *)it;
+}
+
+static int iter_traverse(IterObject *it, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(it));
+	Py_VISIT(it->coll);
+	Py_VISIT(it->stop);
+	return 0;
+}
+
+static int iter_clear(IterObject *it)
+{
+	Py_CLEAR(it->coll);
+	Py_CLEAR(it->stop);
+	return 0;
+}
+
+static void iter_dealloc(IterObject *it)
+{
+	PyTypeObject *tp = Py_TYPE(it);
+
+	PyObject_GC_UnTrack(it);
+	iter_clear(it);
+	tp->tp_free(it);
+	Py_DECREF(tp);
+}
+
+/* 1 if key is at or past the scan's stop key. */
+static int past_stop(IterObject *it, PyObject *key)
+{
+	if (!it->stop)
+		return 0;
+	return PyObject_RichCompareBool(key, it->stop, it->reverse ? Py_LE : Py_GE);
+}
+
+static PyObject *iter_next(IterObject *it)
+{
+	ProxyObject *p = it->coll;
+	uh_key k;
+	uh_value v;
+	int rc;
+
+	if (it->done || uhpy_proxy_usable(p) < 0)
+		return NULL;
+	rc = is_sorted(p) ? uh_smap_next(p->heap->h, p->off, &it->it, &k, &v)
+			  : uh_map_next(p->heap->h, p->off, &it->it, &k, &v);
+	if (rc == UH_ENOTFOUND) {
+		it->done = 1;
+		return NULL;	/* StopIteration */
+	}
+	if (rc)
+		return uhpy_raise(rc, "map iteration");
+	PyObject *key = uhpy_from_key(&k), *val;
+	if (!key)
+		return NULL;
+	if ((rc = past_stop(it, key)) != 0) {
+		Py_DECREF(key);
+		it->done = 1;
+		return NULL;
+	}
+	if (it->mode == IT_KEYS)
+		return key;
+	if (!(val = uhpy_from_value(p->heap, &v))) {
+		Py_DECREF(key);
+		return NULL;
+	}
+	if (it->mode == IT_VALUES) {
+		Py_DECREF(key);
+		return val;
+	}
+	PyObject *item = PyTuple_Pack(2, key, val);
+	Py_DECREF(key);
+	Py_DECREF(val);
+	return item;
+}
+
+static PyType_Slot iter_slots[] = {
+	{ Py_tp_iter, PyObject_SelfIter },
+	{ Py_tp_iternext, iter_next },
+	{ Py_tp_traverse, iter_traverse },
+	{ Py_tp_clear, iter_clear },
+	{ Py_tp_dealloc, iter_dealloc },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_iter_spec = {
+	.name = "uniheap.MapIterator",
+	.basicsize = sizeof(IterObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = iter_slots,
+};
+
+/* A whole-map iterator: a hash map starts from a zeroed state, a sorted
+ * map from a scan of all keys. */
+static PyObject *iter_all(ProxyObject *p, int mode)
+{
+	IterObject *it;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0 || !(it = (IterObject *)iter_new(p, mode)))
+		return NULL;
+	if (is_sorted(p) && (rc = uh_smap_scan(p->heap->h, p->off, NULL, 0, &it->it)) != 0) {
+		Py_DECREF(it);
+		return uhpy_raise(rc, "scan");
+	}
+	return (PyObject *)it;
+}
+
+static PyObject *map_iter(ProxyObject *p)
+{
+	return iter_all(p, IT_KEYS);
+}
+
+/* _iter(mode): 0 keys, 1 values, 2 items. */
+static PyObject *map_iter_mode(ProxyObject *p, PyObject *arg)
+{
+	long mode = PyLong_AsLong(arg);
+
+	if (mode < IT_KEYS || mode > IT_ITEMS) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "mode must be 0, 1 or 2");
+		return NULL;
+	}
+	return iter_all(p, (int)mode);
+}
+
+/* _scan(start, stop, reverse, mode): sorted maps only. */
+static PyObject *map_scan(ProxyObject *p, PyObject *args)
+{
+	PyObject *start, *stop;
+	int reverse, mode, rc;
+	uh_key k;
+
+	if (!PyArg_ParseTuple(args, "OOpi:_scan", &start, &stop, &reverse, &mode))
+		return NULL;
+	if (!is_sorted(p)) {
+		PyErr_SetString(PyExc_TypeError, "range scans need a sorted map");
+		return NULL;
+	}
+	if (start != Py_None ? map_key(p, start, &k) < 0 : uhpy_proxy_usable(p) < 0)
+		return NULL;
+	if (stop != Py_None && map_key(p, stop, &(uh_key){ 0 }) < 0)
+		return NULL;
+	IterObject *it = (IterObject *)iter_new(p, mode);
+	if (!it)
+		return NULL;
+	it->reverse = reverse;
+	it->stop = stop != Py_None ? Py_NewRef(stop) : NULL;
+	rc = uh_smap_scan(p->heap->h, p->off, start != Py_None ? &k : NULL,
+			  reverse ? UH_SCAN_REVERSE : 0, &it->it);
+	if (rc) {
+		Py_DECREF(it);
+		return uhpy_raise(rc, "scan");
+	}
+	return (PyObject *)it;
+}
+
+static PyMethodDef map_methods[] = {
+	{ "pop", (PyCFunction)(void (*)(void))map_pop, METH_FASTCALL,
+	  "pop(key[, default]): remove key and return its value." },
+	{ "check", (PyCFunction)map_check, METH_NOARGS,
+	  "Structural check of the map; raises uniheap.Error naming a problem." },
+	{ "_iter", (PyCFunction)map_iter_mode, METH_O, NULL },
+	{ "_scan", (PyCFunction)map_scan, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef map_getset[] = {
+	{ "key_type", (getter)map_get_key_type, NULL, "str, bytes or int.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot map_slots[] = {
+	{ Py_mp_length, map_len },
+	{ Py_mp_subscript, map_subscript },
+	{ Py_mp_ass_subscript, map_ass_subscript },
+	{ Py_sq_contains, map_contains },
+	{ Py_tp_iter, map_iter },
+	{ Py_tp_methods, map_methods },
+	{ Py_tp_getset, map_getset },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_map_spec = {
+	.name = "uniheap._uniheap.MapBase",
+	.basicsize = sizeof(ProxyObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = map_slots,
+};
+
+/* ---- lists and arrays ---- */
+
+static int is_array(ProxyObject *p)
+{
+	return p->cls == UHPY_CLASS_ARRAY;
+}
+
+static Py_ssize_t seq_len(ProxyObject *p)
+{
+	uint64_t n;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0)
+		return -1;
+	rc = is_array(p) ? uh_array_len(p->heap->h, p->off, &n) : uh_list_len(p->heap->h, p->off, &n);
+	if (rc)
+		return uhpy_raise(rc, "len"), -1;
+	return (Py_ssize_t)n;
+}
+
+static int index_error(int rc, const char *what)
+{
+	if (rc == UH_ERANGE) {
+		PyErr_SetString(PyExc_IndexError, what);
+		return -1;
+	}
+	return uhpy_raise(rc, what), -1;
+}
+
+/* sq_item gets i >= 0 after Python added len to a negative index. */
+static PyObject *seq_item(ProxyObject *p, Py_ssize_t i)
+{
+	uh_value v;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	if (i < 0) {
+		PyErr_SetString(PyExc_IndexError, "index out of range");
+		return NULL;
+	}
+	rc = is_array(p) ? uh_array_get(p->heap->h, p->off, (uint64_t)i, &v)
+			 : uh_list_get(p->heap->h, p->off, (uint64_t)i, &v);
+	if (rc)
+		return index_error(rc, "index out of range"), NULL;
+	return uhpy_from_value(p->heap, &v);
+}
+
+static int set_fn(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v)
+{
+	uint64_t i = *(const uint64_t *)where;
+
+	return is_array(p) ? uh_array_set(h, p->off, i, v, OWNED)
+			   : uh_list_set(h, p->off, i, v, OWNED);
+}
+
+static int seq_ass_item(ProxyObject *p, Py_ssize_t i, PyObject *val)
+{
+	uint64_t idx = (uint64_t)i;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0)
+		return -1;
+	if (i < 0) {
+		PyErr_SetString(PyExc_IndexError, "index out of range");
+		return -1;
+	}
+	if (val) {
+		/* An out-of-range index must raise IndexError, not allocate first. */
+		if (uhpy_value_allocates(val) && i >= seq_len(p)) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_IndexError, "assignment index out of range");
+			return -1;
+		}
+		rc = store(p, &idx, val, set_fn, "set item");
+		if (rc < 0 && PyErr_ExceptionMatches(uhpy_st->by_code[-UH_ERANGE]) &&
+		    i >= seq_len(p)) {
+			PyErr_Clear();
+			PyErr_SetString(PyExc_IndexError, "assignment index out of range");
+		}
+		return rc;
+	}
+	if (is_array(p)) {
+		PyErr_SetString(PyExc_TypeError, "a PArray has a fixed length: items cannot be deleted");
+		return -1;
+	}
+	if ((rc = uh_list_pop(p->heap->h, p->off, idx, NULL, OWNED)) != 0)
+		return index_error(rc, "deletion index out of range");
+	return 0;
+}
+
+static PyObject *seq_iter(ProxyObject *p)
+{
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	return PySeqIter_New((PyObject *)p);
+}
+
+static int append_fn(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v)
+{
+	(void)where;
+	return uh_list_append(h, p->off, v);
+}
+
+static int insert_fn(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v)
+{
+	return uh_list_insert(h, p->off, *(const uint64_t *)where, v);
+}
+
+static PyObject *list_append(ProxyObject *p, PyObject *v)
+{
+	if (uhpy_proxy_usable(p) < 0 || store(p, NULL, v, append_fn, "append") < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* Python's clamping of an insert/pop index against len. */
+static int norm_index(ProxyObject *p, Py_ssize_t *i, int clamp)
+{
+	Py_ssize_t n = seq_len(p);
+
+	if (n < 0)
+		return -1;
+	if (*i < 0)
+		*i += n;
+	if (clamp)
+		*i = *i < 0 ? 0 : *i > n ? n : *i;
+	else if (*i < 0 || *i >= n) {
+		PyErr_SetString(PyExc_IndexError, n ? "pop index out of range" : "pop from empty list");
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *list_insert(ProxyObject *p, PyObject *args)
+{
+	Py_ssize_t i;
+	PyObject *v;
+
+	if (!PyArg_ParseTuple(args, "nO:insert", &i, &v))
+		return NULL;
+	if (uhpy_proxy_usable(p) < 0 || norm_index(p, &i, 1) < 0)
+		return NULL;
+	uint64_t idx = (uint64_t)i;
+	if (store(p, &idx, v, insert_fn, "insert") < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *list_pop(ProxyObject *p, PyObject *args)
+{
+	Py_ssize_t i = -1;
+	uh_value old;
+	int outer, rc;
+
+	if (!PyArg_ParseTuple(args, "|n:pop", &i))
+		return NULL;
+	if (uhpy_proxy_usable(p) < 0 || norm_index(p, &i, 0) < 0)
+		return NULL;
+	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
+		return uhpy_raise(rc, "pop");
+	PyObject *r = NULL;
+	rc = uh_list_pop(p->heap->h, p->off, (uint64_t)i, &old, OWNED);
+	/* Read a string value before the commit frees it. */
+	if (rc == 0 && !(r = uhpy_from_value(p->heap, &old)))
+		rc = UH_EINVAL;
+	if ((rc = uhpy_step_end(p->heap, outer, rc)) != 0) {
+		Py_XDECREF(r);
+		if (rc == UH_ERANGE)
+			return index_error(rc, "pop index out of range"), NULL;
+		return PyErr_Occurred() ? NULL : uhpy_raise(rc, "pop");
+	}
+	return r;
+}
+
+static PyMethodDef list_methods[] = {
+	{ "append", (PyCFunction)list_append, METH_O, "Append a value." },
+	{ "insert", (PyCFunction)list_insert, METH_VARARGS, "insert(index, value)" },
+	{ "pop", (PyCFunction)list_pop, METH_VARARGS,
+	  "pop([index]): remove and return the value at index (default last)." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyType_Slot list_slots[] = {
+	{ Py_sq_length, seq_len },
+	{ Py_sq_item, seq_item },
+	{ Py_sq_ass_item, seq_ass_item },
+	{ Py_tp_iter, seq_iter },
+	{ Py_tp_methods, list_methods },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_list_spec = {
+	.name = "uniheap._uniheap.ListBase",
+	.basicsize = sizeof(ProxyObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = list_slots,
+};
+
+static PyObject *array_get_elem_type(ProxyObject *p, void *c)
+{
+	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
+					     "f64", "ref", "string", "bytes" };
+	uint32_t t;
+	int rc;
+
+	(void)c;
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	if ((rc = uh_array_elem_type(p->heap->h, p->off, &t)) != 0)
+		return uhpy_raise(rc, "array");
+	return PyUnicode_FromString(t <= UH_T_BYTES ? names[t] : "?");
+}
+
+static PyGetSetDef array_getset[] = {
+	{ "elem_type", (getter)array_get_elem_type, NULL, "The element type name.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot array_slots[] = {
+	{ Py_sq_length, seq_len },
+	{ Py_sq_item, seq_item },
+	{ Py_sq_ass_item, seq_ass_item },
+	{ Py_tp_iter, seq_iter },
+	{ Py_tp_getset, array_getset },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_array_spec = {
+	.name = "uniheap._uniheap.ArrayBase",
+	.basicsize = sizeof(ProxyObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = array_slots,
+};

@@ -1,0 +1,113 @@
+/*
+ * ext.h -- shared declarations of the _uniheap extension module.
+ *
+ * Ownership: a Proxy owns a reference to its Heap; a Heap owns its
+ * uh_heap handle (NULL once closed) and its class cache. Proxies never
+ * own heap memory: they hold an offset and re-check the object's header
+ * on every access, so a closed heap or a freed object raises instead of
+ * touching unmapped or reused memory.
+ */
+#ifndef UNIHEAP_PY_EXT_H
+#define UNIHEAP_PY_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <uniheap.h>
+
+/* Object header, as schemas/FORMAT.md ("Objects") specifies it. Field
+ * reads outside a block go straight to the mapping through it. */
+struct uhpy_objhdr {
+	uint64_t lock;
+	uint32_t class_id;
+	uint32_t size;
+};
+#define UHPY_OBJ_VALID 0x80000000u
+
+/* Built-in classes (FORMAT.md, data types). */
+enum {
+	UHPY_CLASS_STRING = 1, UHPY_CLASS_BYTES = 2, UHPY_CLASS_ARRAY = 5,
+	UHPY_CLASS_LIST = 6, UHPY_CLASS_MAP = 8, UHPY_CLASS_SMAP = 11,
+};
+
+typedef struct {
+	PyTypeObject *heap_type;
+	PyTypeObject *proxy_type;
+	PyTypeObject *field_type;
+	PyTypeObject *atomic_type;
+	PyTypeObject *map_type;
+	PyTypeObject *list_type;
+	PyTypeObject *array_type;
+	PyTypeObject *iter_type;
+	PyObject *error;		/* uniheap.Error */
+	PyObject *by_code[-UH_LAST_ERRCODE + 1];	/* error code -> class */
+	PyObject *closed_error;		/* HeapClosedError */
+} uhpy_state;
+
+typedef struct HeapObject {
+	PyObject_HEAD
+	uh_heap *h;		/* owned; NULL once closed */
+	char *base;		/* the mapping (owned by h) */
+	uint64_t size;		/* bytes mapped */
+	unsigned epoch;		/* uhpy_fork_epoch when connected */
+	int readonly;
+	int rollback_only;	/* a nested atomic() level ended by an exception */
+	unsigned max_tries;	/* of atomic(fn): 0 = libuniheap's default */
+	PyObject *types;	/* owned dict: class id -> proxy type */
+	PyObject *atomic;	/* owned: the reusable atomic() context */
+	PyObject *dict;		/* owned: attributes of Python subclasses */
+	PyObject *weakrefs;
+} HeapObject;
+
+typedef struct {
+	PyObject_HEAD
+	HeapObject *heap;	/* owned */
+	uh_off off;
+	uint32_t cls;
+} ProxyObject;
+
+/* Bumped in a forked child: every heap opened before the fork is dead. */
+extern unsigned uhpy_fork_epoch;
+
+/* errors.c */
+PyObject *uhpy_raise(int rc, const char *what);
+int uhpy_errors_init(PyObject *m, uhpy_state *st);
+PyObject *uhpy_closed(void);
+
+/* heap.c */
+extern PyType_Spec uhpy_heap_spec;
+extern PyType_Spec uhpy_atomic_spec;
+int uhpy_heap_usable(HeapObject *hp);
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
+
+/* proxy.c */
+extern PyType_Spec uhpy_proxy_spec;
+int uhpy_proxy_usable(ProxyObject *p);
+
+/* field.c */
+extern PyType_Spec uhpy_field_spec;
+
+/* value.c: Python <-> uh_value / uh_key. */
+int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
+PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
+int uhpy_to_key(HeapObject *hp, uint32_t kind, PyObject *o, uh_key *k);
+PyObject *uhpy_from_key(const uh_key *k);
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
+int uhpy_value_allocates(PyObject *o);
+/* A block around a step that allocates and publishes (joins an open one). */
+int uhpy_step_begin(HeapObject *hp, int *outer);
+int uhpy_step_end(HeapObject *hp, int outer, int rc);
+
+/* collections.c */
+extern PyType_Spec uhpy_map_spec;
+extern PyType_Spec uhpy_list_spec;
+extern PyType_Spec uhpy_array_spec;
+extern PyType_Spec uhpy_iter_spec;
+
+/* The module state: one per process (set by the module's exec slot). */
+extern uhpy_state *uhpy_st;
+
+#endif

@@ -1,0 +1,429 @@
+/*
+ * field.c -- the Field descriptor: one typed field of a persistent class.
+ *
+ * Outside a block a read goes straight to the mapping (header check, one
+ * aligned load). Inside a block, and for every write, it calls libuniheap,
+ * which validates the read against the block's snapshot, range-checks
+ * the value, locks and logs.
+ */
+#include "ext.h"
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *name;		/* owned: attribute name, or None until __set_name__ */
+	PyObject *owner;	/* owned: declaring class's heap name, for messages */
+	PyObject *target;	/* owned: ref target (type, class name or None) */
+	uint32_t type;		/* UH_T_* */
+	int32_t index;		/* field index in the layout, -1 until bound */
+	int32_t offset;		/* byte offset from the object start, -1 until bound */
+} FieldObject;
+
+static const char *const type_names[] = {
+	[UH_T_BOOL] = "bool", [UH_T_I8] = "i8", [UH_T_I16] = "i16", [UH_T_I32] = "i32",
+	[UH_T_I64] = "i64", [UH_T_F32] = "f32", [UH_T_F64] = "f64", [UH_T_REF] = "ref",
+	[UH_T_STRING] = "string", [UH_T_BYTES] = "bytes",
+};
+#define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
+
+static int is_int_type(uint32_t t)
+{
+	return t >= UH_T_BOOL && t <= UH_T_I64;
+}
+
+static PyObject *field_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "type", "target", NULL };
+	PyObject *type, *target = Py_None;
+	uint32_t t = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:Field", kwlist, &type, &target))
+		return NULL;
+	if (PyUnicode_Check(type)) {
+		for (uint32_t i = 1; i < NTYPES; i++)
+			if (PyUnicode_CompareWithASCIIString(type, type_names[i]) == 0)
+				t = i;
+	} else if (PyLong_Check(type)) {
+		long v = PyLong_AsLong(type);
+		t = v > 0 && (size_t)v < NTYPES ? (uint32_t)v : 0;
+	}
+	if (!t) {
+		PyErr_Format(PyExc_ValueError, "unknown field type %R: one of i8, i16, i32, i64, "
+			     "f32, f64, bool, ref, string, bytes", type);
+		return NULL;
+	}
+	if (target != Py_None && t != UH_T_REF) {
+		PyErr_SetString(PyExc_ValueError, "only ref fields have a target class");
+		return NULL;
+	}
+	FieldObject *f = (FieldObject *)tp->tp_alloc(tp, 0);
+	if (!f)
+		return NULL;
+	f->name = Py_NewRef(Py_None);
+	f->owner = Py_NewRef(Py_None);
+	f->target = Py_NewRef(target);
+	f->type = t;
+	f->index = -1;
+	f->offset = -1;
+	return (PyObject *)f;
+}
+
+static int field_traverse(FieldObject *f, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(f));
+	Py_VISIT(f->target);
+	return 0;
+}
+
+static int field_clear(FieldObject *f)
+{
+	Py_CLEAR(f->name);
+	Py_CLEAR(f->owner);
+	Py_CLEAR(f->target);
+	return 0;
+}
+
+static void field_dealloc(FieldObject *f)
+{
+	PyTypeObject *tp = Py_TYPE(f);
+
+	PyObject_GC_UnTrack(f);
+	field_clear(f);
+	tp->tp_free(f);
+	Py_DECREF(tp);
+}
+
+/* "Owner.name" for messages. */
+static PyObject *field_what(FieldObject *f)
+{
+	return PyUnicode_FromFormat("%S.%S", f->owner, f->name);
+}
+
+static PyObject *raise_at(FieldObject *f, int rc)
+{
+	PyObject *what = field_what(f);
+	const char *s = what ? PyUnicode_AsUTF8(what) : NULL;
+
+	if (!s) {
+		Py_XDECREF(what);
+		return NULL;
+	}
+	uhpy_raise(rc, s);
+	Py_DECREF(what);
+	return NULL;
+}
+
+static int wrong_type(FieldObject *f, const char *want, PyObject *v)
+{
+	PyErr_Format(PyExc_TypeError, "%S.%S is a %s field: expected %s, not %.80s", f->owner,
+		     f->name, type_names[f->type], want, Py_TYPE(v)->tp_name);
+	return -1;
+}
+
+/* ---- reads ---- */
+
+static PyObject *read_direct(ProxyObject *p, FieldObject *f)
+{
+	const char *at = p->heap->base + p->off + f->offset;
+	uh_off ref;
+
+	switch (f->type) {
+	case UH_T_BOOL: return PyBool_FromLong(*(const volatile uint8_t *)at != 0);
+	case UH_T_I8: return PyLong_FromLong(*(const volatile int8_t *)at);
+	case UH_T_I16: return PyLong_FromLong(*(const volatile int16_t *)at);
+	case UH_T_I32: return PyLong_FromLong(*(const volatile int32_t *)at);
+	case UH_T_I64:
+		return PyLong_FromLongLong(__atomic_load_n((const int64_t *)at, __ATOMIC_RELAXED));
+	case UH_T_F32: return PyFloat_FromDouble(*(const volatile float *)at);
+	case UH_T_F64: return PyFloat_FromDouble(*(const volatile double *)at);
+	}
+	ref = __atomic_load_n((const uint64_t *)at, __ATOMIC_ACQUIRE);
+	if (ref == 0)
+		Py_RETURN_NONE;
+	if (f->type == UH_T_REF)
+		return uhpy_wrap_ref(p->heap, ref);
+	return uhpy_string_at(p->heap, ref, f->type);
+}
+
+static PyObject *read_in_block(ProxyObject *p, FieldObject *f)
+{
+	uh_heap *h = p->heap->h;
+	int64_t i;
+	double d;
+	uh_off ref;
+	int rc;
+
+	if (is_int_type(f->type)) {
+		if ((rc = uh_get_i64(h, p->off, (uint32_t)f->index, &i)) != 0)
+			return raise_at(f, rc);
+		return f->type == UH_T_BOOL ? PyBool_FromLong(i != 0) : PyLong_FromLongLong(i);
+	}
+	if (f->type == UH_T_F32 || f->type == UH_T_F64) {
+		if ((rc = uh_get_f64(h, p->off, (uint32_t)f->index, &d)) != 0)
+			return raise_at(f, rc);
+		return PyFloat_FromDouble(d);
+	}
+	if ((rc = uh_get_ref(h, p->off, (uint32_t)f->index, &ref)) != 0)
+		return raise_at(f, rc);
+	if (ref == 0)
+		Py_RETURN_NONE;
+	if (f->type == UH_T_REF)
+		return uhpy_wrap_ref(p->heap, ref);
+	return uhpy_string_at(p->heap, ref, f->type);
+}
+
+static int usable(FieldObject *f, PyObject *obj)
+{
+	if (!PyObject_TypeCheck(obj, uhpy_st->proxy_type)) {
+		PyErr_Format(PyExc_TypeError, "field %R applies to persistent objects, not %.80s",
+			     f->name, Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	if (f->offset < 0) {
+		PyErr_Format(PyExc_TypeError, "field %S.%S is not bound to a heap layout yet",
+			     f->owner, f->name);
+		return -1;
+	}
+	return uhpy_proxy_usable((ProxyObject *)obj);
+}
+
+static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
+{
+	(void)type;
+	if (!obj || obj == Py_None)
+		return Py_NewRef(f);
+	if (usable(f, obj) < 0)
+		return NULL;
+	ProxyObject *p = (ProxyObject *)obj;
+	if (uh_in_block(p->heap->h))
+		return read_in_block(p, f);
+	return read_direct(p, f);
+}
+
+/* ---- writes ---- */
+
+static int set_ref(FieldObject *f, ProxyObject *p, PyObject *v)
+{
+	uh_off ref = 0;
+	int rc;
+
+	if (v != Py_None) {
+		if ((rc = uhpy_same_heap(p->heap, v, &ref)) < 0)
+			return -1;
+		if (rc == 0) {
+			PyErr_Format(PyExc_TypeError,
+				     "%S.%S is a ref field: assign a persistent object (a "
+				     "uniheap.PObject, PMap, PSortedMap, PList or PArray) or None, not "
+				     "%.80s; make a Python value persistent first, e.g. "
+				     "PList(heap, values) or PMap(heap, data=mapping)",
+				     f->owner, f->name, Py_TYPE(v)->tp_name);
+			return -1;
+		}
+		if (PyType_Check(f->target) && (rc = PyObject_IsInstance(v, f->target)) != 1) {
+			if (rc == 0)
+				PyErr_Format(uhpy_st->by_code[-UH_ETYPE],
+					     "%S.%S refers to %.80s objects, not %.80s", f->owner,
+					     f->name, ((PyTypeObject *)f->target)->tp_name,
+					     Py_TYPE(v)->tp_name);
+			return -1;
+		}
+	}
+	if ((rc = uh_set_ref(p->heap->h, p->off, (uint32_t)f->index, ref)) != 0) {
+		raise_at(f, rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* A string or bytes field owns its value object: replacing it frees the
+ * old one in the same block. */
+static int set_value(FieldObject *f, ProxyObject *p, PyObject *v)
+{
+	uh_heap *h = p->heap->h;
+	const char *data = NULL;
+	Py_ssize_t len = 0;
+	uh_off old = 0, now = 0;
+	int outer, rc;
+
+	if (v != Py_None) {
+		if (f->type == UH_T_STRING) {
+			if (!PyUnicode_Check(v))
+				return wrong_type(f, "str or None", v);
+			if (!(data = PyUnicode_AsUTF8AndSize(v, &len)))
+				return -1;
+		} else {
+			if (!PyBytes_Check(v) && !PyByteArray_Check(v))
+				return wrong_type(f, "bytes or None", v);
+			data = PyBytes_Check(v) ? PyBytes_AS_STRING(v) : PyByteArray_AS_STRING(v);
+			len = PyBytes_Check(v) ? PyBytes_GET_SIZE(v) : PyByteArray_GET_SIZE(v);
+		}
+	}
+	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
+		return raise_at(f, rc), -1;
+	rc = uh_get_ref(h, p->off, (uint32_t)f->index, &old);
+	if (rc == 0 && data)
+		rc = f->type == UH_T_STRING ? uh_string_new(h, data, (size_t)len, &now)
+					    : uh_bytes_new(h, data, (size_t)len, &now);
+	if (rc == 0)
+		rc = uh_set_ref(h, p->off, (uint32_t)f->index, now);
+	if (rc == 0 && old && old != now)
+		rc = uh_free(h, old);
+	if ((rc = uhpy_step_end(p->heap, outer, rc)) != 0)
+		return raise_at(f, rc), -1;
+	return 0;
+}
+
+static int set_int(FieldObject *f, ProxyObject *p, PyObject *v)
+{
+	int overflow, rc;
+
+	if (!PyLong_Check(v))
+		return wrong_type(f, f->type == UH_T_BOOL ? "bool" : "int", v);
+	long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+	if (i == -1 && PyErr_Occurred())
+		return -1;
+	if (overflow) {
+		PyErr_Format(uhpy_st->by_code[-UH_ERANGE], "%S.%S: %R does not fit %s", f->owner,
+			     f->name, v, type_names[f->type]);
+		return -1;
+	}
+	if ((rc = uh_set_i64(p->heap->h, p->off, (uint32_t)f->index, i)) != 0)
+		return raise_at(f, rc), -1;
+	return 0;
+}
+
+static int set_float(FieldObject *f, ProxyObject *p, PyObject *v)
+{
+	int rc;
+
+	if (!PyFloat_Check(v) && !PyLong_Check(v))
+		return wrong_type(f, "float", v);
+	double d = PyFloat_AsDouble(v);
+	if (d == -1.0 && PyErr_Occurred())
+		return -1;
+	if ((rc = uh_set_f64(p->heap->h, p->off, (uint32_t)f->index, d)) != 0)
+		return raise_at(f, rc), -1;
+	return 0;
+}
+
+static int field_set(FieldObject *f, PyObject *obj, PyObject *v)
+{
+	if (!v) {
+		PyErr_Format(PyExc_AttributeError, "cannot delete persistent field %S.%S "
+			     "(assign None to clear a ref, string or bytes field)", f->owner,
+			     f->name);
+		return -1;
+	}
+	if (usable(f, obj) < 0)
+		return -1;
+	ProxyObject *p = (ProxyObject *)obj;
+	if (is_int_type(f->type))
+		return set_int(f, p, v);
+	if (f->type == UH_T_F32 || f->type == UH_T_F64)
+		return set_float(f, p, v);
+	if (f->type == UH_T_REF)
+		return set_ref(f, p, v);
+	return set_value(f, p, v);
+}
+
+/* ---- declaration side ---- */
+
+static PyObject *field_set_name(FieldObject *f, PyObject *args)
+{
+	PyObject *owner, *name;
+
+	if (!PyArg_ParseTuple(args, "OU:__set_name__", &owner, &name))
+		return NULL;
+	Py_SETREF(f->name, Py_NewRef(name));
+	if (f->owner == Py_None) {
+		PyObject *qn = PyObject_GetAttrString(owner, "__qualname__");
+		if (!qn)
+			return NULL;
+		Py_SETREF(f->owner, qn);
+	}
+	Py_RETURN_NONE;
+}
+
+/* _bind(index, offset, owner_name): set by the class's first registration;
+ * a second heap must give the same layout. */
+static PyObject *field_bind(FieldObject *f, PyObject *args)
+{
+	int index, offset;
+	PyObject *owner;
+
+	if (!PyArg_ParseTuple(args, "iiU:_bind", &index, &offset, &owner))
+		return NULL;
+	if (f->offset >= 0 && (f->offset != offset || f->index != index)) {
+		PyErr_Format(uhpy_st->by_code[-UH_ECLASSMISMATCH],
+			     "%S.%S: laid out at offset %d in one heap and %d in another", owner,
+			     f->name, f->offset, offset);
+		return NULL;
+	}
+	f->index = index;
+	f->offset = offset;
+	Py_SETREF(f->owner, Py_NewRef(owner));
+	Py_RETURN_NONE;
+}
+
+static PyObject *field_repr(FieldObject *f)
+{
+	if (f->target != Py_None)
+		return PyUnicode_FromFormat("<uniheap field %S: ref(%R)>", f->name, f->target);
+	return PyUnicode_FromFormat("<uniheap field %S: %s>", f->name, type_names[f->type]);
+}
+
+static PyObject *field_get_type(FieldObject *f, void *c)
+{
+	(void)c;
+	return PyUnicode_FromString(type_names[f->type]);
+}
+
+static PyObject *field_get_code(FieldObject *f, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLong(f->type);
+}
+
+static PyMethodDef field_methods[] = {
+	{ "__set_name__", (PyCFunction)field_set_name, METH_VARARGS, NULL },
+	{ "_bind", (PyCFunction)field_bind, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMemberDef field_members[] = {
+	{ "name", T_OBJECT, offsetof(FieldObject, name), READONLY, "Attribute name." },
+	{ "owner", T_OBJECT, offsetof(FieldObject, owner), READONLY, "Declaring class name." },
+	{ "target", T_OBJECT, offsetof(FieldObject, target), 0,
+	  "Ref target: a class, a heap class name, or None (any object)." },
+	{ "index", T_INT, offsetof(FieldObject, index), READONLY, "Position in the layout." },
+	{ "offset", T_INT, offsetof(FieldObject, offset), READONLY,
+	  "Byte offset from the object start; -1 until registered." },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyGetSetDef field_getset[] = {
+	{ "type", (getter)field_get_type, NULL, "Field type name.", NULL },
+	{ "type_code", (getter)field_get_code, NULL, "Field type code (UH_T_*).", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot field_slots[] = {
+	{ Py_tp_doc, "Field(type, target=None): a typed field of a persistent class." },
+	{ Py_tp_new, field_new },
+	{ Py_tp_dealloc, field_dealloc },
+	{ Py_tp_traverse, field_traverse },
+	{ Py_tp_clear, field_clear },
+	{ Py_tp_descr_get, field_get },
+	{ Py_tp_descr_set, field_set },
+	{ Py_tp_repr, field_repr },
+	{ Py_tp_methods, field_methods },
+	{ Py_tp_members, field_members },
+	{ Py_tp_getset, field_getset },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_field_spec = {
+	.name = "uniheap.Field",
+	.basicsize = sizeof(FieldObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.slots = field_slots,
+};

@@ -1,0 +1,870 @@
+/*
+ * heap.c -- the Heap type: a session with heapd and the mapped heap.
+ *
+ * The pure-Python uniheap.Heap subclasses it and adds the mapping-style
+ * roots and class declaration logic; everything that touches the heap is
+ * here, one call into libuniheap each.
+ */
+#include "ext.h"
+
+unsigned uhpy_fork_epoch;
+
+/* 0 if the heap can be used; else an exception is set. */
+int uhpy_heap_usable(HeapObject *hp)
+{
+	if (!hp->h) {
+		uhpy_closed();
+		return -1;
+	}
+	if (hp->epoch != uhpy_fork_epoch) {
+		PyErr_SetString(uhpy_st->by_code[-UH_EFORK],
+				"this heap was opened by the parent process before fork(): "
+				"connect anew in the child");
+		return -1;
+	}
+	return 0;
+}
+
+#define USABLE(hp)                          \
+	do {                                \
+		if (uhpy_heap_usable(hp) < 0) \
+			return NULL;        \
+	} while (0)
+
+/* The Python type that proxies objects of class cls (cached). */
+static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
+{
+	PyObject *key = PyLong_FromUnsignedLong(cls), *t;
+
+	if (!key)
+		return NULL;
+	t = PyDict_GetItemWithError(hp->types, key);
+	if (t) {
+		Py_DECREF(key);
+		return Py_NewRef(t);
+	}
+	if (PyErr_Occurred()) {
+		Py_DECREF(key);
+		return NULL;
+	}
+	t = PyObject_CallMethod((PyObject *)hp, "_proxy_type", "I", cls);
+	if (t && !PyType_Check(t)) {
+		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a type");
+		Py_CLEAR(t);
+	}
+	if (t && PyDict_SetItem(hp->types, key, t) < 0)
+		Py_CLEAR(t);
+	Py_DECREF(key);
+	return t;
+}
+
+/* A new proxy of the object at off, of class cls. */
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
+{
+	PyObject *t = proxy_type(hp, cls);
+	ProxyObject *p;
+
+	if (!t)
+		return NULL;
+	if (!PyType_IsSubtype((PyTypeObject *)t, uhpy_st->proxy_type)) {
+		Py_DECREF(t);
+		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a Proxy subclass");
+		return NULL;
+	}
+	p = (ProxyObject *)((PyTypeObject *)t)->tp_alloc((PyTypeObject *)t, 0);
+	Py_DECREF(t);
+	if (!p)
+		return NULL;
+	p->heap = (HeapObject *)Py_NewRef(hp);
+	p->off = off;
+	p->cls = cls;
+	return (PyObject *)p;
+}
+
+/* What a reference reads as: None, a str/bytes value, or a proxy. */
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
+{
+	uint32_t cls;
+	int rc;
+
+	if (off == 0)
+		Py_RETURN_NONE;
+	if ((rc = uh_obj_class(hp->h, off, &cls)) != 0)
+		return uhpy_raise(rc, "reference");
+	if (cls == UHPY_CLASS_STRING)
+		return uhpy_string_at(hp, off, UH_T_STRING);
+	if (cls == UHPY_CLASS_BYTES)
+		return uhpy_string_at(hp, off, UH_T_BYTES);
+	return uhpy_wrap(hp, off, cls);
+}
+
+/* 1 and *off if obj is a proxy of this heap; 0 if it is no proxy; -1 with
+ * an exception if it is a proxy of another heap or of a closed one. */
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off)
+{
+	if (!PyObject_TypeCheck(obj, uhpy_st->proxy_type))
+		return 0;
+	ProxyObject *p = (ProxyObject *)obj;
+	if (p->heap != hp) {
+		PyErr_SetString(uhpy_st->by_code[-UH_EINVAL],
+				"the object belongs to another heap connection");
+		return -1;
+	}
+	*off = p->off;
+	return 1;
+}
+
+/* ---- life cycle ---- */
+
+static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "socket", "readonly", NULL };
+	PyObject *sock_obj = Py_None, *sock_bytes = NULL;
+	int readonly = 0, rc;
+	uh_heap *h = NULL;
+	uh_info info;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$p:Heap", kwlist, &sock_obj, &readonly))
+		return -1;
+	if (hp->h) {
+		PyErr_SetString(PyExc_RuntimeError, "Heap is already connected");
+		return -1;
+	}
+	if (sock_obj != Py_None && !PyUnicode_FSConverter(sock_obj, &sock_bytes))
+		return -1;
+	const char *sock = sock_bytes ? PyBytes_AS_STRING(sock_bytes) : NULL;
+	Py_BEGIN_ALLOW_THREADS
+	rc = uh_connect(sock, readonly ? UH_READONLY : 0, &h);
+	Py_END_ALLOW_THREADS
+	Py_XDECREF(sock_bytes);
+	if (rc) {
+		uhpy_raise(rc, "connect");
+		return -1;
+	}
+	uh_heap_info(h, &info);
+	hp->h = h;
+	hp->base = uh_base(h);
+	hp->size = info.heap_size;
+	hp->readonly = readonly;
+	hp->epoch = uhpy_fork_epoch;
+	return 0;
+}
+
+static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	HeapObject *hp = (HeapObject *)type->tp_alloc(type, 0);
+
+	(void)args;
+	(void)kw;
+	if (!hp)
+		return NULL;
+	hp->types = PyDict_New();
+	if (!hp->types) {
+		Py_DECREF(hp);
+		return NULL;
+	}
+	return (PyObject *)hp;
+}
+
+static void heap_disconnect(HeapObject *hp)
+{
+	uh_heap *h = hp->h;
+
+	hp->h = NULL;
+	hp->base = NULL;
+	/* A forked child must not talk to its parent's heapd session. */
+	if (h && hp->epoch == uhpy_fork_epoch) {
+		Py_BEGIN_ALLOW_THREADS
+		uh_disconnect(h);
+		Py_END_ALLOW_THREADS
+	}
+}
+
+static int heap_traverse(HeapObject *hp, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(hp));
+	Py_VISIT(hp->types);
+	Py_VISIT(hp->atomic);
+	Py_VISIT(hp->dict);
+	return 0;
+}
+
+static int heap_clear(HeapObject *hp)
+{
+	Py_CLEAR(hp->types);
+	Py_CLEAR(hp->atomic);
+	Py_CLEAR(hp->dict);
+	return 0;
+}
+
+static void heap_dealloc(HeapObject *hp)
+{
+	PyTypeObject *tp = Py_TYPE(hp);
+
+	PyObject_GC_UnTrack(hp);
+	if (hp->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)hp);
+	heap_disconnect(hp);
+	heap_clear(hp);
+	tp->tp_free(hp);
+	Py_DECREF(tp);
+}
+
+static PyObject *heap_close(HeapObject *hp, PyObject *unused)
+{
+	(void)unused;
+	heap_disconnect(hp);
+	Py_RETURN_NONE;
+}
+
+static PyObject *heap_get_closed(HeapObject *hp, void *c)
+{
+	(void)c;
+	return PyBool_FromLong(hp->h == NULL);
+}
+
+static PyObject *heap_get_readonly(HeapObject *hp, void *c)
+{
+	(void)c;
+	return PyBool_FromLong(hp->readonly);
+}
+
+static PyObject *heap_get_max_tries(HeapObject *hp, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLong(hp->max_tries ? hp->max_tries : 100);
+}
+
+static int heap_set_max_tries(HeapObject *hp, PyObject *v, void *c)
+{
+	(void)c;
+	long n = v ? PyLong_AsLong(v) : -1;
+	if (n == -1 && PyErr_Occurred())
+		return -1;
+	if (n < 1 || n > 1000000) {
+		PyErr_SetString(PyExc_ValueError, "max_tries must be 1..1000000");
+		return -1;
+	}
+	hp->max_tries = (unsigned)n;
+	return 0;
+}
+
+/* ---- introspection ---- */
+
+static PyObject *heap_info(HeapObject *hp, PyObject *unused)
+{
+	uh_info i;
+
+	(void)unused;
+	USABLE(hp);
+	uh_heap_info(hp->h, &i);
+	return Py_BuildValue("{s:K,s:I,s:s,s:I,s:O,s:s,s:s}", "heap_size",
+			     (unsigned long long)i.heap_size, "format_version", i.format_version,
+			     "durability", uh_durability_name(i.durability), "session", i.session,
+			     "readonly", i.readonly ? Py_True : Py_False, "name", i.name, "path",
+			     i.path);
+}
+
+static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
+{
+	uh_stats s;
+
+	(void)unused;
+	USABLE(hp);
+	uh_stats_get(hp->h, &s);
+#define K(f) #f, (unsigned long long)s.f
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+			     K(allocs), K(frees), K(commits), K(empty_commits), K(aborts),
+			     K(conflicts), K(barriers), K(flushes), K(log_bytes), K(arena_leases),
+			     K(lock_waits), K(aborts_locked), K(aborts_stale), K(aborts_logfull),
+			     K(aborts_user), K(retries), K(read_waits));
+#undef K
+}
+
+static PyObject *heap_in_block(HeapObject *hp, PyObject *unused)
+{
+	(void)unused;
+	USABLE(hp);
+	return PyBool_FromLong(uh_in_block(hp->h) > 0);
+}
+
+static PyObject *heap_check(HeapObject *hp, PyObject *unused)
+{
+	uint64_t n = 0;
+	int rc;
+
+	(void)unused;
+	USABLE(hp);
+	Py_BEGIN_ALLOW_THREADS
+	rc = uh_heap_check(hp->h, &n);
+	Py_END_ALLOW_THREADS
+	if (rc)
+		return uhpy_raise(rc, "heap check");
+	return PyLong_FromUnsignedLongLong(n);
+}
+
+/* One class as a tuple (id, name, kind, payload_size, ((field, type,
+ * offset, ref_class), ...)). */
+static PyObject *class_tuple(HeapObject *hp, uint32_t id)
+{
+	uh_class_info ci;
+	uh_field_info fi;
+	int rc = uh_class_info_get(hp->h, id, &ci);
+
+	if (rc)
+		return uhpy_raise(rc, "class info");
+	PyObject *fields = PyTuple_New(ci.nfields);
+	if (!fields)
+		return NULL;
+	for (uint32_t i = 0; i < ci.nfields; i++) {
+		if ((rc = uh_field_info_get(hp->h, id, i, &fi)) != 0) {
+			Py_DECREF(fields);
+			return uhpy_raise(rc, "field info");
+		}
+		PyObject *f = Py_BuildValue("(sIII)", fi.name, fi.type, fi.offset, fi.ref_class);
+		if (!f) {
+			Py_DECREF(fields);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(fields, i, f);
+	}
+	return Py_BuildValue("(IsIIN)", id, ci.name, ci.kind, ci.payload_size, fields);
+}
+
+static PyObject *heap_class_info(HeapObject *hp, PyObject *arg)
+{
+	unsigned long id = PyLong_AsUnsignedLong(arg);
+
+	if (id == (unsigned long)-1 && PyErr_Occurred())
+		return NULL;
+	USABLE(hp);
+	return class_tuple(hp, (uint32_t)id);
+}
+
+/* Every class of the heap's class table, as class_tuple()s. */
+static PyObject *heap_class_table(HeapObject *hp, PyObject *unused)
+{
+	uh_class_info ci;
+	PyObject *out;
+
+	(void)unused;
+	USABLE(hp);
+	if (!(out = PyList_New(0)))
+		return NULL;
+	for (uint32_t id = 1; id < 65536; id++) {
+		if (uh_class_info_get(hp->h, id, &ci) != 0)
+			continue;
+		PyObject *t = class_tuple(hp, id);
+		if (!t || PyList_Append(out, t) < 0) {
+			Py_XDECREF(t);
+			Py_DECREF(out);
+			return NULL;
+		}
+		Py_DECREF(t);
+	}
+	return out;
+}
+
+static PyObject *heap_class_find(HeapObject *hp, PyObject *arg)
+{
+	const char *name = PyUnicode_AsUTF8(arg);
+	uint32_t id;
+
+	if (!name)
+		return NULL;
+	USABLE(hp);
+	if (uh_class_find(hp->h, name, &id) != 0)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLong(id);
+}
+
+/* _register(name, ((field, type, ref_class), ...)) -> class id */
+static PyObject *heap_register(HeapObject *hp, PyObject *args)
+{
+	const char *name;
+	PyObject *spec, *seq;
+	uint32_t id;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "sO:_register", &name, &spec))
+		return NULL;
+	USABLE(hp);
+	if (!(seq = PySequence_Fast(spec, "field spec must be a sequence")))
+		return NULL;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+	uh_field_spec *f = PyMem_Calloc(n ? n : 1, sizeof(*f));
+	if (!f) {
+		Py_DECREF(seq);
+		return PyErr_NoMemory();
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sII;field spec entry",
+				      &f[i].name, &f[i].type, &f[i].ref_class)) {
+			PyMem_Free(f);
+			Py_DECREF(seq);
+			return NULL;
+		}
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = uh_class_register(hp->h, name, f, (uint32_t)n, &id);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(f);
+	Py_DECREF(seq);
+	if (rc)
+		return uhpy_raise(rc, name);
+	return PyLong_FromUnsignedLong(id);
+}
+
+/* ---- objects ---- */
+
+static PyObject *heap_alloc(HeapObject *hp, PyObject *arg)
+{
+	unsigned long id = PyLong_AsUnsignedLong(arg);
+	uh_off off;
+	int rc;
+
+	if (id == (unsigned long)-1 && PyErr_Occurred())
+		return NULL;
+	USABLE(hp);
+	if ((rc = uh_alloc(hp->h, (uint32_t)id, &off)) != 0)
+		return uhpy_raise(rc, "alloc");
+	return uhpy_wrap(hp, off, (uint32_t)id);
+}
+
+static PyObject *heap_free(HeapObject *hp, PyObject *obj)
+{
+	uh_off off;
+	int rc;
+
+	USABLE(hp);
+	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
+		if (rc == 0)
+			PyErr_Format(PyExc_TypeError, "free() takes a persistent object, not %.80s",
+				     Py_TYPE(obj)->tp_name);
+		return NULL;
+	}
+	if ((rc = uh_free(hp->h, off)) != 0)
+		return uhpy_raise(rc, "free");
+	Py_RETURN_NONE;
+}
+
+static PyObject *heap_proxy(HeapObject *hp, PyObject *arg)
+{
+	unsigned long long off = PyLong_AsUnsignedLongLong(arg);
+
+	if (off == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	USABLE(hp);
+	if (off == 0) {
+		PyErr_SetString(uhpy_st->by_code[-UH_EFREED], "offset 0 is the null reference");
+		return NULL;
+	}
+	return uhpy_wrap_ref(hp, off);
+}
+
+/* _new_map(key_kind, sorted), _new_list(), _new_array(elem_type, length) */
+static PyObject *heap_new_map(HeapObject *hp, PyObject *args)
+{
+	unsigned kind;
+	int sorted, rc;
+	uh_off off;
+
+	if (!PyArg_ParseTuple(args, "Ip:_new_map", &kind, &sorted))
+		return NULL;
+	USABLE(hp);
+	rc = sorted ? uh_smap_new(hp->h, kind, &off) : uh_map_new(hp->h, kind, &off);
+	if (rc)
+		return uhpy_raise(rc, sorted ? "new sorted map" : "new map");
+	return uhpy_wrap(hp, off, sorted ? UHPY_CLASS_SMAP : UHPY_CLASS_MAP);
+}
+
+static PyObject *heap_new_list(HeapObject *hp, PyObject *unused)
+{
+	uh_off off;
+	int rc;
+
+	(void)unused;
+	USABLE(hp);
+	if ((rc = uh_list_new(hp->h, &off)) != 0)
+		return uhpy_raise(rc, "new list");
+	return uhpy_wrap(hp, off, UHPY_CLASS_LIST);
+}
+
+static PyObject *heap_new_array(HeapObject *hp, PyObject *args)
+{
+	unsigned type;
+	unsigned long long len;
+	uh_off off;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "IK:_new_array", &type, &len))
+		return NULL;
+	USABLE(hp);
+	if ((rc = uh_array_new(hp->h, type, len, &off)) != 0)
+		return uhpy_raise(rc, "new array");
+	return uhpy_wrap(hp, off, UHPY_CLASS_ARRAY);
+}
+
+/* ---- roots ---- */
+
+static const char *root_name(PyObject *name, Py_ssize_t *len)
+{
+	if (!PyUnicode_Check(name)) {
+		PyErr_Format(PyExc_TypeError, "root names are str, not %.80s",
+			     Py_TYPE(name)->tp_name);
+		return NULL;
+	}
+	return PyUnicode_AsUTF8AndSize(name, len);
+}
+
+static PyObject *heap_root_get(HeapObject *hp, PyObject *name)
+{
+	Py_ssize_t len;
+	const char *s = root_name(name, &len);
+	uh_off off;
+	int rc;
+
+	if (!s)
+		return NULL;
+	USABLE(hp);
+	if ((rc = uh_root_get(hp->h, s, &off)) == UH_ENOTFOUND) {
+		PyErr_SetObject(PyExc_KeyError, name);
+		return NULL;
+	}
+	if (rc)
+		return uhpy_raise(rc, "root");
+	return uhpy_wrap_ref(hp, off);
+}
+
+static PyObject *heap_root_set(HeapObject *hp, PyObject *args)
+{
+	PyObject *name, *obj;
+	Py_ssize_t len;
+	uh_off off;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "OO:_root_set", &name, &obj))
+		return NULL;
+	const char *s = root_name(name, &len);
+	if (!s)
+		return NULL;
+	USABLE(hp);
+	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
+		if (rc == 0)
+			PyErr_Format(PyExc_TypeError,
+				     "a root names a persistent object (PObject, PMap, PList, ...), "
+				     "not %.80s; use del heap.roots[name] to remove one",
+				     Py_TYPE(obj)->tp_name);
+		return NULL;
+	}
+	if ((rc = uh_root_set(hp->h, s, off)) != 0)
+		return uhpy_raise(rc, "root");
+	Py_RETURN_NONE;
+}
+
+static PyObject *heap_root_del(HeapObject *hp, PyObject *name)
+{
+	Py_ssize_t len;
+	const char *s = root_name(name, &len);
+	int rc;
+
+	if (!s)
+		return NULL;
+	USABLE(hp);
+	if ((rc = uh_root_del(hp->h, s)) == UH_ENOTFOUND) {
+		PyErr_SetObject(PyExc_KeyError, name);
+		return NULL;
+	}
+	if (rc)
+		return uhpy_raise(rc, "root");
+	Py_RETURN_NONE;
+}
+
+/* The root names, a snapshot. */
+static PyObject *heap_root_names(HeapObject *hp, PyObject *unused)
+{
+	uint64_t cur = 0;
+	const char *name;
+	size_t len;
+	uh_off v;
+	PyObject *out;
+
+	(void)unused;
+	USABLE(hp);
+	if (!(out = PyList_New(0)))
+		return NULL;
+	while (uh_root_next(hp->h, &cur, &name, &len, &v) == 0) {
+		PyObject *s = PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "replace");
+		if (!s || PyList_Append(out, s) < 0) {
+			Py_XDECREF(s);
+			Py_DECREF(out);
+			return NULL;
+		}
+		Py_DECREF(s);
+	}
+	return out;
+}
+
+static PyObject *heap_root_count(HeapObject *hp, PyObject *unused)
+{
+	uint64_t n = 0;
+	int rc;
+
+	(void)unused;
+	USABLE(hp);
+	if ((rc = uh_root_count(hp->h, &n)) != 0)
+		return uhpy_raise(rc, "roots");
+	return PyLong_FromUnsignedLongLong(n);
+}
+
+/* ---- blocks ---- */
+
+/* End the current level of a with-block: commit, or roll back when an
+ * exception is leaving it. Flattened nesting: an exception that leaves an
+ * inner level dooms the whole block (rolled back when the outermost level
+ * ends), because the inner level's writes cannot be undone alone. */
+static PyObject *block_end(HeapObject *hp, int failed)
+{
+	int depth = uh_in_block(hp->h), rc;
+
+	if (depth == 0) {
+		PyErr_SetString(uhpy_st->by_code[-UH_ESTATE] ? uhpy_st->by_code[-UH_ESTATE]
+							     : uhpy_st->error,
+				"atomic(): no block is open");
+		return NULL;
+	}
+	if (depth > 1) {
+		if (failed)
+			hp->rollback_only = 1;
+		uh_commit(hp->h);	/* leaves one level; a doomed block stays doomed */
+		Py_RETURN_NONE;
+	}
+	if (failed || hp->rollback_only) {
+		int inner = hp->rollback_only && !failed;
+		hp->rollback_only = 0;
+		uh_abort(hp->h);
+		if (inner) {
+			PyErr_SetString(uhpy_st->error,
+					"atomic(): the block was rolled back because an exception "
+					"left a nested atomic() block");
+			return NULL;
+		}
+		Py_RETURN_NONE;
+	}
+	if ((rc = uh_commit(hp->h)) != 0)
+		return uhpy_raise(rc, "commit");
+	Py_RETURN_NONE;
+}
+
+typedef struct {
+	PyObject_HEAD
+	HeapObject *heap;	/* owned */
+} AtomicObject;
+
+static PyObject *atomic_enter(AtomicObject *a, PyObject *unused)
+{
+	HeapObject *hp = a->heap;
+	int rc;
+
+	(void)unused;
+	USABLE(hp);
+	if (uh_in_block(hp->h) == 0)
+		hp->rollback_only = 0;
+	if ((rc = uh_begin(hp->h)) != 0)
+		return uhpy_raise(rc, "begin");
+	return Py_NewRef((PyObject *)hp);
+}
+
+static PyObject *atomic_exit(AtomicObject *a, PyObject *const *args, Py_ssize_t n)
+{
+	USABLE(a->heap);
+	return block_end(a->heap, n > 0 && args[0] != Py_None);
+}
+
+static int atomic_traverse(AtomicObject *a, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(a));
+	Py_VISIT(a->heap);
+	return 0;
+}
+
+static int atomic_clear(AtomicObject *a)
+{
+	Py_CLEAR(a->heap);
+	return 0;
+}
+
+static void atomic_dealloc(AtomicObject *a)
+{
+	PyTypeObject *tp = Py_TYPE(a);
+
+	PyObject_GC_UnTrack(a);
+	atomic_clear(a);
+	tp->tp_free(a);
+	Py_DECREF(tp);
+}
+
+static PyMethodDef atomic_methods[] = {
+	{ "__enter__", (PyCFunction)atomic_enter, METH_NOARGS, NULL },
+	{ "__exit__", (PyCFunction)(void (*)(void))atomic_exit, METH_FASTCALL, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyType_Slot atomic_slots[] = {
+	{ Py_tp_doc, "Context of `with heap.atomic():` (reusable, reentrant)." },
+	{ Py_tp_methods, atomic_methods },
+	{ Py_tp_traverse, atomic_traverse },
+	{ Py_tp_clear, atomic_clear },
+	{ Py_tp_dealloc, atomic_dealloc },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_atomic_spec = {
+	.name = "uniheap.Atomic",
+	.basicsize = sizeof(AtomicObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = atomic_slots,
+};
+
+/* atomic(fn, *args, **kw): the body of uh_run(). */
+struct run_call {
+	PyObject *fn, *args, *kw;
+	PyObject *result;	/* owned: fn's result once a try committed */
+	int failed;		/* fn raised something other than Conflict */
+};
+
+static int run_body(uh_heap *h, void *arg)
+{
+	struct run_call *c = arg;
+
+	(void)h;
+	Py_CLEAR(c->result);
+	c->result = PyObject_Call(c->fn, c->args, c->kw);
+	if (c->result)
+		return 0;
+	if (PyErr_ExceptionMatches(uhpy_st->by_code[-UH_ECONFLICT])) {
+		PyErr_Clear();
+		return UH_ECONFLICT;
+	}
+	c->failed = 1;
+	return 1;	/* not a uniheap code: uh_run rolls back and returns it */
+}
+
+static PyObject *heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw)
+{
+	Py_ssize_t n = PyTuple_GET_SIZE(args);
+	int rc;
+
+	USABLE(hp);
+	if (n == 0) {
+		if (kw && PyDict_GET_SIZE(kw)) {
+			PyErr_SetString(PyExc_TypeError, "atomic() takes keyword arguments only "
+					"after a function: atomic(fn, *args, **kwargs)");
+			return NULL;
+		}
+		if (!hp->atomic) {
+			AtomicObject *a = PyObject_GC_New(AtomicObject, uhpy_st->atomic_type);
+			if (!a)
+				return NULL;
+			a->heap = (HeapObject *)Py_NewRef(hp);
+			PyObject_GC_Track(a);
+			hp->atomic = (PyObject *)a;
+		}
+		return Py_NewRef(hp->atomic);
+	}
+	struct run_call c = { .fn = PyTuple_GET_ITEM(args, 0), .kw = kw };
+	if (!PyCallable_Check(c.fn)) {
+		PyErr_Format(PyExc_TypeError, "atomic(fn, ...): fn must be callable, not %.80s",
+			     Py_TYPE(c.fn)->tp_name);
+		return NULL;
+	}
+	if (!(c.args = PyTuple_GetSlice(args, 1, n)))
+		return NULL;
+	if (uh_in_block(hp->h)) {
+		/* Joins the enclosing block; its owner retries the whole. */
+		c.result = PyObject_Call(c.fn, c.args, kw);
+		Py_DECREF(c.args);
+		return c.result;
+	}
+	hp->rollback_only = 0;
+	rc = uh_run(hp->h, run_body, &c, hp->max_tries);
+	Py_DECREF(c.args);
+	if (rc == 0)
+		return c.result ? c.result : Py_NewRef(Py_None);
+	Py_CLEAR(c.result);
+	if (c.failed && rc == 1)
+		return NULL;	/* fn's exception is still set */
+	if (PyErr_Occurred())
+		PyErr_Clear();
+	return uhpy_raise(rc, "atomic");
+}
+
+/* ---- type ---- */
+
+static PyMethodDef heap_methods[] = {
+	{ "close", (PyCFunction)heap_close, METH_NOARGS,
+	  "Detach from heapd and unmap the heap (idempotent). An open block is rolled back; "
+	  "proxies then raise HeapClosedError." },
+	{ "info", (PyCFunction)heap_info, METH_NOARGS, "Heap facts: size, format, durability, ..." },
+	{ "stats", (PyCFunction)heap_stats, METH_NOARGS, "This session's libuniheap counters." },
+	{ "in_block", (PyCFunction)heap_in_block, METH_NOARGS, "True inside an atomic block." },
+	{ "check", (PyCFunction)heap_check, METH_NOARGS,
+	  "Check every object reachable from the roots; returns how many were visited." },
+	{ "free", (PyCFunction)heap_free, METH_O,
+	  "Free a persistent object (at commit when inside a block)." },
+	{ "proxy", (PyCFunction)heap_proxy, METH_O,
+	  "The object at a persistent reference (offset), as a proxy." },
+	{ "atomic", (PyCFunction)(void (*)(void))heap_atomic, METH_VARARGS | METH_KEYWORDS,
+	  "atomic() -> context manager of a failure-atomic block;\n"
+	  "atomic(fn, *args, **kwargs) -> fn's result, run in a block re-run on Conflict." },
+	{ "_class_info", (PyCFunction)heap_class_info, METH_O, NULL },
+	{ "_class_table", (PyCFunction)heap_class_table, METH_NOARGS, NULL },
+	{ "_class_find", (PyCFunction)heap_class_find, METH_O, NULL },
+	{ "_register", (PyCFunction)heap_register, METH_VARARGS, NULL },
+	{ "_alloc", (PyCFunction)heap_alloc, METH_O, NULL },
+	{ "_new_map", (PyCFunction)heap_new_map, METH_VARARGS, NULL },
+	{ "_new_list", (PyCFunction)heap_new_list, METH_NOARGS, NULL },
+	{ "_new_array", (PyCFunction)heap_new_array, METH_VARARGS, NULL },
+	{ "_root_get", (PyCFunction)heap_root_get, METH_O, NULL },
+	{ "_root_set", (PyCFunction)heap_root_set, METH_VARARGS, NULL },
+	{ "_root_del", (PyCFunction)heap_root_del, METH_O, NULL },
+	{ "_root_names", (PyCFunction)heap_root_names, METH_NOARGS, NULL },
+	{ "_root_count", (PyCFunction)heap_root_count, METH_NOARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef heap_getset[] = {
+	{ "closed", (getter)heap_get_closed, NULL, "True once closed.", NULL },
+	{ "readonly", (getter)heap_get_readonly, NULL, "Connected read-only.", NULL },
+	{ "max_tries", (getter)heap_get_max_tries, (setter)heap_set_max_tries,
+	  "Tries of atomic(fn, ...) before it raises Conflict (default 100).", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyMemberDef heap_members[] = {
+	{ "_types", T_OBJECT, offsetof(HeapObject, types), READONLY,
+	  "class id -> proxy type (cache)" },
+	{ "__dictoffset__", T_PYSSIZET, offsetof(HeapObject, dict), READONLY, NULL },
+	{ "__weaklistoffset__", T_PYSSIZET, offsetof(HeapObject, weakrefs), READONLY, NULL },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyType_Slot heap_slots[] = {
+	{ Py_tp_doc, "A session with heapd: the heap mapped into this process." },
+	{ Py_tp_new, heap_new },
+	{ Py_tp_init, heap_init },
+	{ Py_tp_dealloc, heap_dealloc },
+	{ Py_tp_traverse, heap_traverse },
+	{ Py_tp_clear, heap_clear },
+	{ Py_tp_methods, heap_methods },
+	{ Py_tp_getset, heap_getset },
+	{ Py_tp_members, heap_members },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_heap_spec = {
+	.name = "uniheap._uniheap.Heap",
+	.basicsize = sizeof(HeapObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+	.slots = heap_slots,
+};

@@ -1,0 +1,137 @@
+/*
+ * proxy.c -- the base of every proxy: (heap, offset, class), identity,
+ * and the liveness check every access makes first.
+ */
+#include "ext.h"
+
+/* 0 if the proxy's heap is open and its object still live and of the
+ * proxy's class; else an exception is set. Reads the header in place. */
+int uhpy_proxy_usable(ProxyObject *p)
+{
+	if (!p->heap) {
+		PyErr_SetString(PyExc_TypeError, "this proxy is not bound to a heap");
+		return -1;
+	}
+	if (uhpy_heap_usable(p->heap) < 0)
+		return -1;
+	const struct uhpy_objhdr *o = (const void *)(p->heap->base + p->off);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+	if (!(size & UHPY_OBJ_VALID) || o->class_id != p->cls) {
+		PyErr_Format(uhpy_st->by_code[-UH_EFREED],
+			     "the object at offset %llu has been freed",
+			     (unsigned long long)p->off);
+		return -1;
+	}
+	return 0;
+}
+
+static void proxy_dealloc(ProxyObject *p)
+{
+	PyTypeObject *tp = Py_TYPE(p);
+
+	Py_CLEAR(p->heap);
+	tp->tp_free(p);
+	Py_DECREF(tp);
+}
+
+static PyObject *proxy_richcompare(PyObject *a, PyObject *b, int op)
+{
+	if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, uhpy_st->proxy_type))
+		Py_RETURN_NOTIMPLEMENTED;
+	ProxyObject *x = (ProxyObject *)a, *y = (ProxyObject *)b;
+	int same = x->heap == y->heap && x->off == y->off;
+	return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t proxy_hash(ProxyObject *p)
+{
+	Py_hash_t hv = (Py_hash_t)(p->off >> 4) ^ (Py_hash_t)((uintptr_t)p->heap >> 4);
+	return hv == -1 ? -2 : hv;
+}
+
+static PyObject *class_name(ProxyObject *p)
+{
+	uh_class_info ci;
+
+	if (!p->heap || !p->heap->h || uh_class_info_get(p->heap->h, p->cls, &ci) != 0)
+		return PyUnicode_FromFormat("class %u", p->cls);
+	return PyUnicode_FromString(ci.name);
+}
+
+static PyObject *proxy_repr(ProxyObject *p)
+{
+	PyObject *name = class_name(p), *r;
+
+	if (!name)
+		return NULL;
+	r = PyUnicode_FromFormat("<uniheap proxy of %R at offset %llu%s>", name,
+				 (unsigned long long)p->off,
+				 p->heap && p->heap->h ? "" : " (heap closed)");
+	Py_DECREF(name);
+	return r;
+}
+
+static PyObject *proxy_get_heap(ProxyObject *p, void *c)
+{
+	(void)c;
+	return Py_NewRef(p->heap ? (PyObject *)p->heap : Py_None);
+}
+
+static PyObject *proxy_get_offset(ProxyObject *p, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLongLong(p->off);
+}
+
+static PyObject *proxy_get_class_id(ProxyObject *p, void *c)
+{
+	(void)c;
+	return PyLong_FromUnsignedLong(p->cls);
+}
+
+static PyObject *proxy_get_class_name(ProxyObject *p, void *c)
+{
+	(void)c;
+	return class_name(p);
+}
+
+/* _check(): raise if the proxy cannot be used (closed heap, freed). */
+static PyObject *proxy_check(ProxyObject *p, PyObject *unused)
+{
+	(void)unused;
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef proxy_methods[] = {
+	{ "_check", (PyCFunction)proxy_check, METH_NOARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef proxy_getset[] = {
+	{ "heap", (getter)proxy_get_heap, NULL, "The heap connection of this proxy.", NULL },
+	{ "offset", (getter)proxy_get_offset, NULL,
+	  "The persistent reference: the object's offset in the heap file.", NULL },
+	{ "class_id", (getter)proxy_get_class_id, NULL, "The object's class id.", NULL },
+	{ "class_name", (getter)proxy_get_class_name, NULL, "The object's class name.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot proxy_slots[] = {
+	{ Py_tp_doc, "A live reference to a persistent object: (heap, offset), never a copy." },
+	{ Py_tp_dealloc, proxy_dealloc },
+	{ Py_tp_richcompare, proxy_richcompare },
+	{ Py_tp_hash, proxy_hash },
+	{ Py_tp_repr, proxy_repr },
+	{ Py_tp_methods, proxy_methods },
+	{ Py_tp_getset, proxy_getset },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_proxy_spec = {
+	.name = "uniheap._uniheap.Proxy",
+	.basicsize = sizeof(ProxyObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = proxy_slots,
+};

@@ -1,0 +1,171 @@
+/*
+ * value.c -- Python objects <-> libuniheap values and keys.
+ *
+ * Values: None, bool, int (i64), float (f64), str, bytes and proxies of
+ * the same heap. A str or bytes becomes a new persistent string/bytes
+ * object owned by the slot that holds it. Nothing else is coerced.
+ */
+#include "ext.h"
+
+int uhpy_step_begin(HeapObject *hp, int *outer)
+{
+	*outer = uh_in_block(hp->h) == 0;
+	return uh_begin(hp->h);
+}
+
+/* Close the step: commit (or leave one nesting level); on failure of an
+ * outermost step roll it back. Returns the step's result. */
+int uhpy_step_end(HeapObject *hp, int outer, int rc)
+{
+	if (rc == 0)
+		return uh_commit(hp->h);
+	if (outer) {
+		uh_abort(hp->h);	/* keeps uh_errmsg() of the failed call */
+		return rc;
+	}
+	uh_commit(hp->h);	/* leave our level; a doomed block stays doomed */
+	return rc;
+}
+
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
+{
+	const void *data;
+	size_t len;
+	int rc;
+
+	if (type == UH_T_STRING) {
+		if ((rc = uh_string_get(hp->h, s, (const char **)&data, &len)) != 0)
+			return uhpy_raise(rc, "string");
+		return PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict");
+	}
+	if ((rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
+		return uhpy_raise(rc, "bytes");
+	return PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+}
+
+int uhpy_value_allocates(PyObject *o)
+{
+	return PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o);
+}
+
+static int not_storable(PyObject *o)
+{
+	PyErr_Format(PyExc_TypeError,
+		     "cannot store %.80s in the heap: store None, bool, int, float, str, bytes "
+		     "or a persistent object (PObject, PMap, PSortedMap, PList, PArray)",
+		     Py_TYPE(o)->tp_name);
+	return -1;
+}
+
+/* Convert o. A str/bytes is allocated here: call inside a step. */
+int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v)
+{
+	Py_ssize_t len;
+	const char *s;
+	int overflow, rc;
+
+	memset(v, 0, sizeof(*v));
+	if (o == Py_None) {
+		v->type = UH_T_REF;
+		return 0;
+	}
+	if (PyBool_Check(o)) {
+		v->type = UH_T_BOOL;
+		v->u.i = o == Py_True;
+		return 0;
+	}
+	if (PyLong_Check(o)) {
+		v->type = UH_T_I64;
+		v->u.i = PyLong_AsLongLongAndOverflow(o, &overflow);
+		if (overflow) {
+			PyErr_Format(uhpy_st->by_code[-UH_ERANGE], "%R does not fit i64", o);
+			return -1;
+		}
+		return v->u.i == -1 && PyErr_Occurred() ? -1 : 0;
+	}
+	if (PyFloat_Check(o)) {
+		v->type = UH_T_F64;
+		v->u.f = PyFloat_AS_DOUBLE(o);
+		return 0;
+	}
+	if (PyUnicode_Check(o)) {
+		if (!(s = PyUnicode_AsUTF8AndSize(o, &len)))
+			return -1;
+		v->type = UH_T_STRING;
+		rc = uh_string_new(hp->h, s, (size_t)len, &v->u.ref);
+		return rc ? (uhpy_raise(rc, "string"), -1) : 0;
+	}
+	if (PyBytes_Check(o) || PyByteArray_Check(o)) {
+		s = PyBytes_Check(o) ? PyBytes_AS_STRING(o) : PyByteArray_AS_STRING(o);
+		len = PyBytes_Check(o) ? PyBytes_GET_SIZE(o) : PyByteArray_GET_SIZE(o);
+		v->type = UH_T_BYTES;
+		rc = uh_bytes_new(hp->h, s, (size_t)len, &v->u.ref);
+		return rc ? (uhpy_raise(rc, "bytes"), -1) : 0;
+	}
+	if ((rc = uhpy_same_heap(hp, o, &v->u.ref)) < 0)
+		return -1;
+	if (rc == 0)
+		return not_storable(o);
+	v->type = UH_T_REF;
+	return 0;
+}
+
+PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)
+{
+	switch (v->type) {
+	case UH_T_BOOL: return PyBool_FromLong(v->u.i != 0);
+	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64:
+		return PyLong_FromLongLong(v->u.i);
+	case UH_T_F32: case UH_T_F64: return PyFloat_FromDouble(v->u.f);
+	case UH_T_STRING: case UH_T_BYTES:
+		if (!v->u.ref)
+			Py_RETURN_NONE;
+		return uhpy_string_at(hp, v->u.ref, v->type);
+	case UH_T_REF: return uhpy_wrap_ref(hp, v->u.ref);
+	}
+	Py_RETURN_NONE;
+}
+
+static const char *const kind_names[] = { "?", "str", "bytes", "int" };
+
+/* A key for a map keyed by kind; data points into o (borrowed). */
+int uhpy_to_key(HeapObject *hp, uint32_t kind, PyObject *o, uh_key *k)
+{
+	Py_ssize_t len;
+	int overflow;
+
+	(void)hp;
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	if (kind == UH_KEY_STRING && PyUnicode_Check(o)) {
+		if (!(k->data = PyUnicode_AsUTF8AndSize(o, &len)))
+			return -1;
+		k->len = (size_t)len;
+		return 0;
+	}
+	if (kind == UH_KEY_BYTES && PyBytes_Check(o)) {
+		k->data = PyBytes_AS_STRING(o);
+		k->len = (size_t)PyBytes_GET_SIZE(o);
+		return 0;
+	}
+	if (kind == UH_KEY_I64 && PyLong_Check(o) && !PyBool_Check(o)) {
+		k->i64 = PyLong_AsLongLongAndOverflow(o, &overflow);
+		if (overflow) {
+			PyErr_Format(uhpy_st->by_code[-UH_ERANGE], "key %R does not fit i64", o);
+			return -1;
+		}
+		return k->i64 == -1 && PyErr_Occurred() ? -1 : 0;
+	}
+	PyErr_Format(uhpy_st->by_code[-UH_ETYPE], "this map's keys are %s, not %.80s",
+		     kind <= 3 ? kind_names[kind] : "?", Py_TYPE(o)->tp_name);
+	return -1;
+}
+
+PyObject *uhpy_from_key(const uh_key *k)
+{
+	if (k->kind == UH_KEY_I64)
+		return PyLong_FromLongLong(k->i64);
+	if (k->kind == UH_KEY_STRING)
+		return PyUnicode_DecodeUTF8(k->data, (Py_ssize_t)k->len, "strict");
+	return PyBytes_FromStringAndSize(k->data, (Py_ssize_t)k->len);
+}

@@ -1,0 +1,134 @@
+# Type stubs of the uniheap package (the public API).
+from collections.abc import (Callable, Iterable, Iterator, Mapping, MutableMapping,
+                             MutableSequence, Sequence)
+from contextlib import AbstractContextManager
+from typing import Any, Generic, TypeVar, overload
+
+__version__: str
+FORMAT_VERSION: int
+
+# ---- exceptions: every error is a uniheap.Error ----
+class Error(Exception):
+    code: int               # libuniheap error code (negative), 0 for binding-side errors
+class Conflict(Error): ...                       # lost a conflict; block rolled back
+class FreedObjectError(Error): ...               # freed, stale or invalid object
+class ClassMismatch(Error): ...                  # class registered with another layout
+class HeapClosedError(Error): ...                # heap closed (or proxy of a closed heap)
+class ForkedError(Error): ...                    # heap opened by the parent used after fork()
+class Disconnected(Error, ConnectionError): ...  # heapd unreachable
+class HeapFull(Error, MemoryError): ...          # heap out of space
+class ReadOnlyError(Error): ...                  # write on a read-only heap
+class BlockTooLarge(Error): ...                  # block outgrew the session's redo log
+class TypeMismatch(Error, TypeError): ...        # wrong field/element type or class
+class ValueRangeError(Error, ValueError): ...    # integer does not fit the field type
+class InvalidValue(Error, ValueError): ...       # bad argument (bad name, bad UTF-8, key too long)
+
+# ---- field declarations (class attributes of PObject subclasses) ----
+class Field:
+    name: str
+    type: str                # "i8", "i16", "i32", "i64", "f32", "f64", "bool", "ref", "string", "bytes"
+    index: int               # position in the class layout
+    offset: int              # byte offset from the object start (-1 until registered)
+    target: type | str | None  # ref target (class or class name), None = any object
+
+def i8() -> Any: ...
+def i16() -> Any: ...
+def i32() -> Any: ...
+def i64() -> Any: ...
+def f32() -> Any: ...
+def f64() -> Any: ...
+def bool_() -> Any: ...
+def string() -> Any: ...
+def bytes_() -> Any: ...
+def ref(target: type | str | None = None) -> Any: ...   # PObject subclass, its heap name, PMap/PSortedMap/PList/PArray, or None
+
+# ---- proxies ----
+class Proxy:
+    """A live reference to a persistent object: holds (heap, offset), never a copy."""
+    @property
+    def heap(self) -> Heap: ...
+    @property
+    def offset(self) -> int: ...          # the persistent reference (offset in the heap file)
+    @property
+    def class_id(self) -> int: ...
+    @property
+    def class_name(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...   # same heap and offset
+    def __hash__(self) -> int: ...
+
+class PObject(Proxy):
+    """Base of persistent classes:
+
+        class Account(uniheap.PObject, name="bank.Account"):
+            balance = uniheap.i64()
+            owner = uniheap.string()
+
+    `Account(heap, balance=10)` allocates a new object (atomically initialized).
+    """
+    __uniheap_name__: str
+    __uniheap_fields__: tuple[Field, ...]
+    def __init_subclass__(cls, *, name: str | None = None, **kw: Any) -> None: ...
+    def __init__(self, heap: Heap, /, **fields: Any) -> None: ...
+
+V = TypeVar("V")
+K = TypeVar("K", str, bytes, int)
+
+class PMap(Proxy, MutableMapping[K, Any]):
+    """Persistent hash map; keys all str, all bytes, or all int (fixed at creation).
+    Values: None, bool, int (i64), float (f64), str, bytes, or any proxy."""
+    def __init__(self, heap: Heap, /, key: type = str, data: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = ()) -> None: ...
+    @property
+    def key_type(self) -> type: ...
+    def check(self) -> None: ...          # structural check; raises Error on damage
+
+class PSortedMap(PMap[K]):
+    """Persistent sorted map (B+-tree): ordered iteration and range scans."""
+    def items_from(self, start: Any = None, *, reverse: bool = False) -> Iterator[tuple[Any, Any]]: ...
+    def range(self, start: Any = None, stop: Any = None, *, reverse: bool = False) -> Iterator[tuple[Any, Any]]: ...  # start <= k < stop (reverse: start >= k > stop)
+    def first(self) -> tuple[Any, Any]: ...   # KeyError when empty
+    def last(self) -> tuple[Any, Any]: ...
+
+class PList(Proxy, MutableSequence[Any]):
+    def __init__(self, heap: Heap, /, iterable: Iterable[Any] = ()) -> None: ...
+
+class PArray(Proxy, Sequence[Any]):
+    """Fixed-length array of one element type ("i8".."f64", "bool", "string", "bytes", "ref")."""
+    def __init__(self, heap: Heap, /, elem_type: str, length: int | Iterable[Any]) -> None: ...
+    def __setitem__(self, index: int, value: Any) -> None: ...
+    @property
+    def elem_type(self) -> str: ...
+
+# ---- the heap ----
+class Roots(MutableMapping[str, Proxy]):
+    """heap.roots: named durable roots; values are proxies (any persistent object)."""
+
+class Atomic(AbstractContextManager[Heap]): ...
+
+class Heap:
+    def __enter__(self) -> Heap: ...
+    def __exit__(self, *exc: Any) -> None: ...
+    def close(self) -> None: ...          # idempotent; an open block is rolled back
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def roots(self) -> Roots: ...
+    @property
+    def max_tries(self) -> int: ...       # tries of atomic(fn, ...) before Conflict (default 100)
+    @max_tries.setter
+    def max_tries(self, n: int) -> None: ...
+    def info(self) -> dict[str, Any]: ...  # heap_size, format_version, durability, session, readonly, name, path
+    def stats(self) -> dict[str, int]: ... # libuniheap counters (allocs, commits, aborts, conflicts, barriers, ...)
+    @overload
+    def atomic(self) -> Atomic: ...       # with heap.atomic(): ... (Conflict on a lost conflict)
+    @overload
+    def atomic(self, fn: Callable[..., V], /, *args: Any, **kwargs: Any) -> V: ...  # runs fn in a block, re-running it on Conflict
+    def in_block(self) -> bool: ...
+    def free(self, obj: Proxy) -> None: ...
+    def check(self) -> int: ...           # whole-heap structural check; returns objects visited
+    def proxy(self, offset: int) -> Proxy: ...   # proxy of the object at a persistent reference
+    def classes(self) -> list[dict[str, Any]]: ...  # the heap's class table
+
+def connect(socket: str | None = None, *, readonly: bool = False) -> Heap: ...
+def default_socket() -> str: ...

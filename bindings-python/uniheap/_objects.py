@@ -1,0 +1,97 @@
+"""Persistent classes: PObject, its metaclass, and generic proxies."""
+from ._uniheap import Error, Field, Proxy
+
+#: heap class name -> the class this process declared under it
+_declared = {}
+
+
+class PObjectMeta(type):
+    """Lays out a persistent class: collects its Field declarations
+    (inherited ones first) and gives it empty __slots__, so a proxy holds
+    nothing but its reference."""
+
+    def __new__(mcls, clsname, bases, ns, name=None, _generic=False, **kw):
+        ns.setdefault("__slots__", ())
+        cls = super().__new__(mcls, clsname, bases, ns, **kw)
+        inherited = []
+        for base in bases:
+            inherited.extend(getattr(base, "__uniheap_fields__", ()))
+        own = [v for v in ns.values() if isinstance(v, Field)]
+        names = [f.name for f in inherited]
+        for f in own:
+            if f.name in names:
+                raise TypeError(f"{clsname}: field {f.name!r} is declared twice")
+            names.append(f.name)
+        cls.__uniheap_fields__ = tuple(inherited + own)
+        cls.__uniheap_generic__ = _generic
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{clsname}: name= must be a str, not {type(name).__name__}")
+        cls.__uniheap_name__ = name or ns.get("__uniheap_name__") or cls.__qualname__
+        if not _generic and bases != (Proxy,):
+            _declared[cls.__uniheap_name__] = cls
+        return cls
+
+    def __init__(cls, clsname, bases, ns, name=None, _generic=False, **kw):
+        super().__init__(clsname, bases, ns, **kw)
+
+    def __call__(cls, heap, /, **values):
+        """cls(heap, field=value, ...): a new object, initialized atomically."""
+        if cls is PObject:
+            raise TypeError("PObject is abstract: declare a subclass with fields")
+        fields = {f.name for f in cls.__uniheap_fields__}
+        for k in values:
+            if k not in fields:
+                raise TypeError(f"{cls.__uniheap_name__} has no field {k!r}")
+        cid = heap._class_id(cls)
+        if not values:
+            return heap._alloc(cid)
+        with heap.atomic():
+            obj = heap._alloc(cid)
+            for k, v in values.items():
+                setattr(obj, k, v)
+        return obj
+
+
+class PObject(Proxy, metaclass=PObjectMeta):
+    """Base of persistent classes.
+
+        class Account(uniheap.PObject, name="bank.Account"):
+            balance = uniheap.i64()
+
+    name= is the language-neutral class name in the heap (default: the
+    class's __qualname__). Account(heap, balance=10) allocates an object.
+    """
+
+    def __repr__(self):
+        cls = type(self)
+        try:
+            self._check()
+        except Error as e:
+            return f"<{cls.__uniheap_name__} at offset {self.offset} ({type(e).__name__})>"
+        parts = []
+        for f in cls.__uniheap_fields__:
+            v = f.__get__(self, cls)
+            if isinstance(v, Proxy):
+                parts.append(f"{f.name}=<{v.class_name} at offset {v.offset}>")
+            else:
+                parts.append(f"{f.name}={v!r}")
+        return f"<{cls.__uniheap_name__} at offset {self.offset}: {', '.join(parts)}>"
+
+
+def generic_class(info):
+    """A proxy class built from a class-table entry (id, name, kind,
+    payload, fields): attribute access by the heap's field names."""
+    _cid, name, _kind, _payload, fields = info
+    ns = {}
+    descs = []
+    for fname, ftype, _off, _ref in fields:
+        f = Field(ftype)
+        ns[fname] = f
+        descs.append(f)
+    short = name.rsplit(".", 1)[-1] or "Generic"
+    cls = PObjectMeta(short, (PObject,), ns, name=name, _generic=True)
+    cls.__qualname__ = short
+    cls.__module__ = "uniheap.generic"
+    for i, (f, (_fname, _ftype, off, _ref)) in enumerate(zip(descs, fields)):
+        f._bind(i, off, name)
+    return cls
