@@ -5,7 +5,7 @@
 #   make python   build only the Python extension (pip install ./bindings-python
 #                 installs it instead)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
-#   make bench    build, then run the C benchmarks in bench/c (if present)
+#   make bench    build, then run the C and Python benchmarks (bench/)
 #   make deps     install missing Debian packages (apt-get only if needed)
 #   make clean    remove ./build
 
@@ -90,6 +90,8 @@ bench: deps all
 	else \
 		echo "bench: no benchmarks (bench/c) in this tree"; \
 	fi
+	@echo "== bench/python/bench_py.py"
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bench_py.py
 
 clean:
 	rm -rf $(BUILD)

@@ -50,9 +50,16 @@ static int store(ProxyObject *p, const void *where, PyObject *o, store_fn fn, co
 
 static int map_kind(ProxyObject *p, uint32_t *kind)
 {
+	if (p->key_kind) {
+		*kind = p->key_kind;
+		return 0;
+	}
 	int rc = is_sorted(p) ? uh_smap_key_kind(p->heap->h, p->off, kind)
 			      : uh_map_key_kind(p->heap->h, p->off, kind);
-	return rc ? (uhpy_raise(rc, "map"), -1) : 0;
+	if (rc)
+		return uhpy_raise(rc, "map"), -1;
+	p->key_kind = *kind;
+	return 0;
 }
 
 /* Usable proxy and its key converted. */

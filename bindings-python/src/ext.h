@@ -65,6 +65,7 @@ typedef struct {
 	HeapObject *heap;	/* owned */
 	uh_off off;
 	uint32_t cls;
+	uint32_t key_kind;	/* maps: cached key kind (fixed at creation), 0 = unknown */
 } ProxyObject;
 
 /* Bumped in a forked child: every heap opened before the fork is dead. */
