@@ -43,21 +43,30 @@ static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_are
 	return 0;
 }
 
-/* Find a clear bit in arena a from its cursor on; -1 if full. */
+/* Find a clear bit in arena a at or after its cursor (a slot index),
+ * wrapping once; -1 if full. Next fit, not lowest first: a freed slot is
+ * reused only after the allocator has gone round the arena, so a stale
+ * reference to a just-freed object keeps failing as freed instead of
+ * silently naming its successor. */
 static int64_t find_free(uh_heap *h, struct uh_arena_ref *a)
 {
 	const uint64_t *bm = uh_arena_bitmap(h->base, a->arena_off);
 	uint32_t words = (a->nslots + 63) / 64;
+	uint32_t start = a->cursor < a->nslots ? a->cursor : 0;
 
-	for (uint32_t k = 0; k < words; k++) {	/* bound: bitmap words */
-		uint32_t w = (a->cursor + k) % words;
+	for (uint32_t k = 0; k <= words; k++) {	/* bound: bitmap words + 1 */
+		uint32_t w = (start / 64 + k) % words;
 		uint64_t free_bits = ~__atomic_load_n(&bm[w], __ATOMIC_ACQUIRE);
+		if (k == 0)
+			free_bits &= ~0ull << (start % 64);	/* at or after the cursor */
+		else if (k == words)
+			free_bits &= start % 64 ? ~(~0ull << (start % 64)) : 0;	/* wrapped */
 		if (!free_bits)
 			continue;
 		uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(free_bits);
 		if (slot >= a->nslots)
 			continue;	/* padding bits of the last word */
-		a->cursor = w;
+		a->cursor = slot + 1;
 		return slot;
 	}
 	return -1;

@@ -65,7 +65,7 @@ struct uh_arena_ref {
 	uint64_t first_slot;
 	uint32_t slot_size;
 	uint32_t nslots;
-	uint32_t cursor;		/* next bitmap word to look at */
+	uint32_t cursor;		/* next slot to look at (next fit) */
 };
 struct uh_size_arenas {
 	struct uh_arena_ref *v;
