@@ -343,8 +343,9 @@ static PyObject *field_set_name(FieldObject *f, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-/* _bind(index, offset, owner_name): set by the class's first registration;
- * a second heap must give the same layout. */
+/* _bind(index, offset, owner_name): offset -1 at declaration; the real
+ * offset at the class's first registration; a second heap must give the
+ * same layout. */
 static PyObject *field_bind(FieldObject *f, PyObject *args)
 {
 	int index, offset;
@@ -352,6 +353,13 @@ static PyObject *field_bind(FieldObject *f, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "iiU:_bind", &index, &offset, &owner))
 		return NULL;
+	if (offset < 0) {	/* declared: the index is known, the offset not yet */
+		if (f->index < 0)
+			f->index = index;
+		if (f->owner == Py_None)
+			Py_SETREF(f->owner, Py_NewRef(owner));
+		Py_RETURN_NONE;
+	}
 	if (f->offset >= 0 && (f->offset != offset || f->index != index)) {
 		PyErr_Format(uhpy_st->by_code[-UH_ECLASSMISMATCH],
 			     "%S.%S: laid out at offset %d in one heap and %d in another", owner,

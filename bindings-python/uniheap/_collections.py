@@ -3,6 +3,7 @@ protocols. The operations are in C (MapBase, ListBase, ArrayBase); these
 classes add the mixin methods and constructors."""
 from collections.abc import ItemsView, MutableMapping, MutableSequence, Sequence, ValuesView
 
+from ._objects import check_heap
 from ._uniheap import ArrayBase, ListBase, MapBase
 
 _KEY_KINDS = {str: 1, bytes: 2, int: 3}
@@ -58,6 +59,7 @@ class PMap(MapBase, MutableMapping):
     _sorted = False
 
     def __new__(cls, heap, /, key=str, data=()):
+        check_heap(heap, cls.__name__)
         kind = _KEY_KINDS.get(key)
         if kind is None:
             raise TypeError(f"map keys are str, bytes or int, not {key!r}")
@@ -118,6 +120,7 @@ class PList(ListBase, MutableSequence):
     __slots__ = ()
 
     def __new__(cls, heap, /, iterable=()):
+        check_heap(heap, cls.__name__)
         lst = heap._new_list()
         _fill(heap, iterable, lst.append)
         return lst
@@ -136,6 +139,7 @@ class PArray(ArrayBase, Sequence):
     __slots__ = ()
 
     def __new__(cls, heap, /, elem_type, length):
+        check_heap(heap, cls.__name__)
         code = _ELEM_TYPES.get(elem_type)
         if code is None:
             raise ValueError(f"unknown element type {elem_type!r}: one of "

@@ -104,6 +104,7 @@ class Heap(_uniheap.Heap):
             return 0
         if isinstance(t, str):
             if t == cls.__uniheap_name__:
+                f.target = cls      # checked on assignment
                 return 0
             declared = _declared.get(t)
             if declared is not None:
@@ -134,8 +135,11 @@ class Heap(_uniheap.Heap):
             return Proxy
         declared = _declared.get(info[1])
         if declared is not None:
-            self._class_id(declared)        # checks the layout (ClassMismatch)
-            return declared
+            try:
+                self._class_id(declared)    # checks the layout
+                return declared
+            except ClassMismatch:
+                pass    # declared with another layout: read it generically
         cls = generic_class(info)
         self._ids[cls] = cid
         return cls

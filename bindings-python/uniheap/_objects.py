@@ -1,8 +1,16 @@
 """Persistent classes: PObject, its metaclass, and generic proxies."""
 from ._uniheap import Error, Field, Proxy
+from ._uniheap import Heap as _Heap
 
 #: heap class name -> the class this process declared under it
 _declared = {}
+
+
+def check_heap(heap, what):
+    """TypeError unless heap is a uniheap.Heap."""
+    if not isinstance(heap, _Heap):
+        raise TypeError(f"{what}(heap, ...): the first argument must be a uniheap.Heap "
+                        f"(from uniheap.connect()), not {type(heap).__name__}")
 
 
 class PObjectMeta(type):
@@ -22,13 +30,20 @@ class PObjectMeta(type):
             if f.name in names:
                 raise TypeError(f"{clsname}: field {f.name!r} is declared twice")
             names.append(f.name)
+        base = bases == (Proxy,)           # PObject itself
+        if not base:
+            if name is None:
+                raise TypeError(f"class {clsname}: give its language-neutral heap name, "
+                                f"e.g. class {clsname}(uniheap.PObject, name=\"app.{clsname}\")")
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"class {clsname}: name= must be a non-empty str, not {name!r}")
         cls.__uniheap_fields__ = tuple(inherited + own)
         cls.__uniheap_generic__ = _generic
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"{clsname}: name= must be a str, not {type(name).__name__}")
-        cls.__uniheap_name__ = name or ns.get("__uniheap_name__") or cls.__qualname__
-        if not _generic and bases != (Proxy,):
-            _declared[cls.__uniheap_name__] = cls
+        cls.__uniheap_name__ = name
+        for i, f in enumerate(cls.__uniheap_fields__):
+            f._bind(i, -1, name or clsname)
+        if not _generic and not base:
+            _declared[name] = cls
         return cls
 
     def __init__(cls, clsname, bases, ns, name=None, _generic=False, **kw):
@@ -38,6 +53,7 @@ class PObjectMeta(type):
         """cls(heap, field=value, ...): a new object, initialized atomically."""
         if cls is PObject:
             raise TypeError("PObject is abstract: declare a subclass with fields")
+        check_heap(heap, cls.__uniheap_name__)
         fields = {f.name for f in cls.__uniheap_fields__}
         for k in values:
             if k not in fields:
@@ -58,8 +74,8 @@ class PObject(Proxy, metaclass=PObjectMeta):
         class Account(uniheap.PObject, name="bank.Account"):
             balance = uniheap.i64()
 
-    name= is the language-neutral class name in the heap (default: the
-    class's __qualname__). Account(heap, balance=10) allocates an object.
+    name= (required) is the language-neutral class name in the heap.
+    Account(heap, balance=10) allocates an object.
     """
 
     def __repr__(self):
