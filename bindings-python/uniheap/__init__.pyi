@@ -6,6 +6,7 @@ from typing import Any, Generic, TypeVar, overload
 
 __version__: str
 FORMAT_VERSION: int
+LIB_VERSION: str
 
 # ---- exceptions: every error is a uniheap.Error ----
 class Error(Exception):
@@ -28,6 +29,7 @@ class Field:
     name: str
     type: str                # "i8", "i16", "i32", "i64", "f32", "f64", "bool", "ref", "string", "bytes"
     index: int               # position in the class layout
+    owner: str               # declaring class's heap name
     offset: int              # byte offset from the object start (-1 until registered)
     target: type | str | None  # ref target (class or class name), None = any object
 
@@ -63,11 +65,12 @@ class PObject(Proxy):
             balance = uniheap.i64()
             owner = uniheap.string()
 
+    name= (required) is the language-neutral class name in the heap.
     `Account(heap, balance=10)` allocates a new object (atomically initialized).
     """
     __uniheap_name__: str
     __uniheap_fields__: tuple[Field, ...]
-    def __init_subclass__(cls, *, name: str | None = None, **kw: Any) -> None: ...
+    def __init_subclass__(cls, *, name: str, **kw: Any) -> None: ...
     def __init__(self, heap: Heap, /, **fields: Any) -> None: ...
 
 V = TypeVar("V")
@@ -94,6 +97,8 @@ class PList(Proxy, MutableSequence[Any]):
 class PArray(Proxy, Sequence[Any]):
     """Fixed-length array of one element type ("i8".."f64", "bool", "string", "bytes", "ref")."""
     def __init__(self, heap: Heap, /, elem_type: str, length: int | Iterable[Any]) -> None: ...
+    def __getitem__(self, index: int) -> Any: ...  # type: ignore[override]  # no slices
+    def __len__(self) -> int: ...
     def __setitem__(self, index: int, value: Any) -> None: ...
     @property
     def elem_type(self) -> str: ...
