@@ -25,6 +25,11 @@ static const char *const type_names[] = {
 };
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
+static const uint32_t field_size[] = {
+	[UH_T_BOOL] = 1, [UH_T_I8] = 1, [UH_T_I16] = 2, [UH_T_I32] = 4, [UH_T_I64] = 8,
+	[UH_T_F32] = 4, [UH_T_F64] = 8, [UH_T_REF] = 8, [UH_T_STRING] = 8, [UH_T_BYTES] = 8,
+};
+
 static int is_int_type(uint32_t t)
 {
 	return t >= UH_T_BOOL && t <= UH_T_I64;
@@ -183,7 +188,19 @@ static int usable(FieldObject *f, PyObject *obj)
 			     f->owner, f->name);
 		return -1;
 	}
-	return uhpy_proxy_usable((ProxyObject *)obj);
+	if (uhpy_proxy_usable((ProxyObject *)obj) < 0)
+		return -1;
+	/* A descriptor applied to an object of another class (A.x.__get__(b))
+	 * must not read past b. */
+	ProxyObject *p = (ProxyObject *)obj;
+	const struct uhpy_objhdr *o = (const void *)(p->heap->base + p->off);
+	uint32_t payload = o->size & ~UHPY_OBJ_VALID;
+	if ((uint32_t)f->offset + field_size[f->type] > sizeof(*o) + payload) {
+		PyErr_Format(uhpy_st->by_code[-UH_ETYPE], "field %S.%S does not belong to objects "
+			     "of class %u", f->owner, f->name, p->cls);
+		return -1;
+	}
+	return 0;
 }
 
 static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
@@ -354,10 +371,10 @@ static PyObject *field_bind(FieldObject *f, PyObject *args)
 	if (!PyArg_ParseTuple(args, "iiU:_bind", &index, &offset, &owner))
 		return NULL;
 	if (offset < 0) {	/* declared: the index is known, the offset not yet */
-		if (f->index < 0)
+		if (f->index < 0) {
 			f->index = index;
-		if (f->owner == Py_None)
 			Py_SETREF(f->owner, Py_NewRef(owner));
+		}
 		Py_RETURN_NONE;
 	}
 	if (f->offset >= 0 && (f->offset != offset || f->index != index)) {
