@@ -11,6 +11,7 @@ the C helper programs build/tests/c/prog_*.
 """
 
 import atexit
+import importlib.util
 import os
 import shutil
 import signal
@@ -28,9 +29,14 @@ BINDINGS = TESTS.parent
 REPO = BINDINGS.parent
 WORKERS = TESTS / "workers"
 
-# `python3 -m pytest bindings-python/tests` works without PYTHONPATH too.
-if str(BINDINGS) not in sys.path:
+# `python3 -m pytest bindings-python/tests` works without PYTHONPATH too;
+# a uniheap package found on PYTHONPATH is used as it is.
+if importlib.util.find_spec("uniheap") is None:
     sys.path.insert(0, str(BINDINGS))
+# The folder holding the uniheap package under test (children use it too).
+_spec = importlib.util.find_spec("uniheap")
+PACKAGE_ROOT = (Path(_spec.origin).resolve().parent.parent if _spec and _spec.origin
+                else BINDINGS)
 # Modules the worker scripts share with the tests (bankdefs ...).
 if str(WORKERS) not in sys.path:
     sys.path.append(str(WORKERS))
@@ -211,7 +217,7 @@ def python_env(heapd=None, **extra):
     """Environment for a Python child process: same interpreter setup,
     bindings-python first on PYTHONPATH, UNIHEAP_SOCKET of heapd."""
     env = dict(os.environ)
-    paths = [str(BINDINGS), str(WORKERS)]
+    paths = [str(PACKAGE_ROOT), str(WORKERS)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)

@@ -125,6 +125,28 @@ def test_atomic_fn_exception_rolls_back(heap):
     assert not heap.in_block()
 
 
+def test_atomic_fn_inside_a_block_nests(heap, connect):
+    """heap.atomic(fn) inside an open block runs fn as a nested level: its
+    writes commit (or roll back) with the outer block."""
+    a = Acct(heap, balance=0)
+    other = connect().proxy(a.offset)
+
+    def bump(n):
+        a.balance += n
+        return a.balance
+
+    with heap.atomic():
+        assert heap.atomic(bump, 5) == 5
+        assert other.balance == 0
+        assert heap.in_block()
+    assert other.balance == 5
+    with pytest.raises(Boom):
+        with heap.atomic():
+            heap.atomic(bump, 10)
+            raise Boom
+    assert a.balance == 5
+
+
 def test_max_tries(heap):
     assert heap.max_tries == 100
     heap.max_tries = 7

@@ -118,6 +118,9 @@ def test_pmap_value_types(heap):
         m[f"v{i}"] = v
     m["obj"] = t
     m["nan"] = float("nan")
+    big = bytes(range(256)) * 4096          # 1 MiB
+    m["big"] = big
+    assert m["big"] == big
     for i, v in enumerate(values):
         got = m[f"v{i}"]
         assert same_value(got, v), (i, v, got)

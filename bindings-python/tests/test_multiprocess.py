@@ -12,6 +12,7 @@ from bankdefs import accounts, create_accounts, read_records
 
 NACCOUNTS = 8
 INITIAL = 1000
+TRANSFERS = 10000
 
 
 def replay(records, balances):
@@ -31,6 +32,7 @@ def test_bank_transfers_and_auditor(heap, heapd, tmp_dir):
     create_accounts(heap, NACCOUNTS, INITIAL)
     total = NACCOUNTS * INITIAL
     stop = tmp_dir / "stop"
+    go = tmp_dir / "go"
     audit_out = tmp_dir / "audit.json"
     auditor = spawn_python([WORKERS / "bank_auditor.py", total, stop, audit_out], heapd,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -38,8 +40,10 @@ def test_bank_transfers_and_auditor(heap, heapd, tmp_dir):
     for wid in range(3):
         mode = "fn" if wid % 2 == 0 else "with"
         workers.append(spawn_python(
-            [WORKERS / "bank_worker.py", wid, 400, 30, tmp_dir / f"ack{wid}", 1000 + wid, mode],
+            [WORKERS / "bank_worker.py", wid, TRANSFERS, 60, tmp_dir / f"ack{wid}", 1000 + wid, mode,
+             go],
             heapd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    go.touch()                             # all workers start together
     try:
         outs = []
         for w in workers:
@@ -52,6 +56,7 @@ def test_bank_transfers_and_auditor(heap, heapd, tmp_dir):
             stop_process(p)
     for rc, out, err in outs:
         assert rc == 0, err
+        print(out.strip())
     assert auditor.returncode == 0, a_err
 
     # every acknowledged transfer is in the final balances, nothing else
@@ -60,7 +65,7 @@ def test_bank_transfers_and_auditor(heap, heapd, tmp_dir):
     for wid in range(3):
         recs = read_records(tmp_dir / f"ack{wid}")
         acks = [r for r in recs if r[0] == "A"]
-        assert len(acks) == 400, f"worker {wid} acknowledged {len(acks)} of 400"
+        assert len(acks) == TRANSFERS, f"worker {wid}: {len(acks)} of {TRANSFERS} acknowledged"
         moved += replay(recs, balances)
     assert moved > 0
     accts = accounts(heap)
@@ -69,6 +74,7 @@ def test_bank_transfers_and_auditor(heap, heapd, tmp_dir):
     assert all(b >= 0 for b in balances)
 
     audit = json.loads(audit_out.read_text())
+    print("auditor:", audit["audits"], "audits,", audit["conflicts"], "conflicts")
     assert audit["audits"] > 0
     assert audit["bad"] == [], f"auditor saw wrong totals: {audit['bad'][:10]}"
 

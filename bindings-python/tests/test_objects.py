@@ -52,6 +52,7 @@ def test_class_declaration_metadata():
     assert [f.type for f in fields] == ["i8", "i16", "i32", "i64", "f32", "f64", "bool",
                                         "string", "bytes", "ref"]
     assert all(isinstance(f, uniheap.Field) for f in fields)
+    assert all(f.owner == "t.obj.Kinds" for f in fields)
     assert Node.__uniheap_fields__[1].target in ("t.obj.Node", Node)
     assert Kinds.__uniheap_fields__[9].target is None
 
@@ -306,7 +307,9 @@ def test_ref_refuses_non_persistent(heap, bad):
     n = Node(heap)
     with pytest.raises(TypeError) as ei:
         n.next = bad
-    assert str(ei.value)                   # a message with a hint
+    msg = str(ei.value)                    # a message with a hint
+    assert "next" in msg
+    assert any(w in msg for w in ("persistent", "PObject", "proxy")), msg
     assert n.next is None
 
 

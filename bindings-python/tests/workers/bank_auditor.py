@@ -40,7 +40,7 @@ def main():
             audits += 1
             if s != expected:
                 bad.append(s)
-            time.sleep(0.001)
+            time.sleep(0.0005)
     with open(outfile, "w") as f:
         json.dump({"audits": audits, "conflicts": conflicts, "bad": bad}, f)
     return 0

@@ -1,12 +1,14 @@
 """A bank worker: transfers between the accounts under bankdefs.ROOT.
 
-Usage: bank_worker.py WID COUNT SECONDS ACKFILE SEED MODE
+Usage: bank_worker.py WID COUNT SECONDS ACKFILE SEED MODE [GOFILE]
   MODE "fn":   each transfer runs in heap.atomic(fn), which retries it on
                a conflict;
   MODE "with": each in `with heap.atomic():`, retried here on Conflict.
 Before each transfer it appends "I wid seq src dst amount" to ACKFILE, and
 after its commit "A wid seq src dst amount moved" (moved: 0 when the source
-could not pay). Stops after COUNT transfers or SECONDS. Exits 0, or 1 with
+could not pay). With GOFILE, it connects, then waits for GOFILE to exist
+before the first transfer (so that several workers start together). Stops
+after COUNT transfers or SECONDS. Exits 0, or 1 with
 a message on stderr. The heap's socket comes from $UNIHEAP_SOCKET.
 """
 
@@ -22,6 +24,7 @@ from bankdefs import accounts, record_append, transfer
 def main():
     wid, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
     ackpath, seed, mode = sys.argv[4], int(sys.argv[5]), sys.argv[6]
+    gofile = sys.argv[7] if len(sys.argv) > 7 else None
     rng = random.Random(seed)
     fd = os.open(ackpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     conflicts = 0
@@ -29,6 +32,10 @@ def main():
         heap.max_tries = 1_000_000
         accts = accounts(heap)
         n = len(accts)
+        if gofile:
+            wait_end = time.monotonic() + 30
+            while not os.path.exists(gofile) and time.monotonic() < wait_end:
+                time.sleep(0.002)
         end = time.monotonic() + seconds
         for seq in range(count):
             if time.monotonic() > end:
