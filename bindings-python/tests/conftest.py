@@ -85,7 +85,12 @@ def stop_process(proc, timeout=5.0, sig=signal.SIGTERM):
     return proc.returncode
 
 
+_owner_pid = os.getpid()
+
+
 def _kill_all_live():
+    if os.getpid() != _owner_pid:          # a forked child owns none of them
+        return
     for proc in list(_live.values()):
         if proc.poll() is None:
             try:
