@@ -430,9 +430,13 @@ def test_plist_random_against_model(heap):
             j = rng.randrange(len(model) + 1)
             pl.insert(j, f"s{i}")
             model.insert(j, f"s{i}")
-        elif op < 0.8 and model:
-            j = rng.randrange(len(model))
+        elif op < 0.7 and model:
+            j = rng.randrange(-len(model), len(model))
             assert pl.pop(j) == model.pop(j)
+        elif op < 0.8 and model:
+            j = rng.randrange(-len(model), len(model))
+            del pl[j]
+            del model[j]
         elif model:
             j = rng.randrange(-len(model), len(model))
             pl[j] = i

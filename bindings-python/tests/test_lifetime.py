@@ -238,3 +238,50 @@ def test_no_reference_leaks(heap):
         for obj in (heap, value, key, d):
             grew = refcount_after(fn, obj, 500)
             assert grew < 10, f"{fn.__name__}: refcount of {type(obj).__name__} grew by {grew}"
+
+
+def test_two_heaps_one_class(tmp_dir):
+    """One Python class used on two heaps whose class ids differ: each
+    heap's objects, fields and typed references stay right."""
+    class Node(uniheap.PObject, name="t.life.Node2"):
+        v = uniheap.i64()
+        tag = uniheap.string()
+        next = uniheap.ref("t.life.Node2")
+
+    class Pad(uniheap.PObject, name="t.life.Pad"):
+        p = uniheap.i64()
+
+    from conftest import HeapD
+    servers = [HeapD(tmp_dir / "one"), HeapD(tmp_dir / "two")]
+    heaps = []
+    try:
+        for s in servers:
+            s.dir.mkdir()
+            s.start()
+        heaps = [uniheap.connect(s.sock) for s in servers]
+        Pad(heaps[0], p=1)                 # ids: Pad < Node in heap 0 ...
+        nodes0 = [Node(heaps[0], v=i, tag=f"zero{i}") for i in range(3)]
+        nodes1 = [Node(heaps[1], v=10 + i, tag=f"one{i}") for i in range(3)]
+        pad1 = Pad(heaps[1], p=2)          # ... Node < Pad in heap 1
+        assert nodes0[0].class_id != nodes1[0].class_id
+        for nodes in (nodes0, nodes1):
+            nodes[0].next = nodes[1]
+            nodes[1].next = nodes[2]
+        with pytest.raises(TypeError):
+            nodes0[2].next = Pad(heaps[0])
+        with pytest.raises(TypeError):
+            nodes1[2].next = pad1
+        for h, nodes, base, tag in ((heaps[0], nodes0, 0, "zero"), (heaps[1], nodes1, 10, "one")):
+            p = h.proxy(nodes[0].offset)
+            assert type(p) is Node
+            seen = []
+            while p is not None:
+                seen.append((p.v, p.tag))
+                p = p.next
+            assert seen == [(base + i, f"{tag}{i}") for i in range(3)]
+        assert type(heaps[1].proxy(pad1.offset)) is Pad and pad1.p == 2
+    finally:
+        for h in heaps:
+            h.close()
+        for s in servers:
+            s.stop()

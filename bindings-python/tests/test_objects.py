@@ -522,3 +522,56 @@ def test_heap_check(heap):
         head = Node(heap, value=i, next=head)
     heap.roots["t.obj.check"] = head
     assert heap.check() >= 50
+
+
+# ---- classes with behaviour, and inheritance ----
+
+class Wallet(uniheap.PObject, name="t.obj.Wallet"):
+    KIND = "wallet"                        # a plain class attribute, not a field
+    cents = uniheap.i64()
+    label = uniheap.string()
+
+    def deposit(self, n):
+        self.cents += n
+        return self.cents
+
+    @property
+    def euros(self):
+        return self.cents / 100
+
+
+def test_methods_and_properties(heap):
+    w = Wallet(heap, cents=150)
+    assert [f.name for f in Wallet.__uniheap_fields__] == ["cents", "label"]
+    assert w.KIND == "wallet"
+    assert w.deposit(50) == 200
+    assert w.euros == 2.0
+    assert heap.proxy(w.offset).deposit(1) == 201
+    with pytest.raises(AttributeError):
+        w.not_a_field = 1                  # proxies hold no Python state
+
+
+class Base(uniheap.PObject, name="t.obj.Base"):
+    a = uniheap.i64()
+
+    def describe(self):
+        return f"{self.class_name}:{self.a}"
+
+
+class Derived(Base, name="t.obj.Derived"):
+    b = uniheap.string()
+
+
+def test_inheritance(heap):
+    d = Derived(heap, a=1, b="x")
+    assert [f.name for f in Derived.__uniheap_fields__] == ["a", "b"]
+    assert isinstance(d, Base) and isinstance(d, Derived)
+    assert (d.a, d.b) == (1, "x")
+    d.a = 2                                # the inherited field on a Derived object
+    assert d.describe() == "t.obj.Derived:2"
+    base = Base(heap, a=5)
+    assert not hasattr(base, "b")
+    heap.roots["d"] = d
+    got = heap.roots["d"]
+    assert type(got) is Derived and got.b == "x"
+    assert base.class_id != d.class_id
