@@ -115,3 +115,74 @@ def test_two_processes_see_each_other(heap, heapd, tmp_dir):
     assert p.returncode == 0, err
     assert a.balance == 100 and b.balance == -100
 
+
+
+def test_shared_map_writers(heap, heapd, tmp_dir):
+    """Three processes put, count and delete in one PMap: no lost update,
+    no lost or resurrected key."""
+    m = uniheap.PMap(heap)
+    m["count"] = 0
+    heap.roots["t.mp.map"] = m
+    go = tmp_dir / "go"
+    n = 600
+    procs = [spawn_python([WORKERS / "map_writer.py", wid, n, go], heapd,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for wid in range(3)]
+    go.touch()
+    try:
+        results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    finally:
+        for p in procs:
+            stop_process(p)
+    for out, err, rc in results:
+        assert rc == 0, err
+    assert m["count"] == 3 * n
+    expected = {"count": 3 * n}
+    for wid in range(3):
+        for i in range(n):
+            expected[f"w{wid}-{i}"] = i
+        for i in range(9, n, 10):
+            del expected[f"w{wid}-{i - 5}"]
+    assert len(m) == len(expected)
+    assert dict(m) == expected
+    m.check()
+
+
+def test_string_field_read_while_replaced(heap, heapd):
+    """A reader in a block always sees a string that belongs with the
+    number written in the same block; outside a block a read is one whole
+    value of some commit. Never garbage, never a crash."""
+    from string_writer import text
+
+    class Cell(uniheap.PObject, name="t.mp.Cell"):
+        n = uniheap.i64()
+        s = uniheap.string()
+
+    cell = Cell(heap, n=0, s=text(0))
+    heap.roots["t.mp.cell"] = cell
+    count = 20000
+    p = spawn_python([WORKERS / "string_writer.py", count], heapd,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    valid = {text(i) for i in range(count + 1)}
+    in_block = outside = conflicts = 0
+    try:
+        while p.poll() is None:
+            try:
+                with heap.atomic():
+                    n, s = cell.n, cell.s
+                assert s == text(n), (n, s)
+                in_block += 1
+            except uniheap.Conflict:
+                conflicts += 1
+            try:
+                s = cell.s
+                assert s in valid, s
+                outside += 1
+            except (uniheap.Conflict, uniheap.FreedObjectError):
+                conflicts += 1
+        out, err = p.communicate(timeout=60)
+    finally:
+        stop_process(p)
+    assert p.returncode == 0, err
+    assert in_block > 0 and outside > 0
+    assert (cell.n, cell.s) == (count, text(count))
