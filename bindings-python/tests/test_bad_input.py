@@ -528,3 +528,81 @@ def test_fork_child_gets_forked_error(heap, heapd):
     assert a.balance in (7, 8)
     a.balance = 10
     assert heap.roots["a"].balance == 10 and m["k"] == 1
+
+
+# ---- more edges ----
+
+def test_dangling_references_after_free(heap):
+    """Roots, fields and map entries that still name a freed object give
+    FreedObjectError on use, never another object's data."""
+    a = Acct(heap, balance=1)
+    holder = Acct(heap, peer=a)
+    m = uniheap.PMap(heap, data={"a": a})
+    heap.roots["a"] = a
+    heap.free(a)
+    for get in (lambda: heap.roots["a"], lambda: holder.peer, lambda: m["a"]):
+        with pytest.raises(uniheap.FreedObjectError):
+            get().balance
+
+
+def test_readonly_refuses_every_write(heap, connect):
+    a = Acct(heap, balance=1)
+    m = uniheap.PMap(heap, data={"k": 1})
+    pl = uniheap.PList(heap, [1])
+    heap.roots["a"], heap.roots["m"], heap.roots["pl"] = a, m, pl
+    ro = connect(readonly=True)
+    ra, rm, rpl = ro.roots["a"], ro.roots["m"], ro.roots["pl"]
+    for op in (lambda: setattr(ra, "owner", "x"), lambda: rm.__setitem__("k", 2),
+               lambda: rm.__delitem__("k"), lambda: rpl.append(2), lambda: rpl.pop(),
+               lambda: ro.roots.__setitem__("b", ra), lambda: ro.roots.__delitem__("a"),
+               lambda: ro.free(ra), lambda: uniheap.PMap(ro)):
+        with pytest.raises(uniheap.ReadOnlyError):
+            op()
+    assert (a.balance, a.owner, dict(m), list(pl)) == (1, None, {"k": 1}, [1])
+    assert set(heap.roots) == {"a", "m", "pl"}
+
+
+def test_block_too_large_is_not_retried(heap):
+    arr = uniheap.PArray(heap, "i64", 300_000)
+    calls = []
+
+    def fill():
+        calls.append(1)
+        for i in range(300_000):
+            arr[i] = 1
+
+    with pytest.raises(uniheap.BlockTooLarge):
+        heap.atomic(fill)
+    assert calls == [1]
+    assert arr[0] == 0
+
+
+def test_int_and_str_subclasses(heap):
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 7
+
+    class Name(str):
+        pass
+
+    a = Acct(heap, balance=Color.RED, owner=Name("sub"))
+    assert a.balance == 7 and type(a.balance) is int
+    assert a.owner == "sub" and type(a.owner) is str
+    m = uniheap.PMap(heap)
+    m[Name("k")] = Color.RED
+    assert m["k"] == 7 and type(m["k"]) is int
+
+
+def test_parray_lengths(heap):
+    empty = uniheap.PArray(heap, "i64", 0)
+    assert len(empty) == 0 and list(empty) == []
+    with pytest.raises(IndexError):
+        empty[0]
+    for bad in (-1, "3", 1.5):
+        with pytest.raises((TypeError, ValueError)):
+            uniheap.PArray(heap, "i64", bad)
+    gen = uniheap.PArray(heap, "i16", (i * 2 for i in range(5)))
+    assert list(gen) == [0, 2, 4, 6, 8]
+    with pytest.raises(uniheap.ValueRangeError):
+        uniheap.PArray(heap, "i8", [1, 2, 300])
