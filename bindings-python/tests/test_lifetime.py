@@ -112,6 +112,7 @@ def test_delete_while_iterating(heap):
 
 def test_descriptor_on_wrong_object(heap):
     cell_n = Cell.__dict__["n"]
+    Cell(heap)                             # Cell's fields are laid out
     other = Other(heap, a=1)
     with pytest.raises(TypeError):
         cell_n.__get__(other, Other)
