@@ -7,7 +7,7 @@ and stopped by pid (SIGTERM, then SIGKILL after a timeout), also when a test
 fails; nothing is ever killed by name.
 
 Binaries come from $UNIHEAP_BUILD (default: <repo>/build): heapd, heapctl and
-the C helper programs build/tests/c/prog_*.
+the C test programs build/tests/c/prog_*.
 """
 
 import atexit
@@ -48,7 +48,7 @@ def build_dir():
 
 
 def binary(name):
-    """Path of heapd, heapctl or a tests/c prog_* helper program."""
+    """Path of heapd, heapctl or a tests/c prog_* program."""
     if name.startswith("prog_"):
         path = build_dir() / "tests" / "c" / name
     else:
@@ -250,7 +250,7 @@ def run_python(args, heapd=None, timeout=60, env=None):
 
 
 def run_prog(name, *args, timeout=60):
-    """Run a C helper program build/tests/c/<name>; a CompletedProcess."""
+    """Run a C test program build/tests/c/<name>; a CompletedProcess."""
     return subprocess.run([binary(name), *map(str, args)], capture_output=True,
                           text=True, timeout=timeout)
 
