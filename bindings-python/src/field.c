@@ -13,6 +13,7 @@ typedef struct {
 	PyObject *name;		/* owned: attribute name, or None until __set_name__ */
 	PyObject *owner;	/* owned: declaring class's heap name, for messages */
 	PyObject *target;	/* owned: ref target (type, class name or None) */
+	PyObject *cls;		/* owned: the declaring class (from __set_name__), or NULL */
 	uint32_t type;		/* UH_T_* */
 	int32_t index;		/* field index in the layout, -1 until bound */
 	int32_t offset;		/* byte offset from the object start, -1 until bound */
@@ -76,6 +77,7 @@ static int field_traverse(FieldObject *f, visitproc visit, void *arg)
 {
 	Py_VISIT(Py_TYPE(f));
 	Py_VISIT(f->target);
+	Py_VISIT(f->cls);
 	return 0;
 }
 
@@ -84,6 +86,7 @@ static int field_clear(FieldObject *f)
 	Py_CLEAR(f->name);
 	Py_CLEAR(f->owner);
 	Py_CLEAR(f->target);
+	Py_CLEAR(f->cls);
 	return 0;
 }
 
@@ -178,9 +181,10 @@ static PyObject *read_in_block(ProxyObject *p, FieldObject *f)
 
 static int usable(FieldObject *f, PyObject *obj)
 {
-	if (!PyObject_TypeCheck(obj, uhpy_st->proxy_type)) {
-		PyErr_Format(PyExc_TypeError, "field %R applies to persistent objects, not %.80s",
-			     f->name, Py_TYPE(obj)->tp_name);
+	PyTypeObject *want = f->cls ? (PyTypeObject *)f->cls : uhpy_st->proxy_type;
+	if (!PyObject_TypeCheck(obj, want)) {
+		PyErr_Format(PyExc_TypeError, "field %S.%S applies to %.80s objects, not %.80s",
+			     f->owner, f->name, want->tp_name, Py_TYPE(obj)->tp_name);
 		return -1;
 	}
 	if (f->offset < 0) {
@@ -190,8 +194,8 @@ static int usable(FieldObject *f, PyObject *obj)
 	}
 	if (uhpy_proxy_usable((ProxyObject *)obj) < 0)
 		return -1;
-	/* A descriptor applied to an object of another class (A.x.__get__(b))
-	 * must not read past b. */
+	/* The class check above makes this hold; it is cheap, and a direct
+	 * read must never go past the object whatever happens. */
 	ProxyObject *p = (ProxyObject *)obj;
 	const struct uhpy_objhdr *o = (const void *)(p->heap->base + p->off);
 	uint32_t payload = o->size & ~UHPY_OBJ_VALID;
@@ -351,6 +355,8 @@ static PyObject *field_set_name(FieldObject *f, PyObject *args)
 	if (!PyArg_ParseTuple(args, "OU:__set_name__", &owner, &name))
 		return NULL;
 	Py_SETREF(f->name, Py_NewRef(name));
+	if (PyType_Check(owner) && PyType_IsSubtype((PyTypeObject *)owner, uhpy_st->proxy_type))
+		Py_XSETREF(f->cls, Py_NewRef(owner));
 	if (f->owner == Py_None) {
 		PyObject *qn = PyObject_GetAttrString(owner, "__qualname__");
 		if (!qn)
