@@ -7,7 +7,7 @@
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
 #   make bench    build, then run the C and Python benchmarks (bench/)
 #   make deps     install missing Debian packages (apt-get only if needed)
-#   make clean    remove ./build
+#   make clean    remove ./build and the in-place Python extension
 
 BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -94,4 +94,5 @@ bench: deps all
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bench_py.py
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) bindings-python/build bindings-python/uniheap/_uniheap*.so \
+		bindings-python/uniheap/libuniheap.so.0

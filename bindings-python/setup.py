@@ -50,7 +50,8 @@ ext = Extension(
     runtime_library_dirs=["$ORIGIN"],
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"],
-    depends=[str(p.relative_to(HERE)) for p in (HERE / "src").glob("*.h")],
+    depends=[str(p.relative_to(HERE)) for p in (HERE / "src").glob("*.h")]
+    + [str(REPO / "libuniheap" / "include" / "uniheap.h")],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
