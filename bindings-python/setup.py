@@ -38,7 +38,11 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             dest = Path(self.get_ext_fullpath(ext.name)).parent / LIB
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(BUILD / LIB, dest)
+            # Copy, then rename: processes that have the old file mapped
+            # keep it (overwriting it in place would crash them).
+            tmp = dest.with_name(LIB + ".tmp")
+            shutil.copy2(BUILD / LIB, tmp)
+            os.replace(tmp, dest)
 
 
 ext = Extension(

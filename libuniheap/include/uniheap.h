@@ -24,7 +24,9 @@
  *  - A #uh_heap is a session. Use it from one thread at a time; open one
  *    handle per thread that runs blocks concurrently.
  *  - Do not use a #uh_heap after fork(): every call in the child fails with
- *    #UH_EFORK. A child that needs the heap connects anew.
+ *    #UH_EFORK. Nor can such a child connect anew (gRPC cannot run in a
+ *    child forked after the parent used it): start processes that need the
+ *    heap with exec, or fork them before the first uh_connect().
  *  - Keep blocks short: a block's redo log must fit the session's log area
  *    (1 MiB by default); a bigger one fails with #UH_ELOGFULL.
  *  - Writers lock the objects they write until commit; a block that meets
