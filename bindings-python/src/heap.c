@@ -19,7 +19,7 @@ int uhpy_heap_usable(HeapObject *hp)
 	if (hp->epoch != uhpy_fork_epoch) {
 		PyErr_SetString(uhpy_st->by_code[-UH_EFORK],
 				"this heap was opened by the parent process before fork(): "
-				"connect anew in the child");
+				"start the child with exec (e.g. multiprocessing's spawn) and connect there");
 		return -1;
 	}
 	return 0;
