@@ -54,6 +54,7 @@ typedef struct HeapObject {
 	int readonly;
 	int rollback_only;	/* a nested atomic() level ended by an exception */
 	unsigned max_tries;	/* of atomic(fn): 0 = libuniheap's default */
+	unsigned long block_thread;	/* thread running the open block, 0 if none */
 	PyObject *types;	/* owned dict: class id -> proxy type */
 	PyObject *atomic;	/* owned: the reusable atomic() context */
 	PyObject *dict;		/* owned: attributes of Python subclasses */

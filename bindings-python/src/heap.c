@@ -22,6 +22,13 @@ int uhpy_heap_usable(HeapObject *hp)
 				"start the child with exec (e.g. multiprocessing's spawn) and connect there");
 		return -1;
 	}
+	/* A session runs one block at a time: another thread's writes would
+	 * silently join it. */
+	if (hp->block_thread && hp->block_thread != PyThread_get_thread_ident()) {
+		PyErr_SetString(uhpy_st->error, "this heap has a block open in another thread: "
+				"use one Heap (connect()) per thread");
+		return -1;
+	}
 	return 0;
 }
 
@@ -172,6 +179,7 @@ static void heap_disconnect(HeapObject *hp)
 
 	hp->h = NULL;
 	hp->base = NULL;
+	hp->block_thread = 0;
 	/* A forked child must not talk to its parent's heapd session. */
 	if (h && hp->epoch == uhpy_fork_epoch) {
 		Py_BEGIN_ALLOW_THREADS
@@ -639,6 +647,7 @@ static PyObject *block_end(HeapObject *hp, int failed)
 		uh_commit(hp->h);	/* leaves one level; a doomed block stays doomed */
 		Py_RETURN_NONE;
 	}
+	hp->block_thread = 0;
 	if (failed || hp->rollback_only) {
 		int inner = hp->rollback_only && !failed;
 		hp->rollback_only = 0;
@@ -668,10 +677,13 @@ static PyObject *atomic_enter(AtomicObject *a, PyObject *unused)
 
 	(void)unused;
 	USABLE(hp);
-	if (uh_in_block(hp->h) == 0)
-		hp->rollback_only = 0;
+	int outer = uh_in_block(hp->h) == 0;
 	if ((rc = uh_begin(hp->h)) != 0)
 		return uhpy_raise(rc, "begin");
+	if (outer) {
+		hp->rollback_only = 0;
+		hp->block_thread = PyThread_get_thread_ident();
+	}
 	return Py_NewRef((PyObject *)hp);
 }
 
@@ -787,7 +799,9 @@ static PyObject *heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw)
 		return c.result;
 	}
 	hp->rollback_only = 0;
+	hp->block_thread = PyThread_get_thread_ident();
 	rc = uh_run(hp->h, run_body, &c, hp->max_tries);
+	hp->block_thread = 0;
 	Py_DECREF(c.args);
 	if (rc == 0)
 		return c.result ? c.result : Py_NewRef(Py_None);
