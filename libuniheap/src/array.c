@@ -365,8 +365,8 @@ int uh_array_set(uh_heap *h, uh_off a, uint64_t index, const uh_value *v, uint32
 		return rc;
 	if (!v)
 		return uh_err_set(UH_EINVAL, "uh_array_set: v is NULL");
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "uh_array_set: unknown flags 0x%x", flags);
+	if ((rc = uh_free_flags_check(flags, "uh_array_set")) != 0)
+		return rc;
 	if (h->readonly)
 		return uh_err_set(UH_EREADONLY, "uh_array_set: heap is connected read-only");
 	struct elem_args x = { .a = a, .index = index, .in = v, .flags = flags };

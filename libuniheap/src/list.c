@@ -323,18 +323,11 @@ static int set_body(uh_heap *h, void *p)
 	return uh_slot_free_old(h, &old, &e, x->flags);
 }
 
-static int check_flags(uint32_t flags, const char *fn)
-{
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "%s: unknown flags 0x%x", fn, flags);
-	return 0;
-}
-
 int uh_list_set(uh_heap *h, uh_off l, uint64_t index, const uh_value *v, uint32_t flags)
 {
 	int rc = check_write(h, "uh_list_set");
 
-	if (rc || (rc = check_flags(flags, "uh_list_set")) != 0)
+	if (rc || (rc = uh_free_flags_check(flags, "uh_list_set")) != 0)
 		return rc;
 	if (!v)
 		return uh_err_set(UH_EINVAL, "uh_list_set: v is NULL");
@@ -462,7 +455,7 @@ int uh_list_pop(uh_heap *h, uh_off l, uint64_t index, uh_value *v, uint32_t flag
 {
 	int rc = check_write(h, "uh_list_pop");
 
-	if (rc || (rc = check_flags(flags, "uh_list_pop")) != 0)
+	if (rc || (rc = uh_free_flags_check(flags, "uh_list_pop")) != 0)
 		return rc;
 	struct op x = { .l = l, .index = index, .out = v, .flags = flags };
 	return uh_in_implicit_block(h, pop_body, &x);

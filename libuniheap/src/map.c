@@ -675,8 +675,8 @@ int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_
 		return rc;
 	if (!v)
 		return uh_err_set(UH_EINVAL, "uh_map_put: value is NULL");
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "uh_map_put: unknown flags 0x%x", flags & ~UH_FREE_FLAGS);
+	if ((rc = uh_free_flags_check(flags, "uh_map_put")) != 0)
+		return rc;
 	return dt_map_run(h, put_body, &a);
 }
 
@@ -687,8 +687,7 @@ int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "uh_map_remove: unknown flags 0x%x",
-				  flags & ~UH_FREE_FLAGS);
+	if ((rc = uh_free_flags_check(flags, "uh_map_remove")) != 0)
+		return rc;
 	return dt_map_run(h, remove_body, &a);
 }

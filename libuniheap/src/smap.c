@@ -809,8 +809,8 @@ int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32
 
 	if (rc)
 		return rc;
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "uh_smap_put: unknown flags 0x%x", flags);
+	if ((rc = uh_free_flags_check(flags, "uh_smap_put")) != 0)
+		return rc;
 	if ((rc = uh_value_to_slot(h, v, 0, &op.val)) != 0)
 		return rc;
 	op.m = m;
@@ -932,8 +932,8 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 
 	if (rc)
 		return rc;
-	if (flags & ~UH_FREE_FLAGS)
-		return uh_err_set(UH_EINVAL, "uh_smap_remove: unknown flags 0x%x", flags);
+	if ((rc = uh_free_flags_check(flags, "uh_smap_remove")) != 0)
+		return rc;
 	op.m = m;
 	op.k = k;
 	op.flags = flags;

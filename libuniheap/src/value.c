@@ -86,6 +86,13 @@ void uh_slot_to_value(const struct uh_slot *s, uh_value *v)
 		v->u.i = (int64_t)s->value;
 }
 
+int uh_free_flags_check(uint32_t flags, const char *fn)
+{
+	if (flags & ~UH_FREE_FLAGS)
+		return uh_err_set(UH_EINVAL, "%s: unknown flags 0x%x", fn, flags & ~UH_FREE_FLAGS);
+	return 0;
+}
+
 int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot *now,
 		     uint32_t flags)
 {

@@ -40,6 +40,8 @@ static inline int uh_free_wanted(uint32_t type, uint32_t flags)
 		return uh_type_is_ref(type);
 	return (flags & UH_FREE_OLD_VALUE) && (type == UH_T_STRING || type == UH_T_BYTES);
 }
+/* UH_EINVAL naming fn unless flags are UH_FREE_FLAGS only. */
+int uh_free_flags_check(uint32_t flags, const char *fn);
 /* Free what old referenced if flags ask for it (inside the caller's
  * block), unless now (may be NULL) references the same object. */
 int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot *now,
