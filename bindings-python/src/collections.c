@@ -69,7 +69,7 @@ static int map_key(ProxyObject *p, PyObject *key, uh_key *k)
 
 	if (uhpy_proxy_usable(p) < 0 || map_kind(p, &kind) < 0)
 		return -1;
-	return uhpy_to_key(p->heap, kind, key, k);
+	return uhpy_to_key(kind, key, k);
 }
 
 static Py_ssize_t map_len(ProxyObject *p)
@@ -489,12 +489,15 @@ static int seq_ass_item(ProxyObject *p, Py_ssize_t i, PyObject *val)
 		return -1;
 	}
 	if (val) {
-		/* An out-of-range index must raise IndexError, not allocate first. */
+		/* Inside a caller's block a failed step keeps what it allocated
+		 * (unreachable until recovery), so check the index first. */
 		if (uhpy_value_allocates(val) && i >= seq_len(p)) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_IndexError, "assignment index out of range");
 			return -1;
 		}
+		/* ERANGE is an index error only when the index is out of range
+		 * (else the value did not fit the array's element type). */
 		rc = store(p, &idx, val, set_fn, "set item");
 		if (rc < 0 && PyErr_ExceptionMatches(uhpy_st->by_code[-UH_ERANGE]) &&
 		    i >= seq_len(p)) {
@@ -622,8 +625,6 @@ PyType_Spec uhpy_list_spec = {
 
 static PyObject *array_get_elem_type(ProxyObject *p, void *c)
 {
-	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
-					     "f64", "ref", "string", "bytes" };
 	uint32_t t;
 	int rc;
 
@@ -632,7 +633,7 @@ static PyObject *array_get_elem_type(ProxyObject *p, void *c)
 		return NULL;
 	if ((rc = uh_array_elem_type(p->heap->h, p->off, &t)) != 0)
 		return uhpy_raise(rc, "array");
-	return PyUnicode_FromString(t <= UH_T_BYTES ? names[t] : "?");
+	return PyUnicode_FromString(uhpy_type_name(t));
 }
 
 static PyGetSetDef array_getset[] = {

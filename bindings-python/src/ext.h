@@ -91,11 +91,13 @@ int uhpy_proxy_usable(ProxyObject *p);
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
+const char *uhpy_type_name(uint32_t type);	/* "i64", ...; "?" if unknown */
+PyObject *uhpy_type_names(void);
 
 /* value.c: Python <-> uh_value / uh_key. */
 int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
-int uhpy_to_key(HeapObject *hp, uint32_t kind, PyObject *o, uh_key *k);
+int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
 int uhpy_value_allocates(PyObject *o);

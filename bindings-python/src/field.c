@@ -26,6 +26,27 @@ static const char *const type_names[] = {
 };
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
+const char *uhpy_type_name(uint32_t type)
+{
+	return type && type < NTYPES ? type_names[type] : "?";
+}
+
+/* The names by type code, for the Python layer: ("?", "bool", "i8", ...). */
+PyObject *uhpy_type_names(void)
+{
+	PyObject *t = PyTuple_New(NTYPES);
+
+	for (uint32_t i = 0; t && i < NTYPES; i++) {
+		PyObject *s = PyUnicode_FromString(uhpy_type_name(i));
+		if (!s) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, s);
+	}
+	return t;
+}
+
 static const uint32_t field_size[] = {
 	[UH_T_BOOL] = 1, [UH_T_I8] = 1, [UH_T_I16] = 2, [UH_T_I32] = 4, [UH_T_I64] = 8,
 	[UH_T_F32] = 4, [UH_T_F64] = 8, [UH_T_REF] = 8, [UH_T_STRING] = 8, [UH_T_BYTES] = 8,

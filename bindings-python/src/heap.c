@@ -636,9 +636,7 @@ static PyObject *block_end(HeapObject *hp, int failed)
 	int depth = uh_in_block(hp->h), rc;
 
 	if (depth == 0) {
-		PyErr_SetString(uhpy_st->by_code[-UH_ESTATE] ? uhpy_st->by_code[-UH_ESTATE]
-							     : uhpy_st->error,
-				"atomic(): no block is open");
+		PyErr_SetString(uhpy_st->error, "atomic(): no block is open");
 		return NULL;
 	}
 	if (depth > 1) {

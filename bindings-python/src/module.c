@@ -72,6 +72,11 @@ static int module_exec(PyObject *m)
 	    !(st->list_type = add_type(m, &uhpy_list_spec, st->proxy_type, "ListBase")) ||
 	    !(st->array_type = add_type(m, &uhpy_array_spec, st->proxy_type, "ArrayBase")))
 		return -1;
+	PyObject *names = uhpy_type_names();
+	if (!names || PyModule_AddObject(m, "TYPE_NAMES", names) < 0) {
+		Py_XDECREF(names);
+		return -1;
+	}
 	if (PyModule_AddIntConstant(m, "FORMAT_VERSION", uh_format_version()) < 0 ||
 	    PyModule_AddStringConstant(m, "LIB_VERSION", uh_version()) < 0)
 		return -1;

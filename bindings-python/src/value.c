@@ -129,12 +129,11 @@ PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)
 static const char *const kind_names[] = { "?", "str", "bytes", "int" };
 
 /* A key for a map keyed by kind; data points into o (borrowed). */
-int uhpy_to_key(HeapObject *hp, uint32_t kind, PyObject *o, uh_key *k)
+int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k)
 {
 	Py_ssize_t len;
 	int overflow;
 
-	(void)hp;
 	memset(k, 0, sizeof(*k));
 	k->kind = kind;
 	if (kind == UH_KEY_STRING && PyUnicode_Check(o)) {

@@ -2,13 +2,13 @@
 protocols. The operations are in C (MapBase, ListBase, ArrayBase); these
 classes add the mixin methods and constructors."""
 from collections.abc import ItemsView, MutableMapping, MutableSequence, Sequence, ValuesView
+from itertools import islice
 
 from ._objects import check_heap
-from ._uniheap import ArrayBase, ListBase, MapBase
+from ._uniheap import TYPE_NAMES, ArrayBase, ListBase, MapBase
 
 _KEY_KINDS = {str: 1, bytes: 2, int: 3}
-_ELEM_TYPES = {"bool": 1, "i8": 2, "i16": 3, "i32": 4, "i64": 5, "f32": 6, "f64": 7,
-               "ref": 8, "string": 9, "bytes": 10}
+_ELEM_TYPES = {name: code for code, name in enumerate(TYPE_NAMES) if code}
 _CHUNK = 256        # fill steps per block when filling a new collection
 
 
@@ -20,18 +20,11 @@ def _fill(heap, items, step):
         for it in items:
             step(it)
         return
-    batch = []
-    for it in items:
-        batch.append(it)
-        if len(batch) == _CHUNK:
-            with heap.atomic():
-                for b in batch:
-                    step(b)
-            batch.clear()
-    if batch:
+    items = iter(items)
+    while batch := list(islice(items, _CHUNK)):
         with heap.atomic():
-            for b in batch:
-                step(b)
+            for it in batch:
+                step(it)
 
 
 class _Items(ItemsView):

@@ -7,10 +7,13 @@ from ._objects import PObject, _declared, generic_class
 from ._uniheap import ClassMismatch, Proxy
 
 _BUILTIN = {5: PArray, 6: PList, 8: PMap, 11: PSortedMap}
-_BUILTIN_IDS = {PArray: 5, PList: 6, PMap: 8, PSortedMap: 11}
+_BUILTIN_IDS = {cls: cid for cid, cls in _BUILTIN.items()}
 _KIND_RECORD = 1
-_TYPE_NAMES = {1: "bool", 2: "i8", 3: "i16", 4: "i32", 5: "i64", 6: "f32", 7: "f64",
-               8: "ref", 9: "string", 10: "bytes"}
+
+
+def _type_name(code):
+    names = _uniheap.TYPE_NAMES
+    return names[code] if code < len(names) else str(code)
 
 
 class Roots(MutableMapping):
@@ -67,7 +70,7 @@ class Heap(_uniheap.Heap):
         out = []
         for cid, name, kind, payload, fields in self._class_table():
             out.append({"id": cid, "name": name, "kind": kind, "payload_size": payload,
-                        "fields": [{"name": n, "type": _TYPE_NAMES.get(t, str(t)),
+                        "fields": [{"name": n, "type": _type_name(t),
                                     "offset": o, "ref_class": r}
                                    for n, t, o, r in fields]})
         return out

@@ -46,9 +46,6 @@ class PObjectMeta(type):
             _declared[name] = cls
         return cls
 
-    def __init__(cls, clsname, bases, ns, name=None, _generic=False, **kw):
-        super().__init__(clsname, bases, ns, **kw)
-
     def __call__(cls, heap, /, **values):
         """cls(heap, field=value, ...): a new object, initialized atomically."""
         if cls is PObject:
