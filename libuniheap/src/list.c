@@ -271,6 +271,18 @@ int uh_list_len(uh_heap *h, uh_off l, uint64_t *len)
 	return rc;
 }
 
+/* Load list x->l into *s and read its element x->index into *e. */
+static int load_elem(uh_heap *h, const struct op *x, struct lst *s, struct uh_slot *e)
+{
+	int rc = lst_load(h, x->l, s);
+
+	if (rc)
+		return rc;
+	if (x->index >= s->len)
+		return range_err(s, x->index);
+	return uh_slot_read(h, s->store, x->index, e);
+}
+
 static int get_body(uh_heap *h, void *p)
 {
 	struct op *x = p;
@@ -278,11 +290,7 @@ static int get_body(uh_heap *h, void *p)
 	struct uh_slot e;
 	int rc;
 
-	if ((rc = lst_load(h, x->l, &s)) != 0)
-		return rc;
-	if (x->index >= s.len)
-		return range_err(&s, x->index);
-	if ((rc = uh_slot_read(h, s.store, x->index, &e)) != 0)
+	if ((rc = load_elem(h, x, &s, &e)) != 0)
 		return rc;
 	uh_slot_to_value(&e, x->out);
 	return 0;
@@ -309,12 +317,8 @@ static int set_body(uh_heap *h, void *p)
 	struct uh_slot e, old;
 	int rc;
 
-	if ((rc = lst_load(h, x->l, &s)) != 0)
-		return rc;
-	if (x->index >= s.len)
-		return range_err(&s, x->index);
-	if ((rc = uh_value_to_slot(h, x->in, 0, &e)) != 0 ||
-	    (rc = uh_slot_read(h, s.store, x->index, &old)) != 0)
+	if ((rc = load_elem(h, x, &s, &old)) != 0 ||
+	    (rc = uh_value_to_slot(h, x->in, 0, &e)) != 0)
 		return rc;
 	/* Lock the header too: every change to a list serializes on it. */
 	if ((rc = set_len(h, &s, s.len)) != 0 ||
@@ -436,11 +440,7 @@ static int pop_body(uh_heap *h, void *p)
 	struct uh_slot old;
 	int rc;
 
-	if ((rc = lst_load(h, x->l, &s)) != 0)
-		return rc;
-	if (x->index >= s.len)
-		return range_err(&s, x->index);
-	if ((rc = uh_slot_read(h, s.store, x->index, &old)) != 0)
+	if ((rc = load_elem(h, x, &s, &old)) != 0)
 		return rc;
 	if ((rc = set_len(h, &s, s.len)) != 0 || (rc = close_gap(h, &s, x->index)) != 0 ||
 	    (rc = set_len(h, &s, s.len - 1)) != 0 ||
