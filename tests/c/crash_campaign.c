@@ -245,6 +245,26 @@ long cc_run(struct crash_campaign *c)
 	return max > 0 ? max : 0;
 }
 
+void cc_parse_args(int argc, char **argv, struct cc_args *a)
+{
+	*a = (struct cc_args){ .ready_fd = -1, .go_fd = -1 };
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(o, "--setup") || !strcmp(o, "--work") || !strcmp(o, "--check"))
+			a->mode = o;
+		else if (v && !strcmp(o, "--socket") && ++i)
+			a->sock = v;
+		else if (v && !strcmp(o, "--ack") && ++i)
+			a->ack = v;
+		else if (v && !strcmp(o, "--n") && ++i)
+			a->n = atol(v);
+		else if (v && !strcmp(o, "--ready-fd") && ++i)
+			a->ready_fd = atoi(v);
+		else if (v && !strcmp(o, "--go-fd") && ++i)
+			a->go_fd = atoi(v);
+	}
+}
+
 const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		       const uint32_t *slots, size_t nslots, uh_block_fn body,
 		       const void *ops, size_t op_size, int nops, int *rc)

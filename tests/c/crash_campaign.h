@@ -60,6 +60,16 @@ int cc_restart(struct crash_campaign *c);
  * only the first k). Returns how many crash points were run. */
 long cc_run(struct crash_campaign *c);
 
+/* Command line of the prog_dt_*_crash programs: --setup|--work|--check
+ * --socket S [--ack FILE] [--n N] [--ready-fd R --go-fd G]. Unset: NULL,
+ * 0 and -1; each program checks what its mode needs. */
+struct cc_args {
+	const char *mode, *sock, *ack;
+	long n;
+	int ready_fd, go_fd;
+};
+void cc_parse_args(int argc, char **argv, struct cc_args *a);
+
 /* Workload half of the prog_dt_*_crash programs: lease an arena of every
  * slot size in slots (objects rolled back, the arenas stay), hand-shake
  * with the test when ready_fd >= 0, then run op i (ops + i * op_size) in

@@ -261,23 +261,12 @@ static int check(uh_heap *h, const char *ack)
 
 int main(int argc, char **argv)
 {
-	const char *sock = NULL, *ack = NULL, *mode = NULL;
-	int ready_fd = -1, go_fd = -1, rc;
+	struct cc_args a;
 	uh_heap *h;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--setup") || !strcmp(a, "--work") || !strcmp(a, "--check"))
-			mode = a;
-		else if (v && !strcmp(a, "--socket") && ++i)
-			sock = v;
-		else if (v && !strcmp(a, "--ack") && ++i)
-			ack = v;
-		else if (v && !strcmp(a, "--ready-fd") && ++i)
-			ready_fd = atoi(v);
-		else if (v && !strcmp(a, "--go-fd") && ++i)
-			go_fd = atoi(v);
-	}
+	cc_parse_args(argc, argv, &a);
+	const char *sock = a.sock, *ack = a.ack, *mode = a.mode;
 	if (!mode || !sock || (strcmp(mode, "--setup") && !ack)) {
 		fprintf(stderr, "usage: prog_dt_map_crash --setup|--work|--check --socket S "
 			"[--ack FILE] [--ready-fd R --go-fd G]\n");
@@ -294,7 +283,7 @@ int main(int argc, char **argv)
 	if ((rc = uh_root_get(h, "dt_map.crash", &map)) != 0)
 		die("root dt_map.crash", rc);
 	if (!strcmp(mode, "--work")) {
-		work(h, ack, ready_fd, go_fd);
+		work(h, ack, a.ready_fd, a.go_fd);
 		rc = 0;
 	} else {
 		rc = check(h, ack);

@@ -392,25 +392,13 @@ static int check(uh_heap *h, const char *ack)
 
 int main(int argc, char **argv)
 {
-	const char *sock = NULL, *ack = NULL, *mode = NULL;
-	int ready_fd = -1, go_fd = -1, rc;
+	struct cc_args a;
 	uh_heap *h;
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--setup") || !strcmp(a, "--work") || !strcmp(a, "--check"))
-			mode = a;
-		else if (v && !strcmp(a, "--socket") && ++i)
-			sock = v;
-		else if (v && !strcmp(a, "--ack") && ++i)
-			ack = v;
-		else if (v && !strcmp(a, "--n") && ++i)
-			nsetup = atol(v);
-		else if (v && !strcmp(a, "--ready-fd") && ++i)
-			ready_fd = atoi(v);
-		else if (v && !strcmp(a, "--go-fd") && ++i)
-			go_fd = atoi(v);
-	}
+	cc_parse_args(argc, argv, &a);
+	const char *sock = a.sock, *ack = a.ack, *mode = a.mode;
+	nsetup = a.n;
 	if (!mode || !sock || (strcmp(mode, "--setup") && (!ack || nsetup <= 0))) {
 		fprintf(stderr, "usage: prog_dt_smap_crash --setup|--work|--check --socket S "
 			"[--ack FILE --n N] [--ready-fd R --go-fd G]\n");
@@ -421,7 +409,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "--setup"))
 		setup(h);
 	else if (!strcmp(mode, "--work"))
-		work(h, ack, ready_fd, go_fd);
+		work(h, ack, a.ready_fd, a.go_fd);
 	else
 		return check(h, ack);
 	uh_disconnect(h);
