@@ -265,6 +265,30 @@ void cc_parse_args(int argc, char **argv, struct cc_args *a)
 	}
 }
 
+void cc_prog_argv(char **argv, const char *prog, const char *mode, const char *sock,
+		  const char *ack, const char *n, char *rfd, char *gfd)
+{
+	int i = 0;
+
+	argv[i++] = (char *)th_bin(prog);
+	argv[i++] = (char *)mode;
+	argv[i++] = "--socket";
+	argv[i++] = (char *)sock;
+	argv[i++] = "--ack";
+	argv[i++] = (char *)ack;
+	if (n) {
+		argv[i++] = "--n";
+		argv[i++] = (char *)n;
+	}
+	if (rfd) {
+		argv[i++] = "--ready-fd";
+		argv[i++] = rfd;
+		argv[i++] = "--go-fd";
+		argv[i++] = gfd;
+	}
+	argv[i] = NULL;
+}
+
 const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		       const uint32_t *slots, size_t nslots, uh_block_fn body,
 		       const void *ops, size_t op_size, int nops, int *rc)

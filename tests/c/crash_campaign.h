@@ -69,6 +69,10 @@ struct cc_args {
 	int ready_fd, go_fd;
 };
 void cc_parse_args(int argc, char **argv, struct cc_args *a);
+/* The test side: argv (16 slots) of such a program; n and rfd/gfd may be
+ * NULL (left out). */
+void cc_prog_argv(char **argv, const char *prog, const char *mode, const char *sock,
+		  const char *ack, const char *n, char *rfd, char *gfd);
 
 /* Workload half of the prog_dt_*_crash programs: lease an arena of every
  * slot size in slots (objects rolled back, the arenas stay), hand-shake

@@ -33,21 +33,7 @@ static struct crash_campaign cc;
 
 static void prog_argv(char **argv, const char *mode, char *rfd, char *gfd)
 {
-	int n = 0;
-
-	argv[n++] = (char *)th_bin("prog_dt_map_crash");
-	argv[n++] = (char *)mode;
-	argv[n++] = "--socket";
-	argv[n++] = d.sock;
-	argv[n++] = "--ack";
-	argv[n++] = cc.ack_path;
-	if (rfd) {
-		argv[n++] = "--ready-fd";
-		argv[n++] = rfd;
-		argv[n++] = "--go-fd";
-		argv[n++] = gfd;
-	}
-	argv[n] = NULL;
+	cc_prog_argv(argv, "prog_dt_map_crash", mode, d.sock, cc.ack_path, NULL, rfd, gfd);
 }
 
 static void work_argv(char **argv, char *rfd, char *gfd)

@@ -37,23 +37,7 @@ static char nkeys[32];
 
 static void prog_argv(char **argv, const char *mode, char *rfd, char *gfd)
 {
-	int n = 0;
-
-	argv[n++] = (char *)th_bin("prog_dt_smap_crash");
-	argv[n++] = (char *)mode;
-	argv[n++] = "--socket";
-	argv[n++] = d.sock;
-	argv[n++] = "--ack";
-	argv[n++] = cc.ack_path;
-	argv[n++] = "--n";
-	argv[n++] = nkeys;
-	if (rfd) {
-		argv[n++] = "--ready-fd";
-		argv[n++] = rfd;
-		argv[n++] = "--go-fd";
-		argv[n++] = gfd;
-	}
-	argv[n] = NULL;
+	cc_prog_argv(argv, "prog_dt_smap_crash", mode, d.sock, cc.ack_path, nkeys, rfd, gfd);
 }
 
 static void work_argv(char **argv, char *rfd, char *gfd)
