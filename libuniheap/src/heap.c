@@ -73,7 +73,19 @@ int uh_check_handle(uh_heap *h)
 		return uh_err_set(UH_EINVAL, "heap handle is NULL");
 	if (h->fork_gen != fork_gen)
 		return uh_err_set(UH_EFORK, "heap handle used in a forked child (pid %d "
-				  "connected it); connect anew in the child", (int)h->pid);
+				  "connected it); start the child with exec and connect there",
+				  (int)h->pid);
+	return 0;
+}
+
+int uh_check_writable(uh_heap *h, const char *fn)
+{
+	int rc = uh_check_handle(h);
+
+	if (rc)
+		return rc;
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "%s: heap is connected read-only", fn);
 	return 0;
 }
 

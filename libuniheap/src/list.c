@@ -215,19 +215,9 @@ static int new_body(uh_heap *h, void *p)
 	return 0;
 }
 
-static int check_write(uh_heap *h, const char *fn)
-{
-	int rc = uh_check_handle(h);
-	if (rc)
-		return rc;
-	if (h->readonly)
-		return uh_err_set(UH_EREADONLY, "%s: heap is connected read-only", fn);
-	return 0;
-}
-
 int uh_list_new(uh_heap *h, uh_off *out)
 {
-	int rc = check_write(h, "uh_list_new");
+	int rc = uh_check_writable(h, "uh_list_new");
 
 	if (rc)
 		return rc;
@@ -329,7 +319,7 @@ static int set_body(uh_heap *h, void *p)
 
 int uh_list_set(uh_heap *h, uh_off l, uint64_t index, const uh_value *v, uint32_t flags)
 {
-	int rc = check_write(h, "uh_list_set");
+	int rc = uh_check_writable(h, "uh_list_set");
 
 	if (rc || (rc = uh_free_flags_check(flags, "uh_list_set")) != 0)
 		return rc;
@@ -388,7 +378,7 @@ static int insert_body(uh_heap *h, void *p)
 
 int uh_list_insert(uh_heap *h, uh_off l, uint64_t index, const uh_value *v)
 {
-	int rc = check_write(h, "uh_list_insert");
+	int rc = uh_check_writable(h, "uh_list_insert");
 
 	if (rc)
 		return rc;
@@ -403,7 +393,7 @@ int uh_list_insert(uh_heap *h, uh_off l, uint64_t index, const uh_value *v)
 
 int uh_list_append(uh_heap *h, uh_off l, const uh_value *v)
 {
-	int rc = check_write(h, "uh_list_append");
+	int rc = uh_check_writable(h, "uh_list_append");
 
 	if (rc)
 		return rc;
@@ -453,7 +443,7 @@ static int pop_body(uh_heap *h, void *p)
 
 int uh_list_pop(uh_heap *h, uh_off l, uint64_t index, uh_value *v, uint32_t flags)
 {
-	int rc = check_write(h, "uh_list_pop");
+	int rc = uh_check_writable(h, "uh_list_pop");
 
 	if (rc || (rc = uh_free_flags_check(flags, "uh_list_pop")) != 0)
 		return rc;

@@ -595,21 +595,10 @@ static int new_body(uh_heap *h, void *arg)
 
 /* ---- public calls ---- */
 
-static int writable(uh_heap *h, const char *fn)
-{
-	int rc = uh_check_handle(h);
-
-	if (rc)
-		return rc;
-	if (h->readonly)
-		return uh_err_set(UH_EREADONLY, "%s: heap is connected read-only", fn);
-	return 0;
-}
-
 int uh_map_new(uh_heap *h, uint32_t key_kind, uh_off *out)
 {
 	struct new_args a = { key_kind, 0 };
-	int rc = writable(h, "uh_map_new");
+	int rc = uh_check_writable(h, "uh_map_new");
 
 	if (rc)
 		return rc;
@@ -669,7 +658,7 @@ int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags)
 {
 	struct put_args a = { m, k, v, flags };
-	int rc = writable(h, "uh_map_put");
+	int rc = uh_check_writable(h, "uh_map_put");
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
@@ -683,7 +672,7 @@ int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_
 int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags)
 {
 	struct remove_args a = { m, k, old, flags };
-	int rc = writable(h, "uh_map_remove");
+	int rc = uh_check_writable(h, "uh_map_remove");
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;

@@ -110,6 +110,7 @@ struct uh_heap {
 
 /* heap.c */
 int uh_check_handle(uh_heap *h);	/* fork / closed checks */
+int uh_check_writable(uh_heap *h, const char *fn);	/* ... and not read-only */
 void uh_flush(uh_heap *h, const void *addr, size_t len);
 void uh_barrier(uh_heap *h);
 
