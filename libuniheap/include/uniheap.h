@@ -22,7 +22,10 @@
  *
  * Caveats:
  *  - A #uh_heap is a session. Use it from one thread at a time; open one
- *    handle per thread that runs blocks concurrently.
+ *    session per thread that runs blocks concurrently. Sessions opened
+ *    with uh_session_open() share their process's one mapping of the heap,
+ *    so offsets, and pointers into the mapping, are the same in all of
+ *    them and may be handed between threads.
  *  - Do not use a #uh_heap after fork(): every call in the child fails with
  *    #UH_EFORK. Nor can such a child connect anew (gRPC cannot run in a
  *    child forked after the parent used it): start processes that need the
@@ -111,8 +114,27 @@ typedef struct uh_heap uh_heap;
  */
 int uh_connect(const char *socket, uint32_t flags, uh_heap **out);
 
-/** Detach and unmap. An open block is rolled back. NULL is ignored.
- * Every pointer into the mapping dies with it. Can't fail. */
+/**
+ * Open one more session over h's mapping: a new attach to the same heapd
+ * (its own session slot, redo log, locks and arenas), without mapping the
+ * heap again. Meant for threads: each thread that runs blocks uses its
+ * own session, and objects, offsets and pointers into the mapping are
+ * shared by all of them. The new session is independent of h: either may
+ * be disconnected first; the mapping goes away with the last of them.
+ * @param[in] h any open session of this process.
+ * @param[in] flags UH_READONLY or 0; a session opened from a read-only
+ *            one is read-only whatever the flags.
+ * @param[out] out the new session; set only on success.
+ * @return 0, UH_EDISCONNECTED (heapd gone), UH_EIO (heapd now serves
+ *         another heap file than the one mapped), UH_EPROTO (heapd refused
+ *         the session, e.g. every session slot is taken), UH_EFORK.
+ *         On failure nothing needs to be released.
+ */
+int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out);
+
+/** Detach this session. An open block is rolled back. NULL is ignored.
+ * The mapping is unmapped when its last session disconnects; then every
+ * pointer into it dies. Can't fail. */
 void uh_disconnect(uh_heap *h);
 
 /** Default socket path: $UNIHEAP_SOCKET, else
@@ -309,6 +331,17 @@ typedef int (*uh_block_fn)(uh_heap *h, void *arg);
  *         many); UH_ESTATE if called inside a block.
  */
 int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries);
+
+/**
+ * Sleep before re-running a block that lost a conflict: the randomized
+ * backoff uh_run() uses (a random time below 10 us << (tries - 1), capped
+ * at 10 ms), counted in uh_stats.retries. For bindings that run the retry
+ * loop themselves (the block body is code of their language):
+ * {@code for (t = 0; t < max; t++) { uh_retry_wait(h, t); uh_begin(h); ... }}
+ * @param[in] tries blocks tried so far; 0 returns at once.
+ * @return 0, or UH_EFORK / UH_EINVAL for a bad handle.
+ */
+int uh_retry_wait(uh_heap *h, unsigned tries);
 /** @} */
 
 /* ------------------------------------------------------------------ */

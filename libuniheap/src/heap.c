@@ -103,7 +103,7 @@ void uh_flush(uh_heap *h, const void *addr, size_t len)
 	if (h->durability == UH_DUR_MEMORY || len == 0)
 		return;
 	if (h->durability == UH_DUR_PMEM) {
-		pmem2_get_flush_fn(h->map)(addr, len);
+		pmem2_get_flush_fn(h->m->map)(addr, len);
 		return;
 	}
 	/* sync: remember the range; the barrier msyncs merged ranges. */
@@ -111,7 +111,7 @@ void uh_flush(uh_heap *h, const void *addr, size_t len)
 		uint32_t cap = h->dirty_cap ? h->dirty_cap * 2 : 64;
 		struct uh_range *r = realloc(h->dirty, cap * sizeof(*r));
 		if (!r) {	/* no memory to defer: persist now */
-			pmem2_get_flush_fn(h->map)(addr, len);
+			pmem2_get_flush_fn(h->m->map)(addr, len);
 			return;
 		}
 		h->dirty = r;
@@ -124,7 +124,7 @@ void uh_flush(uh_heap *h, const void *addr, size_t len)
 static void sync_dirty(uh_heap *h)
 {
 	const uint64_t page = 4096;
-	pmem2_flush_fn fl = pmem2_get_flush_fn(h->map);
+	pmem2_flush_fn fl = pmem2_get_flush_fn(h->m->map);
 
 	qsort(h->dirty, h->ndirty, sizeof(*h->dirty), range_cmp);
 	for (uint32_t i = 0; i < h->ndirty;) {	/* bound: ndirty */
@@ -144,7 +144,7 @@ void uh_barrier(uh_heap *h)
 	if (++h->st.barriers == h->crash_at)
 		kill(getpid(), SIGKILL);	/* test hook: die before barrier k */
 	if (h->durability == UH_DUR_PMEM)
-		pmem2_get_drain_fn(h->map)();
+		pmem2_get_drain_fn(h->m->map)();
 	else if (h->durability == UH_DUR_SYNC && h->ndirty)
 		sync_dirty(h);
 }
@@ -161,39 +161,70 @@ static void persist_drain(void *ctx)
 
 /* ---- connect ---- */
 
-static int map_heap(uh_heap *h, const struct uhc_welcome *w)
+/* Map the heap file heapd named in w into a new struct uh_mapping. */
+static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 {
 	struct pmem2_config *cfg = NULL;
 	struct stat st;
 	int rc = UH_EIO;
 
-	h->fd = open(w->heap_path, h->readonly ? O_RDONLY : O_RDWR);
-	if (h->fd < 0)
+	m->fd = open(w->heap_path, m->readonly ? O_RDONLY : O_RDWR);
+	if (m->fd < 0)
 		return uh_err_set(UH_EIO, "cannot open heap file %s: %s", w->heap_path,
 				  strerror(errno));
-	if (fstat(h->fd, &st) != 0 || (uint64_t)st.st_size != w->heap_size)
+	if (fstat(m->fd, &st) != 0 || (uint64_t)st.st_size != w->heap_size)
 		return uh_err_set(UH_EIO, "heap file %s has %lld bytes, heapd says %llu",
 				  w->heap_path, (long long)st.st_size,
 				  (unsigned long long)w->heap_size);
-	if (pmem2_config_new(&cfg) || pmem2_source_from_fd(&h->src, h->fd))
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	if (pmem2_config_new(&cfg) || pmem2_source_from_fd(&m->src, m->fd))
 		goto pmem_err;
 	enum pmem2_granularity g = w->durability == UH_DUR_PMEM ?
 		PMEM2_GRANULARITY_CACHE_LINE : PMEM2_GRANULARITY_PAGE;
 	if (pmem2_config_set_required_store_granularity(cfg, g) ||
-	    pmem2_config_set_protection(cfg, h->readonly ? PMEM2_PROT_READ :
+	    pmem2_config_set_protection(cfg, m->readonly ? PMEM2_PROT_READ :
 					PMEM2_PROT_READ | PMEM2_PROT_WRITE) ||
 	    pmem2_config_set_sharing(cfg, PMEM2_SHARED) ||
-	    pmem2_map_new(&h->map, cfg, h->src))
+	    pmem2_map_new(&m->map, cfg, m->src))
 		goto pmem_err;
 	pmem2_config_delete(&cfg);
-	h->base = pmem2_map_get_address(h->map);
-	h->size = pmem2_map_get_size(h->map);
+	m->base = pmem2_map_get_address(m->map);
+	m->size = pmem2_map_get_size(m->map);
+	m->header_off = w->header_off;
 	return 0;
 pmem_err:
 	rc = uh_err_set(UH_EIO, "cannot map heap file %s: %s", w->heap_path, pmem2_errormsg());
 	if (cfg)
 		pmem2_config_delete(&cfg);
 	return rc;
+}
+
+static void mapping_put(struct uh_mapping *m)
+{
+	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	if (m->map)
+		pmem2_map_delete(&m->map);
+	if (m->src)
+		pmem2_source_delete(&m->src);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m);
+}
+
+/* A new session of an existing mapping must be on the very file mapped:
+ * heapd may have been restarted on another heap since. */
+static int same_heap(const struct uh_mapping *m, const struct uhc_welcome *w)
+{
+	struct stat st;
+
+	if (stat(w->heap_path, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino ||
+	    w->heap_size != m->size || w->header_off != m->header_off)
+		return uh_err_set(UH_EIO, "heapd at %s now serves %s, not the heap this "
+				  "process mapped; connect anew with uh_connect()",
+				  m->socket, w->heap_path);
+	return 0;
 }
 
 /* The header heapd pointed us at must be one we understand. */
@@ -231,22 +262,16 @@ static const char *client_desc(char *buf, size_t len)
 	return buf;
 }
 
-int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
+/* Attach a new session to heapd at socket and bind it to mapping m, or,
+ * when m is NULL, to a new mapping of the heap heapd names. */
+static int open_session(const char *socket, int readonly, struct uh_mapping *m,
+			uh_heap **out)
 {
-	char sock[4096], desc[128];
+	char desc[128];
 	struct uhc_welcome *w;
 	uh_heap *h;
 	int rc;
 
-	uh_err_clear();
-	pthread_once(&atfork_once, install_atfork);
-	if (!out)
-		return uh_err_set(UH_EINVAL, "uh_connect: out is NULL");
-	if (!socket || !*socket) {
-		if ((rc = uh_default_socket(sock, sizeof(sock))) != 0)
-			return rc;
-		socket = sock;
-	}
 	h = calloc(1, sizeof(*h));
 	w = calloc(1, sizeof(*w));
 	if (!h || !w) {
@@ -254,16 +279,32 @@ int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
 		free(w);
 		return uh_err_set(UH_ENOMEM, "uh_connect: out of memory");
 	}
-	h->fd = -1;
 	h->pid = getpid();
 	h->fork_gen = fork_gen;
 	h->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15ull;
-	h->readonly = (flags & UH_READONLY) != 0;
+	h->readonly = readonly;
 	rc = uhc_attach(socket, h->readonly, client_desc(desc, sizeof(desc)), &h->ctl, w);
-	if (rc == 0)
-		rc = map_heap(h, w);
-	if (rc == 0)
+	if (rc == 0 && m) {
+		__atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
+		h->m = m;
+		rc = same_heap(m, w);
+	} else if (rc == 0) {
+		if (!(m = calloc(1, sizeof(*m)))) {
+			rc = uh_err_set(UH_ENOMEM, "uh_connect: out of memory");
+		} else {
+			m->refs = 1;
+			m->fd = -1;
+			m->readonly = readonly;
+			snprintf(m->socket, sizeof(m->socket), "%s", socket);
+			h->m = m;
+			rc = map_heap(m, w);
+		}
+	}
+	if (rc == 0) {
+		h->base = h->m->base;
+		h->size = h->m->size;
 		rc = check_header(h, w);
+	}
 	if (rc != 0) {
 		free(w);
 		uh_disconnect(h);
@@ -282,6 +323,43 @@ int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
 	return 0;
 }
 
+int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
+{
+	char sock[4096];
+	int rc;
+
+	uh_err_clear();
+	pthread_once(&atfork_once, install_atfork);
+	if (!out)
+		return uh_err_set(UH_EINVAL, "uh_connect: out is NULL");
+	if (flags & ~UH_READONLY)
+		return uh_err_set(UH_EINVAL, "uh_connect: unknown flags 0x%x", flags);
+	if (!socket || !*socket) {
+		if ((rc = uh_default_socket(sock, sizeof(sock))) != 0)
+			return rc;
+		socket = sock;
+	}
+	if (strlen(socket) >= sizeof(sock))
+		return uh_err_set(UH_EINVAL, "uh_connect: socket path longer than %zu bytes",
+				  sizeof(sock) - 1);
+	return open_session(socket, (flags & UH_READONLY) != 0, NULL, out);
+}
+
+int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out)
+{
+	int rc = uh_check_handle(h);
+
+	uh_err_clear();
+	if (rc)
+		return rc;
+	if (!out)
+		return uh_err_set(UH_EINVAL, "uh_session_open: out is NULL");
+	if (flags & ~UH_READONLY)
+		return uh_err_set(UH_EINVAL, "uh_session_open: unknown flags 0x%x", flags);
+	int readonly = h->m->readonly || (flags & UH_READONLY);
+	return open_session(h->m->socket, readonly, h->m, out);
+}
+
 void uh_disconnect(uh_heap *h)
 {
 	if (!h)
@@ -295,12 +373,7 @@ void uh_disconnect(uh_heap *h)
 	 * parent still owns it. Only local memory is released. */
 	if (h->ctl && same_process)
 		uhc_detach(h->ctl);
-	if (h->map)
-		pmem2_map_delete(&h->map);
-	if (h->src)
-		pmem2_source_delete(&h->src);
-	if (h->fd >= 0)
-		close(h->fd);
+	mapping_put(h->m);
 	uh_arena_index_free(&h->ix);
 	uh_tx_free_state(h);
 	free(h->dirty);

@@ -665,10 +665,25 @@ static void backoff_sleep(uh_heap *h, long us)
 	nanosleep(&ts, NULL);
 }
 
+int uh_retry_wait(uh_heap *h, unsigned tries)
+{
+	int rc = uh_check_handle(h);
+	long us = 10;
+
+	if (rc)
+		return rc;
+	if (tries == 0)
+		return 0;
+	for (unsigned i = 1; i < tries && us < 10000; i++)	/* bound: 10 doublings */
+		us *= 2;
+	h->st.retries++;
+	backoff_sleep(h, us < 10000 ? us : 10000);
+	return 0;
+}
+
 int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries)
 {
 	int rc = uh_check_handle(h);
-	long backoff_us = 10;
 
 	if (rc)
 		return rc;
@@ -679,12 +694,7 @@ int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries)
 	if (max_tries == 0)
 		max_tries = 100;
 	for (unsigned i = 0; i < max_tries; i++) {	/* bound: max_tries */
-		if (i) {
-			h->st.retries++;
-			backoff_sleep(h, backoff_us);
-			if (backoff_us < 10000)
-				backoff_us *= 2;
-		}
+		uh_retry_wait(h, i);
 		if ((rc = uh_begin(h)) != 0)
 			return rc;
 		rc = fn(h, arg);

@@ -2,8 +2,9 @@
  * uhint.h -- libuniheap's private state: the session handle, its block
  * (transaction) state and the helpers the client files share.
  *
- * Ownership: a uh_heap owns its mapping, its control session (uhc), its
- * arena lists and its block state; nothing here is shared between handles.
+ * Ownership: a uh_heap owns its control session (uhc), its arena lists
+ * and its block state. Its mapping (struct uh_mapping) is shared with the
+ * sessions opened from it and reference counted; nothing else is shared.
  */
 #ifndef UH_UHINT_H
 #define UH_UHINT_H
@@ -77,15 +78,28 @@ struct uh_size_arenas {
  * into as few msync calls as possible). */
 struct uh_range { uint64_t start, end; };
 
+/* One mapping of a heap file, shared by every session opened from it
+ * (uh_session_open); unmapped when the last of them disconnects. */
+struct uh_mapping {
+	int refs;			/* sessions using it; atomic */
+	int fd;
+	struct pmem2_source *src;	/* owned */
+	struct pmem2_map *map;		/* owned */
+	char *base;
+	uint64_t size;
+	uint64_t header_off;
+	uint64_t dev, ino;		/* the mapped file, to tell another heap */
+	int readonly;			/* mapped without PROT_WRITE */
+	char socket[4096];		/* heapd's socket, for more sessions */
+};
+
 struct uh_heap {
 	pid_t pid;			/* process that connected */
 	uint32_t fork_gen;		/* fork generation at connect */
 	uhc *ctl;			/* owned */
-	int fd;
-	struct pmem2_source *src;	/* owned */
-	struct pmem2_map *map;		/* owned */
-	char *base;			/* mapping start */
-	uint64_t size;
+	struct uh_mapping *m;		/* shared with sibling sessions */
+	char *base;			/* m->base, cached for the hot paths */
+	uint64_t size;			/* m->size */
 	struct uh_hdr *hdr;		/* inside the mapping */
 	uint32_t session;
 	uint32_t durability;
