@@ -92,7 +92,8 @@ const char *uh_strerror(int err);
  * pointer is valid until the next libuniheap call on this thread. */
 const char *uh_errmsg(void);
 
-/** An offset from the start of the heap file; 0 is null. */
+/** A reference to an object: its offset from the start of the heap file
+ * and its generation (see @ref direct); 0 is null. */
 typedef uint64_t uh_off;
 
 /** A session: a mapped heap plus a control connection to heapd. */
@@ -163,9 +164,38 @@ int uh_heap_info(uh_heap *h, uh_info *out);
 const char *uh_durability_name(uint32_t mode);
 
 /** Base address of this process's mapping (for bindings that read fields
- * directly: field address = base + object offset + field offset).
- * @note valid until uh_disconnect(). */
+ * directly; see @ref direct). The same for every session opened from one
+ * another with uh_session_open().
+ * @note valid until the mapping's last session disconnects. */
 void *uh_base(uh_heap *h);
+
+/** @defgroup direct Direct access for bindings
+ * Bindings read fields straight from the mapping instead of calling
+ * uh_get_*() outside blocks. A reference (#uh_off) names an object and its
+ * generation: bits 0..47 are the byte offset of the object's header in
+ * the heap file, bits 48..63 the generation the object had when the
+ * reference was made. Every object starts with a 16-byte header:
+ *  - bytes [8, 12): u32, class id in bits 0..15, generation in 16..31;
+ *  - bytes [12, 16): u32, bit 31 set while the object is valid, bits
+ *    0..30 the payload size (a record's payload size is its class's
+ *    uh_class_info.payload_size).
+ * A direct read of field f of the object named by reference r is safe
+ * once the reference was checked once (uh_obj_class(), or it came from
+ * libuniheap) and, before each read, the u32 at offset+8 equals
+ * UH_OBJ_CLASS_WORD(class, UH_REF_GEN(r)) and the u32 at offset+12 has
+ * UH_OBJ_VALID: then the object is the one the reference was made for
+ * (a freed slot reused for a new object has another generation). Field
+ * address = base + UH_REF_OFFSET(r) + field offset. A string or bytes
+ * value read in place is immutable while its header says so: copy it,
+ * then check its header again. Offsets of fields come from
+ * uh_field_info_get(). @{ */
+#define UH_REF_OFFSET(r) ((uint64_t)(r) & 0xffffffffffffull)
+#define UH_REF_GEN(r) ((uint32_t)((uint64_t)(r) >> 48))
+#define UH_OBJ_CLASS_WORD(class_id, gen) ((uint32_t)(class_id) | (uint32_t)(gen) << 16)
+#define UH_OBJ_WORD_AT 8u	/**< byte of the class/generation word */
+#define UH_OBJ_SIZE_AT 12u	/**< byte of the valid bit + payload size */
+#define UH_OBJ_VALID 0x80000000u
+/** @} */
 
 /* ------------------------------------------------------------------ */
 /** @defgroup classes Classes @{ */

@@ -149,7 +149,7 @@ struct uh_objhdr {
 };
 
 #define UH_OBJHDR_SIZE 16u
-#define UH_OBJ_VALID 0x80000000u
+/* UH_OBJ_VALID (bit 31 of size) is public: uniheap.h, "direct". */
 #define UH_OBJ_SIZE_MASK 0x7fffffffu
 
 /* Lock word. Unlocked: bit 63 clear, bits 0..62 = version (the clock value
