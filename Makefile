@@ -1,7 +1,8 @@
 # uniheap: one entry point.
 #   make          build everything (CMake + Ninja, in ./build; the Python
 #                 extension in place in bindings-python/uniheap)
-#   make test     install missing packages, build, run every test (ctest, pytest)
+#   make test     install missing packages, build, run every test (ctest, pytest
+#                 for the Python binding, pytest for tests/service)
 #   make python   build only the Python extension (pip install ./bindings-python
 #                 installs it instead)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
@@ -66,13 +67,16 @@ deps:
 		echo "deps: all Python packages present"; \
 	fi
 
-# Both runners always run (each ends with its own summary); the exit
-# status fails if either failed.
+# Every runner always runs (each ends with its own summary); the exit
+# status fails if any failed. tests/service: heapd as installed and run as
+# a service (default socket, readiness, reflection, install, units).
 test: deps all
 	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
-	exit $$(( c || p ))
+	UNIHEAP_BUILD=$(abspath $(BUILD)) \
+		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
+	exit $$(( c || p || s ))
 
 demo: deps all
 	BUILD=$(BUILD) scripts/demo.sh

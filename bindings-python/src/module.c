@@ -29,7 +29,8 @@ static PyObject *default_socket(PyObject *m, PyObject *unused)
 static PyMethodDef module_methods[] = {
 	{ "default_socket", default_socket, METH_NOARGS,
 	  "The socket path connect() uses by default ($UNIHEAP_SOCKET, else "
-	  "$XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)." },
+	  "$XDG_RUNTIME_DIR/uniheap/heapd.sock, else /tmp/uniheap-<uid>/heapd.sock; "
+	  "the rule of uh_default_socket() in uniheap.h)." },
 	{ NULL, NULL, 0, NULL },
 };
 

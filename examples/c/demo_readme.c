@@ -1,6 +1,7 @@
 /*
  * demo_readme.c -- the example in README.md, kept compiling by the build.
- * Run it with heapd serving $UNIHEAP_SOCKET (or ./var/heapd.sock).
+ * Run it with heapd serving $UNIHEAP_SOCKET, or the default socket
+ * (uh_default_socket()).
  */
 #include <stdio.h>
 

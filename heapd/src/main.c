@@ -20,6 +20,7 @@
 #include <libpmemobj.h>
 
 #include "core.h"
+#include "sockpath.h"
 
 #define EXIT_USAGE 64
 #define DEFAULT_SIZE (256ull << 20)
@@ -43,7 +44,8 @@ static const char usage_text[] = USAGE_LINES
 	"  --name NAME        name of a new heap (default: the file name)\n"
 	"  --log-size SIZE    redo log bytes per session of a new heap (default 1M)\n"
 	"  --socket PATH      control socket (default: $UNIHEAP_SOCKET, else\n"
-	"                     $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)\n"
+	"                     $XDG_RUNTIME_DIR/uniheap/heapd.sock, else\n"
+	"                     /tmp/uniheap-$UID/heapd.sock; see uh_default_socket)\n"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
@@ -247,25 +249,14 @@ static void check_pmem(const struct args *a)
 	exit(1);
 }
 
-/* $UNIHEAP_SOCKET, else $XDG_RUNTIME_DIR/uniheap/heapd.sock, else
- * ./var/heapd.sock; the folder of a default path is created (0700). */
+/* The rule of uh_default_socket() (uniheap.h), shared with every client. */
 static const char *default_socket(char *buf, size_t len)
 {
-	const char *env = getenv("UNIHEAP_SOCKET");
-	if (env && env[0])
-		return env;
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char dir[4096];
-	if (xdg && xdg[0])
-		snprintf(dir, sizeof(dir), "%s/uniheap", xdg);
-	else
-		snprintf(dir, sizeof(dir), "./var");
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "heapd: cannot create the socket folder %s: %s\n", dir,
-			strerror(errno));
+	char err[512];
+	if (uh_sockpath_default(buf, len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "heapd: %s\n", err);
 		exit(1);
 	}
-	snprintf(buf, len, "%s/heapd.sock", dir);
 	return buf;
 }
 

@@ -105,12 +105,13 @@ typedef struct uh_heap uh_heap;
 
 /**
  * Attach to heapd and map its heap.
- * @param[in] socket heapd's socket path, or NULL for $UNIHEAP_SOCKET, else
- *            the default (uh_default_socket()).
+ * @param[in] socket heapd's socket path, or NULL (or "") for the default
+ *            path, uh_default_socket().
  * @param[in] flags UH_READONLY or 0.
  * @param[out] out the new handle; set only on success.
- * @return 0, or UH_EDISCONNECTED (no heapd), UH_EPROTO (protocol version
- *         mismatch), UH_EIO (heap file could not be opened or mapped).
+ * @return 0, or UH_EDISCONNECTED (no heapd, or an unsafe default socket
+ *         folder), UH_EPROTO (protocol version mismatch), UH_EIO (heap
+ *         file could not be opened or mapped).
  *         On failure nothing needs to be released.
  */
 int uh_connect(const char *socket, uint32_t flags, uh_heap **out);
@@ -138,9 +139,26 @@ int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out);
  * pointer into it dies. Can't fail. */
 void uh_disconnect(uh_heap *h);
 
-/** Default socket path: $UNIHEAP_SOCKET, else
- * $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock. Written to
- * buf (NUL terminated). @return 0 or UH_ERANGE if buf is too small. */
+/**
+ * The default socket path: the one rule by which heapd, heapctl,
+ * uniheap-check, libuniheap (uh_connect(NULL, ...)) and every binding
+ * find each other when no socket is given, wherever they were started:
+ *  1. $UNIHEAP_SOCKET, if set and not empty, as it is;
+ *  2. else $XDG_RUNTIME_DIR/uniheap/heapd.sock, if XDG_RUNTIME_DIR is an
+ *     absolute path (the per-login runtime folder systemd provides);
+ *  3. else /tmp/uniheap-<euid>/heapd.sock. That folder is created (mode
+ *     0700) when missing, and refused (#UH_EDISCONNECTED, uh_errmsg()
+ *     says why) unless it is a directory, not a symbolic link, owned by
+ *     the effective uid and writable by nobody else: another user must
+ *     not be able to slip a socket of theirs in front of our clients.
+ * heapd creates the folder of its socket (0700) when it is missing.
+ * The system service (packaging/heapd.service) serves
+ * /run/uniheap/heapd.sock; its clients set UNIHEAP_SOCKET to that path.
+ * @param[out] buf receives the path, NUL terminated.
+ * @param[in] len bytes of buf (4096 is always enough).
+ * @return 0, #UH_ERANGE (buf too small), #UH_EDISCONNECTED (the /tmp
+ *         folder is unsafe or cannot be created), #UH_EINVAL (buf NULL).
+ */
 int uh_default_socket(char *buf, size_t len);
 
 /** What uh_heap_info() reports. */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sockpath.h"
 #include "uhint.h"
 
 /* Bumped in every forked child, so a handle can tell it crossed a fork
@@ -52,18 +53,14 @@ const char *uh_durability_name(uint32_t mode)
 
 int uh_default_socket(char *buf, size_t len)
 {
-	const char *env = getenv("UNIHEAP_SOCKET");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
+	char err[512];
+	int rc;
 
-	if (env && *env)
-		n = snprintf(buf, len, "%s", env);
-	else if (xdg && *xdg)
-		n = snprintf(buf, len, "%s/uniheap/heapd.sock", xdg);
-	else
-		n = snprintf(buf, len, "var/heapd.sock");
-	if (n < 0 || (size_t)n >= len)
-		return uh_err_set(UH_ERANGE, "uh_default_socket: buffer of %zu bytes too small", len);
+	uh_err_clear();
+	if (!buf)
+		return uh_err_set(UH_EINVAL, "uh_default_socket: buf is NULL");
+	if ((rc = uh_sockpath_default(buf, len, err, sizeof(err))) != 0)
+		return uh_err_set(rc, "%s", err);
 	return 0;
 }
 

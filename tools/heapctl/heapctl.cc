@@ -27,6 +27,7 @@
 
 #include "health.h"
 #include "print.h"
+#include "sockpath.h"
 
 namespace pb = uniheap::v1;
 
@@ -49,7 +50,8 @@ const char kUsage[] =
 	"\n"
 	"options:\n"
 	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
-	"                 $XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock)\n"
+	"                 $XDG_RUNTIME_DIR/uniheap/heapd.sock, else\n"
+	"                 /tmp/uniheap-$UID/heapd.sock; see uh_default_socket)\n"
 	"  --json         print the response as JSON (proto3 JSON mapping, .proto\n"
 	"                 field names)\n"
 	"  --help         this text\n";
@@ -60,16 +62,17 @@ struct Args {
 	bool json = false;
 };
 
-/* Same rule as uh_default_socket(); heapctl does not link libuniheap. */
+/* The rule of uh_default_socket() (uniheap.h); heapctl does not link
+ * libuniheap, so it takes the rule from the shared sockpath.c. Returns ""
+ * after saying why there is none. */
 std::string default_socket()
 {
-	const char *s = getenv("UNIHEAP_SOCKET");
-	if (s && *s)
-		return s;
-	const char *x = getenv("XDG_RUNTIME_DIR");
-	if (x && *x)
-		return std::string(x) + "/uniheap/heapd.sock";
-	return "./var/heapd.sock";
+	char buf[4096], err[512];
+	if (uh_sockpath_default(buf, sizeof(buf), err, sizeof(err)) != 0) {
+		fprintf(stderr, "heapctl: %s\n", err);
+		return "";
+	}
+	return buf;
 }
 
 int usage_error(const char *fmt, const char *what)
@@ -106,8 +109,8 @@ int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->command.empty())
 		return usage_error("%s", "no command given");
-	if (a->socket.empty())
-		a->socket = default_socket();
+	if (a->socket.empty() && (a->socket = default_socket()).empty())
+		return kExitUnreachable;
 	return -1;
 }
 
