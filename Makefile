@@ -22,8 +22,10 @@ DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PY ?= python3
-# Python packages the tests and benchmarks import (import name = package).
-PY_PKGS := pytest lmdb setuptools
+# Python packages the tests and benchmarks import: the import name, or
+# import:package where the two differ (grpcio and its reflection client
+# speak to heapd in tests/service).
+PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection
 
 .PHONY: all deps test demo bench clean python
 
@@ -58,7 +60,7 @@ deps:
 	fi
 	@missing=""; \
 	for p in $(PY_PKGS); do \
-		$(PY) -c "import $$p" 2>/dev/null || missing="$$missing $$p"; \
+		$(PY) -c "import $${p%%:*}" 2>/dev/null || missing="$$missing $${p#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "deps: pip installing$$missing"; \

@@ -123,6 +123,12 @@ int hd_roots_next(struct hd *hd, uint64_t *cursor, const char **name, size_t *na
  * Returns 0 after a clean shutdown, else an error with err set. */
 int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen);
 
+/* ---- service manager (notify.c) ---- */
+/* Send state ("READY=1", "STOPPING=1", newline-separated assignments of
+ * sd_notify(3)) to the service manager named by $NOTIFY_SOCKET; nothing
+ * without it. A failure is logged, never fatal. */
+void hd_notify(const char *state);
+
 /* ---- logging (log.c) ---- */
 /* One structured line to stderr:
  *   ts=<RFC3339> level=<level> event=<event> <fmt-formatted key=value ...> */

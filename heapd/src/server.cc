@@ -8,8 +8,12 @@
  *  2. Own the socket (stale one replaced, live one refused), mode 0600.
  *  3. Build the gRPC server with no listening port of its own: the accept
  *     thread hands it each connection after checking SO_PEERCRED. The
- *     standard grpc.health.v1 service is on.
- * Shutdown (SIGTERM/SIGINT): stop accepting and remove the socket, mark
+ *     standard grpc.health.v1 service and server reflection are on, so
+ *     stock gRPC tools list and call heapd's services without the .proto.
+ *  4. Only then tell a service manager READY=1 ($NOTIFY_SOCKET): a unit
+ *     ordered after heapd finds it accepting calls.
+ * Shutdown (SIGTERM/SIGINT): say STOPPING=1, stop accepting and remove the
+ * socket, mark
  * the service as stopping (so sessions cut by the shutdown are not
  * reaped: their clients live on and the next heapd recovers them), then
  * Server::Shutdown with a 250 ms deadline.
@@ -24,7 +28,9 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <string>
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -79,6 +85,13 @@ void set_serving(grpc::Server *server, bool serving)
 	h->SetServingStatus(uniheap::v1::Heapd::service_full_name(), serving);
 }
 
+void notify_ready(struct hd *hd, const char *path)
+{
+	std::string state = std::string("READY=1\nSTATUS=serving ") + hd_heap_path(hd) +
+			    " on " + path;
+	hd_notify(state.c_str());
+}
+
 int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 {
 	/* Stays blocked after return: a second SIGTERM during hd_close()
@@ -92,6 +105,7 @@ int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 	heapd::PeerTable peers;
 	heapd::Service service(hd, &peers);
 	grpc::EnableDefaultHealthCheckService(true);
+	grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 	grpc::ServerBuilder builder;
 	builder.RegisterService(&service);
 	std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -109,9 +123,11 @@ int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 		return UH_EINTERNAL;
 	}
 	hd_log("info", "listening", "socket=%s pid=%d", path, (int)getpid());
+	notify_ready(hd, path);
 
 	int sig = wait_stop_signal(hd);
 	hd_log("info", "shutdown", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	hd_notify("STOPPING=1");
 	service.begin_shutdown();
 	set_serving(server.get(), false);
 	acceptor.stop();
