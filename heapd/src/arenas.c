@@ -87,6 +87,13 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	ah->bitmap_words = (nslots + 63u) / 64u;
 	ah->first_slot = oid.off + uh_arena_first_slot_rel(nslots);
 	ah->dir_index = idx;
+	/* The arena's slots start at the heap-wide seed, which every new
+	 * arena advances: memory heapd freed (a large region) and handed out
+	 * again never restarts a slot at a generation an old reference may
+	 * still carry (FORMAT.md 6.3). */
+	pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
+	ah->gen_seed = hd->hdr->gen_seed & UH_GEN_MASK;
+	hd->hdr->gen_seed = (ah->gen_seed + 1) & UH_GEN_MASK;
 
 	pmemobj_tx_add_range_direct(&dir[idx], sizeof(dir[idx]));
 	dir[idx].off = oid.off;

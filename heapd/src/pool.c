@@ -171,6 +171,9 @@ static int check_create_opts(const struct hd_opts *o, char *err, size_t errlen)
 	if (o->size < min)
 		return hd_err(err, errlen, UH_EINVAL, "heap size %s is too small: minimum %s",
 			      hd_fmt_bytes(a, sizeof(a), o->size), hd_fmt_bytes(b, sizeof(b), min));
+	if (o->size >= UH_HEAP_SIZE_MAX)
+		return hd_err(err, errlen, UH_EINVAL, "heap size %s is too big: references "
+			      "hold 48-bit offsets", hd_fmt_bytes(a, sizeof(a), o->size));
 	if (o->durability > UH_DUR_MEMORY)
 		return hd_err(err, errlen, UH_EINVAL, "unknown durability mode %u", o->durability);
 	if (o->name && (!o->name[0] || strlen(o->name) > 63))
@@ -307,6 +310,36 @@ static int upgrade_datatype_classes(struct hd *hd, char *err, size_t errlen)
 	return rc;
 }
 
+/* Format 1 is format 2 with every generation 0, so the upgrade is one
+ * transaction: the version and the checksum that covers it (FORMAT.md 13).
+ * A client of the previous heapd still running maps the heap as version
+ * 1 and would allocate without generations: the upgrade waits for it. */
+static int upgrade_v1(struct hd *hd, char *err, size_t errlen)
+{
+	struct uh_hdr *h = hd->hdr;
+	volatile int rc = 0;
+
+	if (hd->rec.gc_deferred)
+		return hd_err(err, errlen, UH_EIO,
+			      "%s has heap format version 1 and clients of the previous heapd "
+			      "still use it; stop them, then start heapd again to upgrade it "
+			      "to version %u", hd->path, UH_FORMAT_VERSION);
+	TX_BEGIN(hd->pop) {
+		pmemobj_tx_add_range_direct(h, UH_HDR_CHECKSUM_LEN + sizeof(h->hdr_checksum));
+		pmemobj_tx_add_range_direct(&h->gen_seed, sizeof(h->gen_seed));
+		h->format_version = UH_FORMAT_VERSION;
+		h->gen_seed = 1;	/* every slot of a version 1 heap is at generation 0 */
+		h->hdr_checksum = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
+	} TX_ONABORT {
+		rc = hd_err(err, errlen, UH_EIO, "cannot upgrade %s to format version %u: %s",
+			    hd->path, UH_FORMAT_VERSION, pmemobj_errormsg());
+	} TX_END
+	if (!rc)
+		hd_log("info", "upgrade", "heap=%s format_from=1 format_to=%u", hd->path,
+		       UH_FORMAT_VERSION);
+	return rc;
+}
+
 /* The root map record lives in its own one-slot (large-kind) arena so that
  * recovery GC finds it like any other object. Its table stays 0 until the
  * first root is set (libuniheap allocates it then). */
@@ -319,7 +352,7 @@ static void init_rootmap_tx(struct hd *hd)
 	struct uh_arena_hdr *ah = (struct uh_arena_hdr *)(hd->base + arena);
 	struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + ah->first_slot);
 	oh->lock = 0;
-	oh->class_id = UH_CLASS_ROOTMAP;
+	oh->class_word = UH_CLASS_ROOTMAP;	/* generation 0: rootmap_off is its reference */
 	oh->size = UH_OBJ_VALID | (uint32_t)sizeof(struct uh_rootmap);
 	uh_bitmap_set(uh_arena_bitmap(hd->base, arena), 0);
 	hd->hdr->rootmap_off = ah->first_slot;
@@ -508,7 +541,7 @@ static int check_header_bounds(struct hd *hd, char *err, size_t errlen)
 		what = "arena size";
 	else if (h->log_size < sizeof(struct uh_log_hdr) || h->log_size > h->heap_size)
 		what = "log size";
-	else if (h->class_cap <= UH_CLASS_FIRST_USER || h->class_cap > (1u << 20) ||
+	else if (h->class_cap <= UH_CLASS_FIRST_USER || h->class_cap > UH_CLASS_ID_MAX + 1 ||
 		 !table_ok(hd, h->class_tab_off, h->class_cap, 8))
 		what = "class table";
 	else if (h->session_cap < 2 || h->session_cap > UH_LOCK_SESSION_MASK + 1 ||
@@ -534,13 +567,15 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	if (h->format_version != UH_FORMAT_VERSION)
+	/* Version 1 is read too: hd_open upgrades it after recovery. */
+	if (h->format_version != UH_FORMAT_VERSION && h->format_version != UH_FORMAT_VERSION_V1)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */
 		return hd_err(err, errlen, UH_EIO,
-			      "%s has heap format version %u%s; this heapd reads version %u",
+			      "%s has heap format version %u%s; this heapd reads versions %u and %u",
 			      hd->path, h->format_version,
-			      sum_ok ? "" : " (or a corrupt header)", UH_FORMAT_VERSION);
+			      sum_ok ? "" : " (or a corrupt header)", UH_FORMAT_VERSION_V1,
+			      UH_FORMAT_VERSION);
 	if (!sum_ok)
 		return hd_err(err, errlen, UH_EIO,
 			      "heap header of %s is corrupt (checksum mismatch)", hd->path);
@@ -548,6 +583,9 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
 			      hd->path, file_size < h->heap_size ? "truncated" : "resized",
 			      (unsigned long long)h->heap_size, (unsigned long long)file_size);
+	if (h->heap_size >= UH_HEAP_SIZE_MAX)
+		return hd_err(err, errlen, UH_EIO, "heap header of %s is corrupt (bad heap size)",
+			      hd->path);
 	hd->heap_size = h->heap_size;
 	return check_header_bounds(hd, err, errlen);
 }
@@ -654,9 +692,10 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
 		rc = upgrade_datatype_classes(hd, err, errlen);
 	}
-	if (!rc) {
+	if (!rc)
 		rc = hd_recover_locked(hd, err, errlen);
-	}
+	if (!rc && hd->hdr->format_version == UH_FORMAT_VERSION_V1)
+		rc = upgrade_v1(hd, err, errlen);
 	if (rc) {
 		hd_free(hd);
 		return rc;

@@ -10,10 +10,10 @@
  *       - zero every arena bitmap;
  *       - mark from the root map with an explicit stack (never recursion:
  *         a long list would overflow the C stack). A reference is valid
- *         only if it names a slot start whose object has the valid bit, an
- *         existing class, a payload that fits the slot and, for a record,
- *         the class's payload size; invalid references are nulled in
- *         place. Marking sets the bitmap bit and clears the lock word to
+ *         only if it names a slot start whose object has the valid bit,
+ *         the reference's generation, an existing class, a payload that
+ *         fits the slot and, for a record, the class's payload size;
+ *         invalid and dangling references are nulled in place. Marking sets the bitmap bit and clears the lock word to
  *         its version (a held lock loses its version: 0);
  *       - sweep: a slot whose bit stayed clear but whose object is valid
  *         is garbage: its valid bit is cleared. Unmarked large regions go
@@ -125,11 +125,13 @@ static int gc_classes(struct gc *g)
 /* ------------------------------------------------------------------ */
 /* Marking. */
 
-/* The object at off if a reference to it is valid, with its span and slot;
- * else NULL. want: required class id, 0 = any. */
-static const struct uh_objhdr *gc_check(struct gc *g, uint64_t off, uint32_t want,
+/* The object reference ref names if it is valid (a slot start, the valid
+ * bit, ref's generation, a known class...), with its span and slot; else
+ * NULL. want: required class id, 0 = any. */
+static const struct uh_objhdr *gc_check(struct gc *g, uint64_t ref, uint32_t want,
 					const struct uh_arena_span **sp, uint32_t *slot)
 {
+	uint64_t off = UH_REF_OFFSET(ref);
 	/* uh_arena_lookup, not uh_arena_slot_of: nothing changes the
 	 * directory during recovery, so a miss must not rebuild the index
 	 * (that would make each invalid reference cost a directory scan). */
@@ -138,9 +140,11 @@ static const struct uh_objhdr *gc_check(struct gc *g, uint64_t off, uint32_t wan
 		return NULL;
 	*slot = (uint32_t)((off - s->first_slot) / s->slot_size);
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	uint32_t size = oh->size, cid = oh->class_id;
+	uint32_t size = oh->size, cid = uh_word_class(oh->class_word);
 	if (!(size & UH_OBJ_VALID) || cid >= g->ncls || g->cls[cid].kind == 0)
 		return NULL;
+	if (uh_word_gen(oh->class_word) != UH_REF_GEN(ref))
+		return NULL;	/* dangling: the slot holds a newer object */
 	if (want && cid != want)
 		return NULL;
 	uint32_t payload = size & UH_OBJ_SIZE_MASK;
@@ -191,7 +195,8 @@ static int gc_mark(struct gc *g, uint64_t off, const struct uh_arena_span *s, ui
 {
 	if (!gc_set_bit(g, off, s, slot))
 		return 0;
-	uint32_t kind = g->cls[((const struct uh_objhdr *)(g->base + off))->class_id].kind;
+	uint32_t cid = uh_word_class(((const struct uh_objhdr *)(g->base + off))->class_word);
+	uint32_t kind = g->cls[cid].kind;
 	if (kind == UH_K_STRING || kind == UH_K_BYTES)
 		return 0;	/* no references inside */
 	return gc_push(g, off);
@@ -220,7 +225,7 @@ static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
 		gc_null(g, ref, from);
 		return 0;
 	}
-	return gc_mark(g, off, s, slot);
+	return gc_mark(g, UH_REF_OFFSET(off), s, slot);
 }
 
 /* Turn root pair p into a tombstone and drop it from the count. */
@@ -241,7 +246,7 @@ static void gc_drop_root(struct gc *g, struct uh_rootmap *rm, uint64_t *p)
  * goes. */
 static int gc_root_table(struct gc *g, struct uh_rootmap *rm, uint64_t table, uint32_t payload)
 {
-	uint64_t *p = (uint64_t *)(g->base + table + UH_OBJHDR_SIZE);
+	uint64_t *p = (uint64_t *)(g->base + UH_REF_OFFSET(table) + UH_OBJHDR_SIZE);
 	uint64_t npairs = payload / 16;
 	for (uint64_t i = 0; i < npairs; i++, p += 2) {	/* bounded by the table size */
 		if (p[0] == 0 || p[0] == UH_ROOT_TOMBSTONE)
@@ -256,9 +261,9 @@ static int gc_root_table(struct gc *g, struct uh_rootmap *rm, uint64_t table, ui
 			gc_drop_root(g, rm, p);
 			continue;
 		}
-		int rc = gc_mark(g, p[0], ns, nslot);
+		int rc = gc_mark(g, UH_REF_OFFSET(p[0]), ns, nslot);
 		if (!rc)
-			rc = gc_mark(g, p[1], vs, vslot);
+			rc = gc_mark(g, UH_REF_OFFSET(p[1]), vs, vslot);
 		if (rc)
 			return rc;
 	}
@@ -280,7 +285,7 @@ static int gc_rootmap(struct gc *g, uint64_t off)
 		g->hd->persist.flush(g->hd->persist.ctx, rm, sizeof(*rm));
 		return 0;
 	}
-	if (!gc_set_bit(g, t, s, slot))
+	if (!gc_set_bit(g, UH_REF_OFFSET(t), s, slot))
 		return 0;	/* already reached (as a plain table) */
 	return gc_root_table(g, rm, t, th->size & UH_OBJ_SIZE_MASK);
 }
@@ -329,9 +334,10 @@ static int gc_scan_array(struct gc *g, uint64_t off, uint32_t payload)
 static int gc_scan(struct gc *g, uint64_t off)
 {
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	const struct gc_class *c = &g->cls[oh->class_id];
+	uint32_t cid = uh_word_class(oh->class_word);
+	const struct gc_class *c = &g->cls[cid];
 	int rc = 0;
-	if (oh->class_id == UH_CLASS_ROOTMAP)
+	if (cid == UH_CLASS_ROOTMAP)
 		return gc_rootmap(g, off);
 	if (c->kind == UH_K_RECORD) {
 		for (uint32_t i = 0; i < c->nrefs && !rc; i++)	/* <= UH_FIELDS_MAX */

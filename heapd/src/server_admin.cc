@@ -86,16 +86,21 @@ grpc::Status Service::Stats(grpc::ServerContext *ctx, const pb::StatsRequest *re
 	});
 }
 
-/* Class of the object at off, read from its header; 0 when off is null,
- * misaligned or not inside the heap (the root map lives in client-written
- * memory, so nothing in it is trusted). */
-static uint32_t object_class(struct hd *hd, uint64_t off, uint64_t heap_size)
+/* Class of the object reference ref names, read from its header; 0 when
+ * it is null, misaligned, not inside the heap or of another generation
+ * (the root map lives in client-written memory, so nothing in it is
+ * trusted). */
+static uint32_t object_class(struct hd *hd, uint64_t ref, uint64_t heap_size)
 {
+	uint64_t off = UH_REF_OFFSET(ref);
 	if (off < UH_OBJHDR_SIZE || off % 8 != 0 || off > heap_size - UH_OBJHDR_SIZE)
 		return 0;
 	struct uh_objhdr oh;
 	memcpy(&oh, hd_base(hd) + off, sizeof(oh));
-	return oh.class_id < UH_CLASS_CAP ? oh.class_id : 0;
+	uint32_t cls = uh_word_class(oh.class_word);
+	if (uh_word_gen(oh.class_word) != UH_REF_GEN(ref))
+		return 0;
+	return cls < UH_CLASS_CAP ? cls : 0;
 }
 
 grpc::Status Service::ListRoots(grpc::ServerContext *ctx, const pb::ListRootsRequest *req,

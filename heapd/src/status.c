@@ -39,7 +39,7 @@ static uint32_t count_classes(struct hd *hd)
 static uint64_t count_roots(struct hd *hd)
 {
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(hd->base + hd->hdr->rootmap_off);
-	if (oh->class_id != UH_CLASS_ROOTMAP || !(oh->size & UH_OBJ_VALID))
+	if (oh->class_word != UH_CLASS_ROOTMAP || !(oh->size & UH_OBJ_VALID))
 		return 0;
 	const struct uh_rootmap *rm = (const struct uh_rootmap *)(oh + 1);
 	return __atomic_load_n(&rm->count, __ATOMIC_ACQUIRE);

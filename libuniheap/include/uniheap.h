@@ -203,10 +203,15 @@ void *uh_base(uh_heap *h);
  * UH_OBJ_CLASS_WORD(class, UH_REF_GEN(r)) and the u32 at offset+12 has
  * UH_OBJ_VALID: then the object is the one the reference was made for
  * (a freed slot reused for a new object has another generation). Field
- * address = base + UH_REF_OFFSET(r) + field offset. A string or bytes
- * value read in place is immutable while its header says so: copy it,
- * then check its header again. Offsets of fields come from
- * uh_field_info_get(). @{ */
+ * address = base + UH_REF_OFFSET(r) + field offset. To be sure the bytes
+ * read belong to that object, copy them and then check the header word
+ * again (an acquire fence between): the allocator writes the new
+ * generation before the new object's bytes. A string or bytes value read
+ * in place is immutable while its header says so: copy it, then check its
+ * header again. Offsets of fields come from uh_field_info_get().
+ * Every reference libuniheap returns, and every reference stored in the
+ * heap, carries its generation; keep all 64 bits, never use them as an
+ * address. @{ */
 #define UH_REF_OFFSET(r) ((uint64_t)(r) & 0xffffffffffffull)
 #define UH_REF_GEN(r) ((uint32_t)((uint64_t)(r) >> 48))
 #define UH_OBJ_CLASS_WORD(class_id, gen) ((uint32_t)(class_id) | (uint32_t)(gen) << 16)
@@ -294,7 +299,8 @@ int uh_field_find(uh_heap *h, uint32_t class_id, const char *name,
 int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out);
 
 /** Free an object (deferred to commit inside a block). Readers holding
- * its offset then get UH_EFREED. @return 0, UH_EFREED, UH_ECONFLICT. */
+ * its reference then get UH_EFREED, also once its slot holds a new object
+ * (which has another generation). @return 0, UH_EFREED, UH_ECONFLICT. */
 int uh_free(uh_heap *h, uh_off obj);
 
 /** Class id of a valid object. @return 0 or UH_EFREED. */

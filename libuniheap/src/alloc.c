@@ -10,6 +10,12 @@
  * is set, so a rollback (ours or heapd's) finds every slot to release. An
  * allocation outside a block is unreachable until published; if the
  * process dies first, recovery GC reclaims the slot.
+ *
+ * Generations: a claimed slot's object gets the generation after the
+ * slot's last one (uh_next_gen), written into the header before anything
+ * else, so a process still holding a reference to the slot's previous
+ * object, which re-checks the header after each copy, never accepts the
+ * new object's bytes as the old one's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,16 @@ static int size_class(uint64_t bytes)
 		if (bytes <= uh_size_class_slot[i])
 			return i;
 	return -1;
+}
+
+/* The first generation of the arena's slots; checked against the heap
+ * before the header is read (heapd named the arena). */
+static uint32_t arena_seed(uh_heap *h, uint64_t arena_off)
+{
+	if (arena_off > h->size - sizeof(struct uh_arena_hdr))
+		return 0;
+	const struct uh_arena_hdr *ah = (const void *)(h->base + arena_off);
+	return ah->gen_seed & UH_GEN_MASK;
 }
 
 static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_arena *a)
@@ -37,7 +53,7 @@ static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_are
 	if (a->first_slot > h->size || (uint64_t)a->slot_size * a->nslots > h->size - a->first_slot)
 		return uh_err_set(UH_EPROTO, "heapd leased an arena outside the heap");
 	sa->v[sa->n] = (struct uh_arena_ref){ a->arena_off, a->first_slot, a->slot_size,
-					      a->nslots, 0 };
+					      a->nslots, 0, arena_seed(h, a->arena_off) };
 	sa->current = sa->n++;
 	h->st.arena_leases++;
 	return 0;
@@ -72,26 +88,33 @@ static int64_t find_free(uh_heap *h, struct uh_arena_ref *a)
 	return -1;
 }
 
-static void init_object(uh_heap *h, uh_off obj, uint32_t class_id, uint64_t payload,
-			const void *init)
+/* Returns the new object's generation. */
+static uint32_t init_object(uh_heap *h, uint64_t obj, uint32_t seed, uint32_t class_id,
+			    uint64_t payload, const void *init)
 {
 	struct uh_objhdr *o = (void *)(h->base + obj);
 	uint64_t version = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE) & ~UH_LOCK_BIT;
+	uint32_t gen = uh_next_gen(__atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE), seed);
 
+	/* The new generation first, fenced before the payload stores: a
+	 * reader of the old object that copies payload bytes and then sees
+	 * the old word again copied old bytes. */
+	__atomic_store_n(&o->class_word, class_id | gen << 16, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (init)
 		memcpy(o + 1, init, payload);
 	else
 		memset(o + 1, 0, payload);
-	o->class_id = class_id;
 	__atomic_store_n(&o->lock, version, __ATOMIC_RELAXED);
 	__atomic_store_n(&o->size, UH_OBJ_VALID | (uint32_t)payload, __ATOMIC_RELEASE);
+	return gen;
 }
 
 /* Claim slot in arena a for an object of class_id, log it if in a block. */
 static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t class_id,
 		 uint64_t payload, const void *init, uh_off *out)
 {
-	uh_off obj = a->first_slot + (uint64_t)slot * a->slot_size;
+	uint64_t obj = a->first_slot + (uint64_t)slot * a->slot_size;
 	int rc;
 
 	/* Claim first, log second: a rollback must only ever release slots
@@ -100,7 +123,7 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 		return UH_ECONFLICT;	/* taken meanwhile: caller looks again */
 	if (h->tx.depth && (rc = uh_tx_log_alloc(h, obj, a->slot_size)) != 0)
 		return rc;	/* block doomed; this one slot waits for recovery GC */
-	init_object(h, obj, class_id, payload, init);
+	uint32_t gen = init_object(h, obj, a->gen_seed, class_id, payload, init);
 	if (!h->tx.depth) {
 		/* Outside a block the zeroed object must be durable before any
 		 * later block publishes a reference to it. */
@@ -108,7 +131,7 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 		uh_barrier(h);
 	}
 	h->st.allocs++;
-	*out = obj;
+	*out = uh_ref_make(obj, gen);
 	return 0;
 }
 
@@ -157,7 +180,8 @@ static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const vo
 	if (a.nslots != 1 || a.first_slot > h->size || a.slot_size < UH_OBJHDR_SIZE + payload ||
 	    a.slot_size > h->size - a.first_slot)
 		return uh_err_set(UH_EPROTO, "heapd leased a bad large-object region");
-	struct uh_arena_ref r = { a.arena_off, a.first_slot, a.slot_size, 1, 0 };
+	struct uh_arena_ref r = { a.arena_off, a.first_slot, a.slot_size, 1, 0,
+				  arena_seed(h, a.arena_off) };
 	h->st.arena_leases++;
 	rc = claim(h, &r, 0, class_id, payload, init, out);
 	if (rc == UH_ECONFLICT)
@@ -213,7 +237,7 @@ int uh_free(uh_heap *h, uh_off obj)
 		return uh_err_set(UH_EREADONLY, "uh_free: heap is connected read-only");
 	if (!uh_obj_get(h, obj, 0, &rc))
 		return rc;
-	if (obj == h->hdr->rootmap_off)
+	if (UH_REF_OFFSET(obj) == h->hdr->rootmap_off)
 		return uh_err_set(UH_EINVAL, "uh_free: the root map cannot be freed");
 	if ((rc = uh_tx_begin_implicit(h, &implicit)) != 0)
 		return rc;

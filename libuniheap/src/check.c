@@ -47,7 +47,7 @@ static int scan_record(struct walk *w, uh_off o, const struct uh_class_desc *d)
 		const struct uh_field_desc *f = &d->fields[i];
 		if (!uh_type_is_ref(f->type))
 			continue;
-		uint64_t ref = *(const uint64_t *)(w->h->base + o + f->offset);
+		uint64_t ref = *(const uint64_t *)(w->h->base + UH_REF_OFFSET(o) + f->offset);
 		int rc = visit(w, ref, want_of(f->type, f->ref_class), o);
 		if (rc)
 			return rc;
@@ -57,7 +57,7 @@ static int scan_record(struct walk *w, uh_off o, const struct uh_class_desc *d)
 
 static int scan_slots(struct walk *w, uh_off o, uint32_t payload)
 {
-	const struct uh_slot *sl = (const void *)(w->h->base + o + UH_OBJHDR_SIZE);
+	const struct uh_slot *sl = (const void *)(w->h->base + UH_REF_OFFSET(o) + UH_OBJHDR_SIZE);
 	for (uint64_t i = 0; i < payload / sizeof(*sl); i++) {	/* bound: payload */
 		uint32_t t = uh_slot_type(sl[i].tag);
 		if (t > UH_T_BYTES)
@@ -98,15 +98,16 @@ static int check_type(struct walk *w, uh_off o, uint32_t cls)
 
 static int scan(struct walk *w, uh_off o)
 {
-	const struct uh_objhdr *oh = (const void *)(w->h->base + o);
-	const struct uh_class_desc *d = uh_class_desc(w->h, oh->class_id);
+	const struct uh_objhdr *oh = (const void *)(w->h->base + UH_REF_OFFSET(o));
+	uint32_t cls = uh_word_class(oh->class_word);
+	const struct uh_class_desc *d = uh_class_desc(w->h, cls);
 	uint32_t payload = oh->size & UH_OBJ_SIZE_MASK;
 	int rc;
 
 	if (!d)
 		return uh_err_set(UH_EINTERNAL, "object %llu has unknown class %u",
-				  (unsigned long long)o, oh->class_id);
-	if ((rc = check_type(w, o, oh->class_id)) != 0)
+				  (unsigned long long)UH_REF_OFFSET(o), cls);
+	if ((rc = check_type(w, o, cls)) != 0)
 		return rc;
 	switch (d->kind) {
 	case UH_K_RECORD:

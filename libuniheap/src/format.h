@@ -1,5 +1,5 @@
 /*
- * format.h -- the persistent layout of a uniheap heap file, format version 1.
+ * format.h -- the persistent layout of a uniheap heap file, format version 2.
  *
  * This header is the C mirror of schemas/FORMAT.md; the two must agree byte
  * for byte (the _Static_asserts at the bottom pin every offset the spec
@@ -32,10 +32,15 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 1u
+#define UH_FORMAT_VERSION 2u
+/* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
+ * a u32, references had zero high bits): heapd upgrades it in place. */
+#define UH_FORMAT_VERSION_V1 1u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
+#define UH_CLASS_ID_MAX 0xffffu		/* class ids live in 16 bits */
+#define UH_HEAP_SIZE_MAX (1ull << 48)	/* offsets live in 48 bits */
 #define UH_SESSION_CAP 1024u		/* session slots 1..1023 */
 #define UH_ARENA_SIZE_DEFAULT (1u << 20)
 #define UH_LOG_SIZE_DEFAULT (1u << 20)
@@ -70,7 +75,8 @@ struct uh_hdr {
 	uint32_t arena_count;		/* 260 directory entries in use */
 	uint64_t gc_runs;		/* 264 recovery GCs completed */
 	uint64_t last_recovery_ns;	/* 272 CLOCK_REALTIME of last recovery */
-	uint8_t pad1[40];		/* 280 */
+	uint32_t gen_seed;		/* 280 generation of the next arena's fresh slots */
+	uint8_t pad1[36];		/* 284 */
 
 	/* Global version clock (time-based STM), own cache line. Advanced by
 	 * committers with an atomic add; recovery persists max(version)+1. */
@@ -140,17 +146,37 @@ struct uh_class_desc {
 
 /* ------------------------------------------------------------------ */
 /* Objects. Every object starts with this 16-byte header; payload (the
- * fields) follows. A reference names the header's offset. */
+ * fields) follows. A reference (uh_off) is the header's offset in bits
+ * 0..47 and the object's generation in bits 48..63 (uniheap.h, "direct");
+ * the generation counts the reuses of the slot, so a reference to a freed
+ * object never names the slot's next object. */
 
 struct uh_objhdr {
 	uint64_t lock;		/* 0 lock word, see UH_LOCK_* */
-	uint32_t class_id;	/* 8 */
+	uint32_t class_word;	/* 8 class id (bits 0..15) | generation << 16 */
 	uint32_t size;		/* 12 bit 31 valid; bits 0..30 payload bytes */
 };
 
 #define UH_OBJHDR_SIZE 16u
 /* UH_OBJ_VALID (bit 31 of size) is public: uniheap.h, "direct". */
 #define UH_OBJ_SIZE_MASK 0x7fffffffu
+#define UH_GEN_MASK 0xffffu
+
+static inline uint32_t uh_word_class(uint32_t w) { return w & 0xffffu; }
+static inline uint32_t uh_word_gen(uint32_t w) { return w >> 16; }
+static inline uint64_t uh_ref_make(uint64_t off, uint32_t gen)
+{
+	return off | (uint64_t)(gen & UH_GEN_MASK) << 48;
+}
+/* The generation a reused slot's next object gets: one more than the last
+ * object's, or the arena's seed for a slot that never held one (class 0:
+ * arenas are zeroed and every class id is at least 1). */
+static inline uint32_t uh_next_gen(uint32_t old_word, uint32_t arena_seed)
+{
+	if (uh_word_class(old_word) == 0)
+		return arena_seed & UH_GEN_MASK;
+	return (uh_word_gen(old_word) + 1) & UH_GEN_MASK;
+}
 
 /* Lock word. Unlocked: bit 63 clear, bits 0..62 = version (the clock value
  * of the last commit that wrote the object; versions stay below 2^47).
@@ -243,7 +269,8 @@ struct uh_arena_hdr {
 	uint32_t bitmap_words;	/* 12 */
 	uint64_t first_slot;	/* 16 offset (from file start) of slot 0 */
 	uint64_t dir_index;	/* 24 this arena's directory entry */
-	uint8_t pad[32];	/* 32 */
+	uint32_t gen_seed;	/* 32 generation of a slot's first object */
+	uint8_t pad[28];	/* 36 */
 };
 
 /* Small-object size classes: slot sizes, header included. */
@@ -290,7 +317,7 @@ struct uh_log_hdr {
 struct uh_log_ent {
 	uint32_t kind;		/* 0  UH_LE_* */
 	uint32_t len;		/* 4  data bytes following (WRITE), else 0 */
-	uint64_t obj;		/* 8  object offset */
+	uint64_t obj;		/* 8  object offset (no generation bits) */
 	uint64_t arg;		/* 16 WRITE: target offset; LOCK: old word */
 };				/* data, padded to 8 bytes, follows */
 
@@ -334,6 +361,7 @@ _Static_assert(sizeof(struct uh_hdr) == UH_HDR_SIZE, "heap header size");
 _Static_assert(offsetof(struct uh_hdr, hdr_checksum) == UH_HDR_CHECKSUM_LEN,
 	       "checksum follows the immutable part");
 _Static_assert(offsetof(struct uh_hdr, class_count) == 256, "mutable part");
+_Static_assert(offsetof(struct uh_hdr, gen_seed) == 280, "generation seed");
 _Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
 _Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");
@@ -344,6 +372,9 @@ _Static_assert(sizeof(struct uh_array_hdr) == 16, "array header");
 _Static_assert(sizeof(struct uh_session_ent) == 64, "session entry");
 _Static_assert(sizeof(struct uh_arena_ent) == 32, "arena entry");
 _Static_assert(sizeof(struct uh_arena_hdr) == 64, "arena header");
+_Static_assert(offsetof(struct uh_arena_hdr, gen_seed) == 32, "arena generation seed");
+_Static_assert(offsetof(struct uh_objhdr, class_word) == UH_OBJ_WORD_AT, "class word");
+_Static_assert(offsetof(struct uh_objhdr, size) == UH_OBJ_SIZE_AT, "size word");
 _Static_assert(sizeof(struct uh_log_hdr) == 64, "log header");
 _Static_assert(sizeof(struct uh_log_ent) == UH_LOG_ENT_SIZE, "log entry");
 

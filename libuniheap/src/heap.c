@@ -233,6 +233,7 @@ static int check_header(uh_heap *h, const struct uhc_welcome *w)
 	h->hdr = (struct uh_hdr *)(h->base + w->header_off);
 	if (memcmp(h->hdr->magic, UH_MAGIC, 8) != 0)
 		return uh_err_set(UH_EIO, "%s is not a uniheap heap (bad magic)", w->heap_path);
+	/* heapd upgrades a version 1 heap before it accepts a client. */
 	if (h->hdr->format_version != UH_FORMAT_VERSION)
 		return uh_err_set(UH_EIO, "%s has heap format version %u; this libuniheap "
 				  "reads version %u", w->heap_path, h->hdr->format_version,

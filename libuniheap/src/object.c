@@ -39,11 +39,12 @@ struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
 	return o;
 }
 
-static struct uh_objhdr *obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
+static struct uh_objhdr *obj_get(uh_heap *h, uh_off ref, uint32_t cls, int *rc)
 {
+	uint64_t off = UH_REF_OFFSET(ref);
 	uint32_t slot;
 
-	if (off == 0) {
+	if (ref == 0) {
 		*rc = uh_err_set(UH_EFREED, "null reference");
 		return NULL;
 	}
@@ -55,14 +56,21 @@ static struct uh_objhdr *obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc)
 	}
 	struct uh_objhdr *o = (void *)(h->base + off);
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
 	if (!(size & UH_OBJ_VALID) || (size & UH_OBJ_SIZE_MASK) > s->slot_size - UH_OBJHDR_SIZE) {
 		*rc = uh_err_set(UH_EFREED, "object at %llu has been freed",
 				 (unsigned long long)off);
 		return NULL;
 	}
-	if (cls && o->class_id != cls) {
+	if (uh_word_gen(word) != UH_REF_GEN(ref)) {
+		*rc = uh_err_set(UH_EFREED, "object at %llu (generation %u) has been freed; "
+				 "its slot now holds a newer object (generation %u)",
+				 (unsigned long long)off, UH_REF_GEN(ref), uh_word_gen(word));
+		return NULL;
+	}
+	if (cls && uh_word_class(word) != cls) {
 		const struct uh_class_desc *want = uh_class_desc(h, cls);
-		const struct uh_class_desc *got = uh_class_desc(h, o->class_id);
+		const struct uh_class_desc *got = uh_class_desc(h, uh_word_class(word));
 		*rc = uh_err_set(UH_ETYPE, "object at %llu is a %s, not a %s",
 				 (unsigned long long)off, got ? got->name : "?",
 				 want ? want->name : "?");
@@ -79,7 +87,7 @@ int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id)
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
 	if (!o)
 		return rc;
-	*class_id = o->class_id;
+	*class_id = uh_word_class(o->class_word);
 	return 0;
 }
 
@@ -95,7 +103,7 @@ static int check_field(uh_heap *h, const struct uh_objhdr *o, uh_off obj, uint32
 	    len > payload - (offset - UH_OBJHDR_SIZE))
 		return uh_err_set(UH_ERANGE, "offset %u (%u bytes) is outside object %llu "
 				  "(payload %u bytes) or misaligned", offset, len,
-				  (unsigned long long)obj, payload);
+				  (unsigned long long)UH_REF_OFFSET(obj), payload);
 	return 0;
 }
 
@@ -107,7 +115,7 @@ int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len)
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
 	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
 		return rc;
-	return uh_tx_read(h, obj, obj + offset, dst, len);
+	return uh_tx_read(h, obj, UH_REF_OFFSET(obj) + offset, dst, len);
 }
 
 static int write_checked(uh_heap *h, uh_off obj, uint32_t offset, const void *src,
@@ -115,9 +123,11 @@ static int write_checked(uh_heap *h, uh_off obj, uint32_t offset, const void *sr
 {
 	if (h->readonly)
 		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
+	uint64_t target = UH_REF_OFFSET(obj) + offset;
+
 	if (h->tx.depth)
-		return uh_tx_write(h, obj, obj + offset, src, len);
-	return uh_tx_write_single(h, obj, obj + offset, src, len);
+		return uh_tx_write(h, obj, target, src, len);
+	return uh_tx_write_single(h, obj, target, src, len);
 }
 
 int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t len)
@@ -138,10 +148,10 @@ static const struct uh_field_desc *field_of(uh_heap *h, uh_off obj, uint32_t fie
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, rc);
 	if (!o)
 		return NULL;
-	const struct uh_class_desc *d = uh_class_desc(h, o->class_id);
+	const struct uh_class_desc *d = uh_class_desc(h, uh_word_class(o->class_word));
 	if (!d || d->kind != UH_K_RECORD) {
 		*rc = uh_err_set(UH_ETYPE, "object %llu is not a record",
-				 (unsigned long long)obj);
+				 (unsigned long long)UH_REF_OFFSET(obj));
 		return NULL;
 	}
 	if (field >= d->nfields) {
@@ -178,7 +188,7 @@ int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
 	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
 	if (f->type < UH_T_BOOL || f->type > UH_T_I64)
 		return type_err(f, "an integer");
-	if ((rc = uh_tx_read(h, obj, obj + f->offset, &u, uh_type_size(f->type))) != 0)
+	if ((rc = uh_tx_read(h, obj, UH_REF_OFFSET(obj) + f->offset, &u, uh_type_size(f->type))) != 0)
 		return rc;
 	switch (f->type) {
 	case UH_T_BOOL: *v = u.b != 0; break;
@@ -223,11 +233,11 @@ int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v)
 	if (!f)
 		return rc;
 	if (f->type == UH_T_F64)
-		return uh_tx_read(h, obj, obj + f->offset, v, 8);
+		return uh_tx_read(h, obj, UH_REF_OFFSET(obj) + f->offset, v, 8);
 	if (f->type != UH_T_F32)
 		return type_err(f, "a float");
 	float x;
-	if ((rc = uh_tx_read(h, obj, obj + f->offset, &x, 4)) != 0)
+	if ((rc = uh_tx_read(h, obj, UH_REF_OFFSET(obj) + f->offset, &x, 4)) != 0)
 		return rc;
 	*v = x;
 	return 0;
@@ -255,7 +265,7 @@ int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v)
 		return rc;
 	if (!uh_type_is_ref(f->type))
 		return type_err(f, "a reference");
-	return uh_tx_read(h, obj, obj + f->offset, v, 8);
+	return uh_tx_read(h, obj, UH_REF_OFFSET(obj) + f->offset, v, 8);
 }
 
 int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v)

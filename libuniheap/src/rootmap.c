@@ -163,12 +163,12 @@ static int grow(uh_heap *h, const struct probe *old)
 		cap *= 2;
 	if ((rc = uh_alloc_raw(h, UH_CLASS_REFTABLE, cap * 16, NULL, &table)) != 0)
 		return rc;
-	uint64_t *pairs = (uint64_t *)(h->base + table + UH_OBJHDR_SIZE);
+	uint64_t *pairs = (uint64_t *)(h->base + UH_REF_OFFSET(table) + UH_OBJHDR_SIZE);
 	for (uint64_t i = 0; i < old->cap; i++) {	/* bound: old capacity */
 		uint64_t k = uh_rd64(h, old->table, pair_off(old->table, i));
 		if (k == 0 || k == UH_ROOT_TOMBSTONE)
 			continue;
-		const struct uh_objhdr *s = (const void *)(h->base + k);
+		const struct uh_objhdr *s = (const void *)(h->base + UH_REF_OFFSET(k));
 		uint64_t j = uh_fnv1a64(s + 1, s->size & UH_OBJ_SIZE_MASK, UH_FNV_INIT) & (cap - 1);
 		while (pairs[2 * j])	/* bound: cap, load <= 1/2 */
 			j = (j + 1) & (cap - 1);

@@ -4,16 +4,19 @@
 #include "format.h"
 #include "rootmap.h"
 
-/* The object at off, if its header and payload lie inside the heap and it
- * is valid and of class cls. */
-static const struct uh_objhdr *obj_at(const char *base, uint64_t heap_size, uint64_t off,
+/* The object reference ref names, if its header and payload lie inside
+ * the heap and it is valid, of class cls and of ref's generation. */
+static const struct uh_objhdr *obj_at(const char *base, uint64_t heap_size, uint64_t ref,
 				      uint32_t cls)
 {
+	uint64_t off = UH_REF_OFFSET(ref);
+
 	if (off < UH_HDR_SIZE || off % 8 || off > heap_size - UH_OBJHDR_SIZE)
 		return NULL;
 	const struct uh_objhdr *o = (const void *)(base + off);
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
-	if (!(size & UH_OBJ_VALID) || o->class_id != cls)
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
+	if (!(size & UH_OBJ_VALID) || word != UH_OBJ_CLASS_WORD(cls, UH_REF_GEN(ref)))
 		return NULL;
 	if ((size & UH_OBJ_SIZE_MASK) > heap_size - off - UH_OBJHDR_SIZE)
 		return NULL;

@@ -174,22 +174,24 @@ static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
 	return rc ? rc : sm_wr(h, obj, to, &s);
 }
 
-/* Class and payload size of the object at off, through a validated read.
- * *valid = 0 for a freed object. */
-static int sm_obj_hdr(uh_heap *h, uh_off off, uint32_t *cls, uint32_t *payload, int *valid,
+/* Class and payload size of the object reference ref names, through a
+ * validated read. *valid = 0 for a freed object (or one of another
+ * generation: the slot was reused). */
+static int sm_obj_hdr(uh_heap *h, uh_off ref, uint32_t *cls, uint32_t *payload, int *valid,
 		      uint32_t *slot_size)
 {
+	uint64_t off = UH_REF_OFFSET(ref);
 	uint32_t slot, cs[2];
 	const struct uh_arena_span *sp = off ? uh_arena_slot_of(&h->ix, off, &slot) : NULL;
 
 	if (!sp)
 		return sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
-	int rc = uh_tx_read(h, off, off + 8, cs, sizeof(cs));
+	int rc = uh_tx_read(h, off, off + UH_OBJ_WORD_AT, cs, sizeof(cs));
 	if (rc)
 		return sm_doomed(h, rc);
-	*cls = cs[0];
+	*cls = uh_word_class(cs[0]);
 	*payload = cs[1] & UH_OBJ_SIZE_MASK;
-	*valid = (cs[1] & UH_OBJ_VALID) != 0;
+	*valid = (cs[1] & UH_OBJ_VALID) != 0 && uh_word_gen(cs[0]) == UH_REF_GEN(ref);
 	if (slot_size)
 		*slot_size = sp->slot_size;
 	return 0;
@@ -230,7 +232,8 @@ static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struc
 	    len > ssz - UH_OBJHDR_SIZE)
 		return sm_bad(h, "key object %llu is freed, of class %u or %u bytes long",
 			      (unsigned long long)s->value, cls, len);
-	if (len && (rc = uh_tx_read(h, s->value, s->value + UH_OBJHDR_SIZE, kb->b, len)) != 0)
+	if (len && (rc = uh_tx_read(h, s->value, UH_REF_OFFSET(s->value) + UH_OBJHDR_SIZE, kb->b,
+				    len)) != 0)
 		return sm_doomed(h, rc);
 	kb->k.data = kb->b;
 	kb->k.len = len;
@@ -454,7 +457,8 @@ static int sm_args_k(uh_heap *h, uh_off m, const uh_key *k, int writes, int key_
 	if (!k && key_opt)
 		return 0;
 	/* The kind never changes after creation: a plain read is exact. */
-	kind = (uint32_t)((const struct uh_slot *)(h->base + uh_slot_off(m, SH_KIND)))->value;
+	kind = (uint32_t)((const struct uh_slot *)(h->base +
+						   UH_REF_OFFSET(uh_slot_off(m, SH_KIND))))->value;
 	return uh_key_check(kind, k);
 }
 
@@ -1070,21 +1074,22 @@ static int sm_seek(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rev
 
 static int sm_own(uh_heap *h, uh_off off)
 {
+	off = UH_REF_OFFSET(off);	/* the block's maps are about the physical object */
 	return u64map_get(&h->tx.locks, off) || u64map_get(&h->tx.news, off);
 }
 
 /* 1 if the object at off is of class cls and unchanged since clock rv
  * (as this block sees it), 0 if not, < 0 on error. own_ok: an object this
  * block locked counts by the version it had (for immutable key objects). */
-static int sm_unchanged(uh_heap *h, uh_off off, uint32_t cls, uint64_t rv, int own_ok)
+static int sm_unchanged(uh_heap *h, uh_off ref, uint32_t cls, uint64_t rv, int own_ok)
 {
+	uint64_t off = UH_REF_OFFSET(ref), *seen;
 	uint32_t c, payload, slot;
-	uint64_t *seen;
 	int valid, rc;
 
 	if (!off || !uh_arena_slot_of(&h->ix, off, &slot) || u64map_get(&h->tx.news, off))
 		return 0;
-	if ((rc = sm_obj_hdr(h, off, &c, &payload, &valid, NULL)) != 0)
+	if ((rc = sm_obj_hdr(h, ref, &c, &payload, &valid, NULL)) != 0)
 		return rc;
 	if ((seen = u64map_get(&h->tx.locks, off)) != NULL) {
 		if (!own_ok)
@@ -1182,7 +1187,7 @@ static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *
 		pos->leaf = p2.leaf;
 		pos->i = p2.i;
 	}
-	if (!u64map_get(&h->tx.news, ss.value))
+	if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ss.value)))
 		*succ = ss.value;
 	return 0;
 }
@@ -1205,7 +1210,7 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 	if (mp->kind != UH_KEY_I64) {
 		x->alen = (uint32_t)kb->k.len;
 		memcpy(x->pre, kb->b, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
-		if (!u64map_get(&h->tx.news, ks->value))
+		if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ks->value)))
 			x->flags |= IT_KOBJ;
 		uh_off before = pos->leaf.off;
 		struct sm_pos keep = *pos;
@@ -1360,7 +1365,7 @@ static int sm_next_body(uh_heap *h, void *arg)
 	} else {
 		/* Key objects never change: the bytes in place are the ones
 		 * just validated. */
-		op->key.data = h->base + ks.value + UH_OBJHDR_SIZE;
+		op->key.data = h->base + UH_REF_OFFSET(ks.value) + UH_OBJHDR_SIZE;
 		op->key.len = op->kb.k.len;
 	}
 	uh_slot_to_value(&vs, &op->val);

@@ -29,6 +29,12 @@
  * its reads before it becomes durable. Read-only blocks take no lock and
  * write nothing shared. Three barriers per writing block (four if it allocated),
  * however many fields it wrote.
+ *
+ * References: the uh_tx_* entry points take references (offset and
+ * generation, uniheap.h "direct") or plain offsets, and keep only the
+ * offset (UH_REF_OFFSET): the lock word, the log entries and the maps
+ * below are about the physical object. Checking the generation is the
+ * caller's (uh_obj_get), before it hands an object here.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -76,7 +82,7 @@ void uh_tx_free_state(uh_heap *h)
 	memset(t, 0, sizeof(*t));
 }
 
-static void release_slot(uh_heap *h, uh_off obj)
+static void release_slot(uh_heap *h, uint64_t obj)
 {
 	uint32_t slot;
 	const struct uh_arena_span *s = uh_arena_slot_of(&h->ix, obj, &slot);
@@ -104,12 +110,12 @@ static void tx_rollback(uh_heap *h)
 	struct uh_tx *t = &h->tx;
 
 	for (uint32_t i = 0; i < t->locked_list.n; i++) {	/* bound: locked */
-		uh_off obj = t->locked_list.v[i];
+		uint64_t obj = t->locked_list.v[i];
 		struct uh_objhdr *o = (void *)(h->base + obj);
 		__atomic_store_n(&o->lock, *u64map_get(&t->locks, obj), __ATOMIC_RELEASE);
 	}
 	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
-		uh_off obj = t->news_list.v[i];
+		uint64_t obj = t->news_list.v[i];
 		struct uh_objhdr *o = (void *)(h->base + obj);
 		__atomic_and_fetch(&o->size, ~UH_OBJ_VALID, __ATOMIC_RELEASE);
 		release_slot(h, obj);
@@ -132,7 +138,7 @@ static int tx_doom(uh_heap *h, int rc)
 }
 
 /* Doomed by an object that stayed locked past the bounded wait. */
-static int locked_out(uh_heap *h, uh_off obj, const char *what)
+static int locked_out(uh_heap *h, uint64_t obj, const char *what)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_RELAXED);
@@ -144,7 +150,7 @@ static int locked_out(uh_heap *h, uh_off obj, const char *what)
 				     (unsigned long long)obj, uh_lock_owner(w), what));
 }
 
-static int log_append(uh_heap *h, uint32_t kind, uh_off obj, uint64_t arg,
+static int log_append(uh_heap *h, uint32_t kind, uint64_t obj, uint64_t arg,
 		      const void *data, uint32_t len, uint64_t *pos_out)
 {
 	struct uh_tx *t = &h->tx;
@@ -192,7 +198,7 @@ static void lock_backoff(int round)
 	nanosleep(&ts, NULL);
 }
 
-static int stale(uh_heap *h, uh_off obj)
+static int stale(uh_heap *h, uint64_t obj)
 {
 	h->st.conflicts++;
 	h->st.aborts_stale++;
@@ -227,7 +233,7 @@ static int owner_not_applying(uh_heap *h, uint64_t w)
 
 /* The version of obj's bytes in place, if it can be known now: set *v and
  * return 1; 0 while another session is applying to it. */
-static int version_in_place(uh_heap *h, uh_off obj, uint64_t w, uint64_t *v)
+static int version_in_place(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
 {
 	if (!uh_lock_is_locked(w)) {
 		*v = w;
@@ -248,7 +254,7 @@ static int version_in_place(uh_heap *h, uh_off obj, uint64_t w, uint64_t *v)
  * object another session holds locked is not: that session will commit
  * after us having read what we write, or the other way round (write skew).
  * Mid-block, to move the snapshot, its committed bytes are still current. */
-static int read_valid(uh_heap *h, uh_off obj, uint64_t seen, int strict)
+static int read_valid(uh_heap *h, uint64_t obj, uint64_t seen, int strict)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 	uint64_t v, w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
@@ -263,7 +269,7 @@ static int reads_valid(uh_heap *h, int strict)
 	struct uh_tx *t = &h->tx;
 
 	for (uint32_t i = 0; i < t->reads_list.n; i++) {	/* bound: reads */
-		uh_off obj = t->reads_list.v[i];
+		uint64_t obj = t->reads_list.v[i];
 		if (!read_valid(h, obj, *u64map_get(&t->reads, obj), strict))
 			return 0;
 	}
@@ -295,9 +301,10 @@ static int extend_snapshot(uh_heap *h)
 	return 1;
 }
 
-int uh_tx_lock(uh_heap *h, uh_off obj)
+int uh_tx_lock(uh_heap *h, uh_off ref)
 {
 	struct uh_tx *t = &h->tx;
+	uint64_t obj = UH_REF_OFFSET(ref);
 	struct uh_objhdr *o = (void *)(h->base + obj);
 	int logged = 0, rc;
 
@@ -336,12 +343,13 @@ int uh_tx_lock(uh_heap *h, uh_off obj)
 	return locked_out(h, obj, "writing it");
 }
 
-int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len)
+int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
-	uint64_t *pos, p;
+	uint64_t obj = UH_REF_OFFSET(ref), *pos, p;
 	int rc;
 
+	target = UH_REF_OFFSET(target);
 	if (t->doomed)
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
 	if (u64map_get(&t->news, obj)) {
@@ -376,7 +384,7 @@ static void load_field(void *dst, const char *src, uint32_t len)
 }
 
 /* A validated read of an object this block has not locked. */
-static int read_shared(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
+static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
@@ -409,11 +417,12 @@ static int read_shared(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint3
 	return locked_out(h, obj, "reading it");
 }
 
-int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
+int uh_tx_read(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
-	uint64_t *pos;
+	uint64_t obj = UH_REF_OFFSET(ref), *pos;
 
+	target = UH_REF_OFFSET(target);
 	if (!t->depth) {
 		load_field(dst, h->base + target, len);
 		return 0;
@@ -437,8 +446,9 @@ int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
 	return rc;
 }
 
-int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes)
+int uh_tx_log_alloc(uh_heap *h, uh_off ref, uint64_t slot_bytes)
 {
+	uint64_t obj = UH_REF_OFFSET(ref);
 	struct uh_tx *t = &h->tx;
 	int rc;
 
@@ -452,9 +462,10 @@ int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes)
 	return 0;
 }
 
-int uh_tx_log_free(uh_heap *h, uh_off obj)
+int uh_tx_log_free(uh_heap *h, uh_off ref)
 {
 	struct uh_tx *t = &h->tx;
+	uint64_t obj = UH_REF_OFFSET(ref);
 	int rc;
 
 	if (t->doomed)
@@ -479,11 +490,13 @@ static void store_field(char *dst, const void *src, uint32_t len)
 	}
 }
 
-int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
+int uh_tx_write_single(uh_heap *h, uh_off ref, uint64_t target, const void *src,
 		       uint32_t len)
 {
+	uint64_t obj = UH_REF_OFFSET(ref);
 	int rc;
 
+	target = UH_REF_OFFSET(target);
 	/* A one-entry block: the LOCK entry lets heapd release the lock if
 	 * we die holding it; the store itself is atomic, so it needs no
 	 * redo: it is either durable or not. */
@@ -566,7 +579,7 @@ static int tx_commit_outer(uh_heap *h)
 	if (t->news_list.n) {
 		/* B0: new objects (and entries) durable before the header. */
 		for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
-			uh_off obj = t->news_list.v[i];
+			uint64_t obj = t->news_list.v[i];
 			uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
 		}
 		uh_flush(h, log_data(h), t->pos);

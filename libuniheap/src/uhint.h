@@ -67,6 +67,7 @@ struct uh_arena_ref {
 	uint32_t slot_size;
 	uint32_t nslots;
 	uint32_t cursor;		/* next slot to look at (next fit) */
+	uint32_t gen_seed;		/* the arena header's: first generation of a slot */
 };
 struct uh_size_arenas {
 	struct uh_arena_ref *v;
@@ -128,13 +129,15 @@ int uh_check_writable(uh_heap *h, const char *fn);	/* ... and not read-only */
 void uh_flush(uh_heap *h, const void *addr, size_t len);
 void uh_barrier(uh_heap *h);
 
-/* object.c: the valid object at off (any class if cls == 0), or NULL
- * with the error set (UH_EFREED / UH_ETYPE). */
+/* object.c: the valid object a reference names (offset and generation;
+ * any class if cls == 0), or NULL with the error set (UH_EFREED for a
+ * freed object or another generation, UH_ETYPE). */
 struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc);
 const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
 
 /* alloc.c: a new object of payload bytes, copied from init (zeroed if
- * NULL); inside a block it commits with the block. */
+ * NULL); inside a block it commits with the block. *out is its reference
+ * (offset and generation). */
 int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
 		 uh_off *out);
 void uh_alloc_release_all(uh_heap *h);
@@ -170,7 +173,7 @@ static inline uint64_t uh_rd64(uh_heap *h, uh_off obj, uint64_t off)
 	if (h->tx.depth)
 		uh_tx_read(h, obj, off, &v, 8);
 	else
-		v = __atomic_load_n((uint64_t *)(h->base + off), __ATOMIC_ACQUIRE);
+		v = __atomic_load_n((uint64_t *)(h->base + UH_REF_OFFSET(off)), __ATOMIC_ACQUIRE);
 	return v;
 }
 

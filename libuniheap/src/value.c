@@ -32,7 +32,7 @@ int uh_values_new(uh_heap *h, uint32_t cls, uint64_t nslots, uh_off *out)
 
 uint64_t uh_values_nslots(uh_heap *h, uh_off obj)
 {
-	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	const struct uh_objhdr *o = (const void *)(h->base + UH_REF_OFFSET(obj));
 	return (o->size & UH_OBJ_SIZE_MASK) / sizeof(struct uh_slot);
 }
 

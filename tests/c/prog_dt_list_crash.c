@@ -272,7 +272,7 @@ static int array_is_model(uh_heap *h, int64_t *nstr)
 
 static int unlocked(const char *base, uh_off obj)
 {
-	const struct uh_objhdr *o = (const void *)(base + obj);
+	const struct uh_objhdr *o = (const void *)(base + UH_REF_OFFSET(obj));
 	return !uh_lock_is_locked(o->lock);
 }
 
@@ -280,7 +280,7 @@ static int unlocked(const char *base, uh_off obj)
 static int structure_ok(uh_heap *h, int *storage)
 {
 	const char *base = uh_base(h);
-	const struct uh_slot *hs = (const void *)(base + list + UH_OBJHDR_SIZE);
+	const struct uh_slot *hs = (const void *)(base + UH_REF_OFFSET(list) + UH_OBJHDR_SIZE);
 	uint32_t cls;
 
 	*storage = 0;
@@ -302,7 +302,7 @@ static int structure_ok(uh_heap *h, int *storage)
 		       (unsigned long long)st);
 		return 0;
 	}
-	const struct uh_objhdr *o = (const void *)(base + st);
+	const struct uh_objhdr *o = (const void *)(base + UH_REF_OFFSET(st));
 	uint64_t cap = (o->size & UH_OBJ_SIZE_MASK) / sizeof(struct uh_slot);
 	const struct uh_slot *ss = (const void *)(o + 1);
 	if (hs[0].value > cap) {

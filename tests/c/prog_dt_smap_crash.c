@@ -138,7 +138,7 @@ static void model_at(struct model *md, int nops)
  * meta (n in the low 32 bits), children from slot 32. */
 static uint64_t slot_val(uh_heap *h, uh_off obj, unsigned i)
 {
-	return *(const uint64_t *)(h->base + obj + 16 + 16 * i + 8);
+	return *(const uint64_t *)(h->base + UH_REF_OFFSET(obj) + 16 + 16 * i + 8);
 }
 
 static uint64_t height_of(uh_heap *h, const char *name)

@@ -257,7 +257,7 @@ static void compare_all(uh_heap *h, uh_off m, const char *when)
 
 static uint64_t height(uh_heap *h, uh_off m)
 {
-	return *(const uint64_t *)(h->base + m + 16 + 3 * 16 + 8);
+	return *(const uint64_t *)(h->base + UH_REF_OFFSET(m) + 16 + 3 * 16 + 8);
 }
 
 static int reconnect(uh_heap **h, uh_off *m, const char *name)
@@ -589,7 +589,7 @@ static void test_scan_delete(uh_heap *h)
 
 static uint64_t *slot_word(uh_heap *h, uh_off obj, unsigned i, unsigned w)
 {
-	return (uint64_t *)(h->base + obj + 16 + 16 * i + 8 * w);
+	return (uint64_t *)(h->base + UH_REF_OFFSET(obj) + 16 + 16 * i + 8 * w);
 }
 
 struct put_range { uh_off m; int lo, hi; };

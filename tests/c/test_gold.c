@@ -1,16 +1,18 @@
 /*
- * test_gold.c -- golden heap files of format v1 (tests/gold/v1).
+ * test_gold.c -- golden heap files (tests/gold/v<N>).
  *
  *  1. regenerate: a fresh heap (--size 32M, durability memory) filled by
  *     prog_gold_gen, checked by prog_gold_check, so generator and checker
  *     agree with today's library;
- *  2. the checked-in tests/gold/v1/basic.heap.gz, gunzipped to a temp dir
- *     and opened (not created) by today's heapd, checked by the same
- *     prog_gold_check: today's code still reads what v1 wrote.
+ *  2. each checked-in tests/gold/v<N>/basic.heap.gz, gunzipped to a temp
+ *     dir and opened (not created) by today's heapd, checked by the same
+ *     prog_gold_check: today's code still reads what every version wrote.
+ *     heapd upgrades the v1 file to version 2 in place when it opens it.
  *
- * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file
- * (gzip -9 -n) before step 2: only do that when the format changed, and
- * bump the version if an old file can no longer be read.
+ * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file of
+ * the current version (gzip -9 -n) before step 2: only do that when the
+ * format changed, and bump the version if an old file can no longer be
+ * read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,17 +24,17 @@
 
 #define GOLD_ARGS "--size 32M"
 
-static char gold_gz[1024];
+#define GOLD_VERSION_NOW 2	/* what regenerate() writes */
 
-/* tests/gold/v1/basic.heap.gz next to this source file. */
-static void gold_path(void)
+/* tests/gold/v<version>/basic.heap.gz next to this source file. */
+static void gold_path(char *buf, size_t len, int version)
 {
 	const char *src = __FILE__;
 	const char *slash = strrchr(src, '/');
 	int dirlen = slash ? (int)(slash - src) : 1;
 
-	snprintf(gold_gz, sizeof(gold_gz), "%.*s/../gold/v1/basic.heap.gz", dirlen,
-		 slash ? src : ".");
+	snprintf(buf, len, "%.*s/../gold/v%d/basic.heap.gz", dirlen, slash ? src : ".",
+		 version);
 }
 
 static int sh(const char *cmd)
@@ -80,9 +82,11 @@ static void regenerate(void)
 	run_check(&d, "regenerated heap");
 	th_heapd_stop(&d);
 	if (getenv("UH_GOLD_REGEN") && !strcmp(getenv("UH_GOLD_REGEN"), "1")) {
-		snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gold_gz);
+		char gz[1024];
+		gold_path(gz, sizeof(gz), GOLD_VERSION_NOW);
+		snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gz);
 		TH_CHECK(sh(cmd) == 0);
-		printf("wrote %s\n", gold_gz);
+		printf("wrote %s\n", gz);
 	}
 	/* Reopen it once: a heap heapd wrote and closed checks the same. */
 	if (th_heapd_start(&d, NULL) == 0)
@@ -92,14 +96,16 @@ static void regenerate(void)
 	th_heapd_cleanup(&d);
 }
 
-static void checked_in(void)
+static void checked_in(int version)
 {
 	struct th_heapd d = { 0 };
+	char gold_gz[1024], what[64];
 	char tmpl[] = "/tmp/uniheap-gold-XXXXXX";
 	char cmd[2400];
 	const char *tmp = getenv("TMPDIR");
 	char dir[512];
 
+	gold_path(gold_gz, sizeof(gold_gz), version);
 	if (access(gold_gz, R_OK) != 0) {
 		th_fail(__FILE__, __LINE__, "%s: %s (regenerate: UH_GOLD_REGEN=1 test_gold)",
 			gold_gz, strerror(errno));
@@ -125,10 +131,12 @@ static void checked_in(void)
 	if (th_heapd_start(&d, NULL) != 0) {
 		th_fail(__FILE__, __LINE__, "heapd refused the golden heap");
 	} else {
-		run_check(&d, "golden heap v1");
+		snprintf(what, sizeof(what), "golden heap v%d", version);
+		run_check(&d, what);
 		/* And once more after this heapd's own recovery wrote to it. */
+		snprintf(what, sizeof(what), "golden heap v%d, reopened", version);
 		if (th_heapd_restart(&d) == 0)
-			run_check(&d, "golden heap v1, reopened");
+			run_check(&d, what);
 		else
 			th_fail(__FILE__, __LINE__, "heapd restart on the golden heap failed");
 	}
@@ -137,8 +145,8 @@ static void checked_in(void)
 
 int main(void)
 {
-	gold_path();
 	regenerate();
-	checked_in();
+	for (int v = 1; v <= GOLD_VERSION_NOW; v++)
+		checked_in(v);
 	return th_summary("test_gold");
 }

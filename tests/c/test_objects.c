@@ -43,10 +43,10 @@ static void test_info(const struct th_heapd *d, uh_heap *h)
 	uh_info in;
 
 	TH_CHECK(uh_version() && uh_version()[0]);
-	TH_CHECK_EQ(uh_format_version(), 1);
+	TH_CHECK_EQ(uh_format_version(), 2);
 	TH_CHECK_RC(uh_heap_info(h, &in));
 	TH_CHECK_EQ(in.durability, UH_DUR_MEMORY);
-	TH_CHECK_EQ(in.format_version, 1);
+	TH_CHECK_EQ(in.format_version, 2);
 	TH_CHECK_EQ(in.heap_size, 64ull << 20);
 	TH_CHECK_EQ(in.readonly, 0);
 	TH_CHECK(in.session >= 1);
@@ -107,8 +107,8 @@ static void test_fields(uh_heap *h)
 	TH_CHECK_RC(uh_read(h, o2, off[F_I64], &r64, 8));
 	TH_CHECK_EQ(r64, 0);
 
-	/* field address = base + object + offset, for bindings */
-	TH_CHECK(memcmp((char *)uh_base(h) + o + off[F_I64], &i64, 8) == 0);
+	/* field address = base + the reference's offset + field offset, for bindings */
+	TH_CHECK(memcmp((char *)uh_base(h) + UH_REF_OFFSET(o) + off[F_I64], &i64, 8) == 0);
 
 	/* typed accessors check the field type */
 	TH_CHECK_RC(uh_set_i64(h, o, F_I64, 123456789012345ll));
