@@ -3,9 +3,10 @@
  *
  * Ownership: a Proxy owns a reference to its Heap; a Heap owns its
  * uh_heap handle (NULL once closed) and its class cache. Proxies never
- * own heap memory: they hold an offset and re-check the object's header
- * on every access, so a closed heap or a freed object raises instead of
- * touching unmapped or reused memory.
+ * own heap memory: they hold a reference (offset and generation, uniheap.h
+ * "direct") and re-check the object's header on every access, so a closed
+ * heap or a freed object raises instead of touching unmapped memory or a
+ * newer object in the same slot.
  */
 #ifndef UNIHEAP_PY_EXT_H
 #define UNIHEAP_PY_EXT_H
@@ -20,10 +21,27 @@
  * reads outside a block go straight to the mapping through it. */
 struct uhpy_objhdr {
 	uint64_t lock;
-	uint32_t class_id;
-	uint32_t size;
+	uint32_t class_word;	/* class id | generation << 16 */
+	uint32_t size;		/* UH_OBJ_VALID | payload bytes */
 };
-#define UHPY_OBJ_VALID 0x80000000u
+
+/* The header of the object reference ref names (its offset bits only). */
+static inline const struct uhpy_objhdr *uhpy_hdr(const char *base, uh_off ref)
+{
+	return (const void *)(base + UH_REF_OFFSET(ref));
+}
+
+/* Nonzero while the object ref was made for is still there, of class cls:
+ * the class/generation word and the valid bit, read as one 64-bit load
+ * (little-endian: the word is the low half). A freed slot reused for a new
+ * object has another generation, so a stale reference fails here. */
+static inline int uhpy_live(const char *base, uh_off ref, uint32_t cls)
+{
+	const uint64_t *at = (const void *)(base + UH_REF_OFFSET(ref) + UH_OBJ_WORD_AT);
+	const uint64_t mask = (uint64_t)UH_OBJ_VALID << 32 | 0xffffffffu;
+	uint64_t want = (uint64_t)UH_OBJ_VALID << 32 | UH_OBJ_CLASS_WORD(cls, UH_REF_GEN(ref));
+	return (__atomic_load_n(at, __ATOMIC_ACQUIRE) & mask) == want;
+}
 
 /* Built-in classes (FORMAT.md, data types). */
 enum {
@@ -64,7 +82,7 @@ typedef struct HeapObject {
 typedef struct {
 	PyObject_HEAD
 	HeapObject *heap;	/* owned */
-	uh_off off;
+	uh_off off;		/* the reference: offset and generation */
 	uint32_t cls;
 	uint32_t key_kind;	/* maps: cached key kind (fixed at creation), 0 = unknown */
 } ProxyObject;
@@ -88,6 +106,7 @@ int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
+PyObject *uhpy_freed(uh_off ref);	/* raises FreedObjectError, returns NULL */
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;

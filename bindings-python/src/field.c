@@ -1,8 +1,11 @@
 /*
  * field.c -- the Field descriptor: one typed field of a persistent class.
  *
- * Outside a block a read goes straight to the mapping (header check, one
- * aligned load). Inside a block, and for every write, it calls libuniheap,
+ * Outside a block a read goes straight to the mapping: header check, one
+ * aligned load, then the header checked again, so a value copied while
+ * the object was freed and its slot reused is never returned (the new
+ * object's generation differs). Inside a block, and for every write, it
+ * calls libuniheap,
  * which validates the read against the block's snapshot, range-checks
  * the value, locks and logs.
  */
@@ -150,22 +153,40 @@ static int wrong_type(FieldObject *f, const char *want, PyObject *v)
 
 /* ---- reads ---- */
 
+/* One aligned load of the field's bytes (never torn). */
+static uint64_t load_raw(const char *at, uint32_t size)
+{
+	switch (size) {
+	case 1: return __atomic_load_n((const uint8_t *)at, __ATOMIC_RELAXED);
+	case 2: return __atomic_load_n((const uint16_t *)at, __ATOMIC_RELAXED);
+	case 4: return __atomic_load_n((const uint32_t *)at, __ATOMIC_RELAXED);
+	default: return __atomic_load_n((const uint64_t *)at, __ATOMIC_RELAXED);
+	}
+}
+
 static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 {
-	const char *at = p->heap->base + p->off + f->offset;
-	uh_off ref;
+	const char *base = p->heap->base;
+	uint64_t raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset, field_size[f->type]);
+	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+		float f32; double f64; } v = { .u = raw };
 
+	/* Copy, then check: the bytes were the object's if its header still
+	 * names it (the allocator writes a new generation before the new
+	 * object's bytes). */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!uhpy_live(base, p->off, p->cls))
+		return uhpy_freed(p->off);
 	switch (f->type) {
-	case UH_T_BOOL: return PyBool_FromLong(*(const volatile uint8_t *)at != 0);
-	case UH_T_I8: return PyLong_FromLong(*(const volatile int8_t *)at);
-	case UH_T_I16: return PyLong_FromLong(*(const volatile int16_t *)at);
-	case UH_T_I32: return PyLong_FromLong(*(const volatile int32_t *)at);
-	case UH_T_I64:
-		return PyLong_FromLongLong(__atomic_load_n((const int64_t *)at, __ATOMIC_RELAXED));
-	case UH_T_F32: return PyFloat_FromDouble(*(const volatile float *)at);
-	case UH_T_F64: return PyFloat_FromDouble(*(const volatile double *)at);
+	case UH_T_BOOL: return PyBool_FromLong(v.b != 0);
+	case UH_T_I8: return PyLong_FromLong(v.i8);
+	case UH_T_I16: return PyLong_FromLong(v.i16);
+	case UH_T_I32: return PyLong_FromLong(v.i32);
+	case UH_T_I64: return PyLong_FromLongLong(v.i64);
+	case UH_T_F32: return PyFloat_FromDouble(v.f32);
+	case UH_T_F64: return PyFloat_FromDouble(v.f64);
 	}
-	ref = __atomic_load_n((const uint64_t *)at, __ATOMIC_ACQUIRE);
+	uh_off ref = v.u;
 	if (ref == 0)
 		Py_RETURN_NONE;
 	if (f->type == UH_T_REF)
@@ -218,8 +239,8 @@ static int usable(FieldObject *f, PyObject *obj)
 	/* The class check above makes this hold; it is cheap, and a direct
 	 * read must never go past the object whatever happens. */
 	ProxyObject *p = (ProxyObject *)obj;
-	const struct uhpy_objhdr *o = (const void *)(p->heap->base + p->off);
-	uint32_t payload = o->size & ~UHPY_OBJ_VALID;
+	const struct uhpy_objhdr *o = uhpy_hdr(p->heap->base, p->off);
+	uint32_t payload = o->size & ~UH_OBJ_VALID;
 	if ((uint32_t)f->offset + field_size[f->type] > sizeof(*o) + payload) {
 		PyErr_Format(uhpy_st->by_code[-UH_ETYPE], "field %S.%S does not belong to objects "
 			     "of class %u", f->owner, f->name, p->cls);

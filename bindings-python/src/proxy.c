@@ -4,8 +4,17 @@
  */
 #include "ext.h"
 
+PyObject *uhpy_freed(uh_off ref)
+{
+	PyErr_Format(uhpy_st->by_code[-UH_EFREED],
+		     "the object at offset %llu (generation %u) has been freed",
+		     (unsigned long long)UH_REF_OFFSET(ref), (unsigned)UH_REF_GEN(ref));
+	return NULL;
+}
+
 /* 0 if the proxy's heap is open and its object still live and of the
- * proxy's class; else an exception is set. Reads the header in place. */
+ * proxy's class and generation; else an exception is set. Reads the
+ * header in place. */
 int uhpy_proxy_usable(ProxyObject *p)
 {
 	if (!p->heap) {
@@ -14,12 +23,8 @@ int uhpy_proxy_usable(ProxyObject *p)
 	}
 	if (uhpy_heap_usable(p->heap) < 0)
 		return -1;
-	const struct uhpy_objhdr *o = (const void *)(p->heap->base + p->off);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
-	if (!(size & UHPY_OBJ_VALID) || o->class_id != p->cls) {
-		PyErr_Format(uhpy_st->by_code[-UH_EFREED],
-			     "the object at offset %llu has been freed",
-			     (unsigned long long)p->off);
+	if (!uhpy_live(p->heap->base, p->off, p->cls)) {
+		uhpy_freed(p->off);
 		return -1;
 	}
 	return 0;
@@ -65,7 +70,7 @@ static PyObject *proxy_repr(ProxyObject *p)
 	if (!name)
 		return NULL;
 	r = PyUnicode_FromFormat("<uniheap proxy of %R at offset %llu%s>", name,
-				 (unsigned long long)p->off,
+				 (unsigned long long)UH_REF_OFFSET(p->off),
 				 p->heap && p->heap->h ? "" : " (heap closed)");
 	Py_DECREF(name);
 	return r;
@@ -112,7 +117,8 @@ static PyMethodDef proxy_methods[] = {
 static PyGetSetDef proxy_getset[] = {
 	{ "heap", (getter)proxy_get_heap, NULL, "The heap connection of this proxy.", NULL },
 	{ "offset", (getter)proxy_get_offset, NULL,
-	  "The persistent reference: the object's offset in the heap file.", NULL },
+	  "The persistent reference: the object's offset in the heap file (bits 0..47) "
+	  "and its generation (bits 48..63); heap.proxy(offset) takes it back.", NULL },
 	{ "class_id", (getter)proxy_get_class_id, NULL, "The object's class id.", NULL },
 	{ "class_name", (getter)proxy_get_class_name, NULL, "The object's class name.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },

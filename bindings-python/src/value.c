@@ -33,14 +33,31 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 	size_t len;
 	int rc;
 
+	PyObject *r;
+
 	if (type == UH_T_STRING) {
 		if ((rc = uh_string_get(hp->h, s, (const char **)&data, &len)) != 0)
 			return uhpy_raise(rc, "string");
-		return PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict");
+		r = PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict");
+	} else {
+		if ((rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
+			return uhpy_raise(rc, "bytes");
+		r = PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
 	}
-	if ((rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
-		return uhpy_raise(rc, "bytes");
-	return PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+	/* Copied in place: the copy is the value's only if the object is
+	 * still there afterwards (uniheap.h, "direct"). */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (uhpy_live(hp->base, s, type == UH_T_STRING ? UHPY_CLASS_STRING : UHPY_CLASS_BYTES))
+		return r;
+	if (!r && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+		return NULL;
+	Py_XDECREF(r);
+	PyErr_Clear();
+	/* Gone meanwhile. libuniheap says why: inside a block a stale
+	 * snapshot is a conflict (the block re-runs), else it was freed. */
+	uint32_t cls;
+	rc = uh_obj_class(hp->h, s, &cls);
+	return rc ? uhpy_raise(rc, type == UH_T_STRING ? "string" : "bytes") : uhpy_freed(s);
 }
 
 int uhpy_value_allocates(PyObject *o)

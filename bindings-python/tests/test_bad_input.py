@@ -248,6 +248,39 @@ def test_freed_object(heap, connect):
     repr(a)                                # no crash
 
 
+def test_stale_proxy_after_slot_reuse(heap, connect):
+    """A proxy of a freed object raises even once its slot holds a new
+    object of the same class: references carry the slot's generation."""
+    OFFSET = (1 << 48) - 1
+    a = Acct(heap, balance=7, owner="old")
+    old_ref, a_other = a.offset, connect().proxy(a.offset)
+    heap.free(a)
+    for _ in range(100_000):               # the allocator comes round to the slot
+        b = Acct(heap, balance=8, owner="new")
+        if b.offset & OFFSET == old_ref & OFFSET:
+            break
+        heap.free(b)
+    else:
+        pytest.fail("the freed slot was never reused")
+    assert b.offset != old_ref             # same offset, another generation
+    for p in (a, a_other):
+        with pytest.raises(uniheap.FreedObjectError, match="generation"):
+            p.balance
+        with pytest.raises(uniheap.FreedObjectError):
+            p.owner
+        with pytest.raises(uniheap.FreedObjectError):
+            p.balance = 1
+        with pytest.raises(uniheap.FreedObjectError):
+            with heap.atomic():
+                p.balance
+    with pytest.raises(uniheap.FreedObjectError, match="generation"):
+        heap.proxy(old_ref)                # a saved reference, after the reuse
+    with pytest.raises(uniheap.FreedObjectError):
+        heap.free(a)
+    assert (b.balance, b.owner) == (8, "new")
+    assert heap.proxy(b.offset) == b
+
+
 def test_freed_in_block(heap):
     a = Acct(heap, balance=1)
     with heap.atomic():

@@ -50,7 +50,7 @@ class Proxy:
     @property
     def heap(self) -> Heap: ...
     @property
-    def offset(self) -> int: ...          # the persistent reference (offset in the heap file)
+    def offset(self) -> int: ...          # the persistent reference: offset (bits 0..47), generation (48..63)
     @property
     def class_id(self) -> int: ...
     @property

@@ -4,7 +4,7 @@ classes add the mixin methods and constructors."""
 from collections.abc import ItemsView, MutableMapping, MutableSequence, Sequence, ValuesView
 from itertools import islice
 
-from ._objects import check_heap
+from ._objects import at, check_heap
 from ._uniheap import TYPE_NAMES, ArrayBase, ListBase, MapBase
 
 _KEY_KINDS = {str: 1, bytes: 2, int: 3}
@@ -72,8 +72,8 @@ class PMap(MapBase, MutableMapping):
         try:
             n = len(self)
         except Exception as e:      # a proxy of a closed heap or freed map
-            return f"<uniheap.{type(self).__name__} at offset {self.offset} ({type(e).__name__})>"
-        return f"<uniheap.{type(self).__name__} of {n} entries at offset {self.offset}>"
+            return f"<uniheap.{type(self).__name__} at offset {at(self)} ({type(e).__name__})>"
+        return f"<uniheap.{type(self).__name__} of {n} entries at offset {at(self)}>"
 
 
 class PSortedMap(PMap):
@@ -122,8 +122,8 @@ class PList(ListBase, MutableSequence):
         try:
             n = len(self)
         except Exception as e:
-            return f"<uniheap.PList at offset {self.offset} ({type(e).__name__})>"
-        return f"<uniheap.PList of {n} items at offset {self.offset}>"
+            return f"<uniheap.PList at offset {at(self)} ({type(e).__name__})>"
+        return f"<uniheap.PList of {n} items at offset {at(self)}>"
 
 
 class PArray(ArrayBase, Sequence):
@@ -153,5 +153,5 @@ class PArray(ArrayBase, Sequence):
             n = len(self)
             t = self.elem_type
         except Exception as e:
-            return f"<uniheap.PArray at offset {self.offset} ({type(e).__name__})>"
-        return f"<uniheap.PArray of {n} {t} at offset {self.offset}>"
+            return f"<uniheap.PArray at offset {at(self)} ({type(e).__name__})>"
+        return f"<uniheap.PArray of {n} {t} at offset {at(self)}>"

@@ -6,6 +6,12 @@ from ._uniheap import Heap as _Heap
 _declared = {}
 
 
+def at(p):
+    """The byte offset of a proxy's object, for messages: a reference's
+    bits 0..47 (bits 48..63 are its generation)."""
+    return p.offset & 0xFFFF_FFFF_FFFF
+
+
 def check_heap(heap, what):
     """TypeError unless heap is a uniheap.Heap."""
     if not isinstance(heap, _Heap):
@@ -80,15 +86,15 @@ class PObject(Proxy, metaclass=PObjectMeta):
         try:
             self._check()
         except Error as e:
-            return f"<{cls.__uniheap_name__} at offset {self.offset} ({type(e).__name__})>"
+            return f"<{cls.__uniheap_name__} at offset {at(self)} ({type(e).__name__})>"
         parts = []
         for f in cls.__uniheap_fields__:
             v = f.__get__(self, cls)
             if isinstance(v, Proxy):
-                parts.append(f"{f.name}=<{v.class_name} at offset {v.offset}>")
+                parts.append(f"{f.name}=<{v.class_name} at offset {at(v)}>")
             else:
                 parts.append(f"{f.name}={v!r}")
-        return f"<{cls.__uniheap_name__} at offset {self.offset}: {', '.join(parts)}>"
+        return f"<{cls.__uniheap_name__} at offset {at(self)}: {', '.join(parts)}>"
 
 
 def generic_class(info):
