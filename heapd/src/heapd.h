@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "uniheap.h"
 #include "../../libuniheap/src/format.h"
@@ -120,8 +121,22 @@ int hd_roots_next(struct hd *hd, uint64_t *cursor, const char **name, size_t *na
 /* ---- serving (server.cc) ---- */
 /* Bind socket_path (mode 0600; a stale socket of a dead heapd is replaced,
  * a live one refused), serve until SIGTERM/SIGINT, then stop cleanly.
+ * Only heapd's own user and root may connect.
  * Returns 0 after a clean shutdown, else an error with err set. */
 int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen);
+/* hd_serve, shared with the members of group gid (HD_NO_GROUP: not
+ * shared): the socket gets mode 0660 and that group, folders heapd makes
+ * for it 0750, and users whose primary or supplementary groups include gid
+ * may connect too. */
+#define HD_NO_GROUP ((gid_t)-1)
+int hd_serve_shared(struct hd *hd, const char *socket_path, gid_t gid, char *err,
+		    size_t errlen);
+
+/* ---- sharing with a group (share.c) ---- */
+/* Give path to group gid and set mode. Returns 0, or -1 with err naming
+ * the path and the cause (EPERM: heapd's user must own path and belong
+ * to the group). */
+int hd_share_path(const char *path, gid_t gid, mode_t mode, char *err, size_t errlen);
 
 /* ---- service manager (notify.c) ---- */
 /* Send state ("READY=1", "STOPPING=1", newline-separated assignments of

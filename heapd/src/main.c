@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #define USAGE_LINES \
 	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
+	"             [--group GROUP]\n" \
 	"       heapd --help | --version\n"
 
 static const char usage_text[] = USAGE_LINES
@@ -46,12 +48,17 @@ static const char usage_text[] = USAGE_LINES
 	"  --socket PATH      control socket (default: $UNIHEAP_SOCKET, else\n"
 	"                     $XDG_RUNTIME_DIR/uniheap/heapd.sock, else\n"
 	"                     /tmp/uniheap-$UID/heapd.sock; see uh_default_socket)\n"
+	"  --group GROUP      share the heap with the users of GROUP (a name or a\n"
+	"                     gid): the socket gets mode 0660, the heap file 0660,\n"
+	"                     both of GROUP, and its members may connect (without it:\n"
+	"                     only heapd's own user and root; modes 0600)\n"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
 struct args {
 	struct hd_opts o;
 	const char *socket;
+	gid_t group;		/* HD_NO_GROUP unless --group */
 	const char *size_arg;
 	int create_only;	/* an option that only means something with --create */
 };
@@ -114,6 +121,20 @@ static void parse_log_size(struct args *a, const char *s)
 	a->o.log_size = (uint32_t)v;
 }
 
+/* --group: a group name, else a numeric gid. */
+static gid_t parse_group(const char *s)
+{
+	struct group *g = getgrnam(s);
+	if (g)
+		return g->gr_gid;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!s[0] || *end || errno || s[0] == '-' || (gid_t)v != v || (gid_t)v == HD_NO_GROUP)
+		usage_error("--group: no group named '%s' (give a group name or a gid)", s);
+	return (gid_t)v;
+}
+
 static void parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -124,6 +145,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "durability", required_argument, NULL, 'd' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "log-size", required_argument, NULL, 'l' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -139,6 +161,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'd': a->o.durability = parse_durability(optarg); a->create_only = 1; break;
 		case 'n': a->o.name = optarg; a->create_only = 1; break;
 		case 'l': parse_log_size(a, optarg); a->create_only = 1; break;
+		case 'g': a->group = parse_group(optarg); break;
 		case 'H': fputs(usage_text, stdout); exit(0);
 		case 'V':
 			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,
@@ -264,6 +287,7 @@ int main(int argc, char **argv)
 {
 	struct args a;
 	memset(&a, 0, sizeof(a));
+	a.group = HD_NO_GROUP;
 	parse_args(argc, argv, &a);
 	check_args(&a);
 	check_pmem(&a);
@@ -279,7 +303,12 @@ int main(int argc, char **argv)
 	hd_log("info", "start", "version=%d.%d.%d pid=%d heap=%s socket=%s", UH_VERSION_MAJOR,
 	       UH_VERSION_MINOR, UH_VERSION_PATCH, (int)getpid(), a.o.heap_path, socket);
 	err[0] = '\0';
-	int rc = hd_serve(hd, socket, err, sizeof(err));
+	int rc = 0;
+	/* Members of the group map the heap read-write, as heapd's user does. */
+	if (a.group != HD_NO_GROUP)
+		rc = hd_share_path(hd_heap_path(hd), a.group, 0660, err, sizeof(err));
+	if (rc == 0)
+		rc = hd_serve_shared(hd, socket, a.group, err, sizeof(err));
 	hd_close(hd);
 	if (rc != 0) {
 		fprintf(stderr, "heapd: %s\n", err[0] ? err : "serving failed");

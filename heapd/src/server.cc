@@ -5,7 +5,8 @@
  *  1. Block SIGTERM/SIGINT/SIGPIPE before any thread exists, so every
  *     thread (gRPC's included) inherits the mask and the signals reach
  *     only the sigwait() below.
- *  2. Own the socket (stale one replaced, live one refused), mode 0600.
+ *  2. Own the socket (stale one replaced, live one refused), mode 0600,
+ *     or 0660 of the group heapd is shared with (heapd --group).
  *  3. Build the gRPC server with no listening port of its own: the accept
  *     thread hands it each connection after checking SO_PEERCRED. The
  *     standard grpc.health.v1 service and server reflection are on, so
@@ -92,14 +93,14 @@ void notify_ready(struct hd *hd, const char *path)
 	hd_notify(state.c_str());
 }
 
-int serve(struct hd *hd, const char *path, char *err, size_t errlen)
+int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
 {
 	/* Stays blocked after return: a second SIGTERM during hd_close()
 	 * must not kill heapd half way. */
 	block_signals();
 
 	heapd::OwnedSocket sock;
-	if (heapd::socket_own(path, &sock, err, errlen) != 0)
+	if (heapd::socket_own(path, gid, &sock, err, errlen) != 0)
 		return UH_EIO;
 
 	heapd::PeerTable peers;
@@ -116,7 +117,7 @@ int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 	}
 	set_serving(server.get(), true);
 
-	heapd::Acceptor acceptor(sock.fd, server.get(), &peers);
+	heapd::Acceptor acceptor(sock.fd, server.get(), &peers, gid);
 	if (!acceptor.start(err, errlen)) {
 		server->Shutdown();
 		heapd::socket_release(path, &sock);
@@ -140,16 +141,22 @@ int serve(struct hd *hd, const char *path, char *err, size_t errlen)
 
 } /* namespace */
 
-extern "C" int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen)
+extern "C" int hd_serve_shared(struct hd *hd, const char *socket_path, gid_t gid, char *err,
+			       size_t errlen)
 {
 	if (!hd || !socket_path || !*socket_path) {
 		snprintf(err, errlen, "hd_serve: no heap or no socket path");
 		return UH_EINVAL;
 	}
 	try {
-		return serve(hd, socket_path, err, errlen);
+		return serve(hd, socket_path, gid, err, errlen);
 	} catch (const std::exception &ex) {
 		snprintf(err, errlen, "hd_serve: %s", ex.what());
 		return UH_EINTERNAL;
 	}
+}
+
+extern "C" int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen)
+{
+	return hd_serve_shared(hd, socket_path, HD_NO_GROUP, err, errlen);
 }

@@ -12,7 +12,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
@@ -56,8 +58,9 @@ bool fill_addr(const char *path, struct sockaddr_un *sa)
 }
 
 /* mkdir -p of path's parent; directories created here get mode 0700
- * because the socket is private to its user. */
-int make_parent(const char *path, char *err, size_t errlen)
+ * because the socket is private to its user, or 0750 and group gid when
+ * it is shared with that group. */
+int make_parent(const char *path, gid_t gid, char *err, size_t errlen)
 {
 	std::string dir(path);
 	size_t slash = dir.rfind('/');
@@ -68,7 +71,13 @@ int make_parent(const char *path, char *err, size_t errlen)
 		if (i < dir.size() && dir[i] != '/')
 			continue;
 		std::string part = dir.substr(0, i);
-		if (mkdir(part.c_str(), 0700) == 0 || errno == EEXIST)
+		if (mkdir(part.c_str(), 0700) == 0) {
+			if (gid != HD_NO_GROUP &&
+			    hd_share_path(part.c_str(), gid, 0750, err, errlen) != 0)
+				return -1;
+			continue;
+		}
+		if (errno == EEXIST)
 			continue;
 		snprintf(err, errlen, "cannot create socket directory %s: %s", part.c_str(),
 			 strerror(errno));
@@ -113,7 +122,8 @@ int clear_stale(const char *path, const struct sockaddr_un *sa, char *err, size_
 	return 0;
 }
 
-int bind_listen(const char *path, const struct sockaddr_un *sa, char *err, size_t errlen)
+int bind_listen(const char *path, const struct sockaddr_un *sa, gid_t gid, char *err,
+		size_t errlen)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -131,7 +141,16 @@ int bind_listen(const char *path, const struct sockaddr_un *sa, char *err, size_
 		close(fd);
 		return -1;
 	}
-	if (chmod(path, 0600) != 0 || listen(fd, 128) != 0) {
+	int shared = gid != HD_NO_GROUP;
+	if (shared ? hd_share_path(path, gid, 0660, err, errlen) != 0 : chmod(path, 0600) != 0) {
+		if (!shared)
+			snprintf(err, errlen, "cannot set mode 0600 on %s: %s", path,
+				 strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	if (listen(fd, 128) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
 		unlink(path);
 		close(fd);
@@ -142,7 +161,7 @@ int bind_listen(const char *path, const struct sockaddr_un *sa, char *err, size_
 
 } /* namespace */
 
-int socket_own(const char *path, OwnedSocket *out, char *err, size_t errlen)
+int socket_own(const char *path, gid_t gid, OwnedSocket *out, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	if (!fill_addr(path, &sa)) {
@@ -150,9 +169,9 @@ int socket_own(const char *path, OwnedSocket *out, char *err, size_t errlen)
 			 sizeof(sa.sun_path) - 1, path);
 		return -1;
 	}
-	if (make_parent(path, err, errlen) != 0 || clear_stale(path, &sa, err, errlen) != 0)
+	if (make_parent(path, gid, err, errlen) != 0 || clear_stale(path, &sa, err, errlen) != 0)
 		return -1;
-	int fd = bind_listen(path, &sa, err, errlen);
+	int fd = bind_listen(path, &sa, gid, err, errlen);
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -178,8 +197,8 @@ void socket_release(const char *path, OwnedSocket *s)
 		unlink(path);
 }
 
-Acceptor::Acceptor(int listen_fd, grpc::Server *server, PeerTable *peers)
-	: lfd_(listen_fd), server_(server), peers_(peers)
+Acceptor::Acceptor(int listen_fd, grpc::Server *server, PeerTable *peers, gid_t gid)
+	: lfd_(listen_fd), server_(server), peers_(peers), gid_(gid)
 {
 }
 
@@ -235,6 +254,34 @@ void Acceptor::run()
 	}
 }
 
+/* The socket's mode already keeps other users out; this check holds even
+ * for a connection handed on to another process. */
+bool Acceptor::peer_allowed(int fd, const struct ucred &uc)
+{
+	if (uc.uid == geteuid() || uc.uid == 0)
+		return true;
+	if (gid_ == HD_NO_GROUP)
+		return false;
+	if (uc.gid == gid_)
+		return true;
+	/* Supplementary groups as they were at connect(); retried once
+	 * with the size the kernel asks for. */
+	std::vector<gid_t> groups(64);
+	for (int tries = 0; tries < 2; tries++) {
+		socklen_t len = (socklen_t)(groups.size() * sizeof(gid_t));
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+			groups.resize(len / sizeof(gid_t));
+			return std::find(groups.begin(), groups.end(), gid_) != groups.end();
+		}
+		if (errno != ERANGE)
+			break;
+		groups.resize(len / sizeof(gid_t) + 1);
+	}
+	hd_log("warn", "connect", "pid=%d reason=\"cannot read the peer's groups: %s\"",
+	       (int)uc.pid, strerror(errno));
+	return false;
+}
+
 void Acceptor::accept_one()
 {
 	int fd = accept4(lfd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -255,10 +302,15 @@ void Acceptor::accept_one()
 		return;
 	}
 	hd_log("info", "connect", "pid=%d uid=%d gid=%d", (int)uc.pid, (int)uc.uid, (int)uc.gid);
-	if (uc.uid != geteuid() && uc.uid != 0) {
-		hd_log("warn", "connect",
-		       "refused=1 pid=%d uid=%d reason=\"uid is neither heapd's (%d) nor root\"",
-		       (int)uc.pid, (int)uc.uid, (int)geteuid());
+	if (!peer_allowed(fd, uc)) {
+		if (gid_ == HD_NO_GROUP)
+			hd_log("warn", "connect", "refused=1 pid=%d uid=%d reason=\"uid is "
+			       "neither heapd's (%d) nor root\"", (int)uc.pid, (int)uc.uid,
+			       (int)geteuid());
+		else
+			hd_log("warn", "connect", "refused=1 pid=%d uid=%d reason=\"uid is "
+			       "neither heapd's (%d) nor root, and not in group %d\"",
+			       (int)uc.pid, (int)uc.uid, (int)geteuid(), (int)gid_);
 		close(fd);
 		return;
 	}

@@ -9,6 +9,7 @@
 #ifndef HEAPD_SERVER_SOCKET_H
 #define HEAPD_SERVER_SOCKET_H
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <mutex>
@@ -45,24 +46,26 @@ private:
 
 /* Bind path as heapd's socket: create the parent directory if missing
  * (0700), refuse a path another heapd is serving, replace a stale socket
- * of a dead one, bind, chmod 0600, listen. Returns 0, or -1 with err
- * set (one line). */
+ * of a dead one, bind, chmod 0600, listen. Shared with group gid (not
+ * HD_NO_GROUP): new folders 0750 and the socket 0660, both of that group.
+ * Returns 0, or -1 with err set (one line). */
 struct OwnedSocket {
 	int fd = -1;		/* listening */
 	dev_t dev = 0;		/* identity of the socket file bound */
 	ino_t ino = 0;
 };
-int socket_own(const char *path, OwnedSocket *out, char *err, size_t errlen);
+int socket_own(const char *path, gid_t gid, OwnedSocket *out, char *err, size_t errlen);
 
 /* Close the listening fd and remove path if it still is the file heapd
  * bound (same inode), so a newer heapd's socket is never removed. */
 void socket_release(const char *path, OwnedSocket *s);
 
 /* The accept thread: accepts, checks and logs peers, records their
- * credentials and hands each connection to server. */
+ * credentials and hands each connection to server. Peers allowed:
+ * heapd's own user, root, and members of group gid (unless HD_NO_GROUP). */
 class Acceptor {
 public:
-	Acceptor(int listen_fd, grpc::Server *server, PeerTable *peers);
+	Acceptor(int listen_fd, grpc::Server *server, PeerTable *peers, gid_t gid);
 	~Acceptor();
 	/* Start the thread. false with err set if it could not. */
 	bool start(char *err, size_t errlen);
@@ -72,11 +75,13 @@ public:
 private:
 	void run();
 	void accept_one();
+	bool peer_allowed(int fd, const struct ucred &uc);
 
 	int lfd_;
 	int wake_[2] = {-1, -1};	/* stop() writes to wake_[1] */
 	grpc::Server *server_;
 	PeerTable *peers_;
+	gid_t gid_;
 	std::thread thread_;
 };
 
