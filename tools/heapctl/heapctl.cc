@@ -28,6 +28,7 @@
 #include "health.h"
 #include "print.h"
 #include "sockpath.h"
+#include "uniheap.h"
 
 namespace pb = uniheap::v1;
 
@@ -38,6 +39,7 @@ constexpr int kTimeoutMs = 5000;
 
 const char kUsage[] =
 	"usage: heapctl [--socket PATH] [--json] <command>\n"
+	"       heapctl --help | --version\n"
 	"\n"
 	"commands:\n"
 	"  status    heap and daemon state\n"
@@ -46,7 +48,8 @@ const char kUsage[] =
 	"  stats     heapd's counters\n"
 	"  health    the standard gRPC health check (exit 0 when SERVING)\n"
 	"  check     walk the heap from its roots: objects, references, maps and\n"
-	"            sorted maps (runs uniheap-check, installed beside heapctl)\n"
+	"            sorted maps (runs the uniheap-check program installed with\n"
+	"            heapctl)\n"
 	"\n"
 	"options:\n"
 	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
@@ -54,7 +57,8 @@ const char kUsage[] =
 	"                 /tmp/uniheap-$UID/heapd.sock; see uh_default_socket)\n"
 	"  --json         print the response as JSON (proto3 JSON mapping, .proto\n"
 	"                 field names)\n"
-	"  --help         this text\n";
+	"  --help         this text\n"
+	"  --version      print the version\n";
 
 struct Args {
 	std::string socket;
@@ -90,6 +94,10 @@ int parse_args(int argc, char **argv, Args *a)
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
 			fputs(kUsage, stdout);
+			return kExitOk;
+		} else if (!strcmp(arg, "--version")) {
+			printf("heapctl %d.%d.%d\n", UH_VERSION_MAJOR, UH_VERSION_MINOR,
+			       UH_VERSION_PATCH);
 			return kExitOk;
 		} else if (!strcmp(arg, "--json")) {
 			a->json = true;
@@ -181,19 +189,39 @@ int run_health(const Args &a, grpc::Channel *ch)
 	return rc;
 }
 
+/* uniheap-check beside heapctl (the build tree), else in the installed
+ * libexec folder relative to heapctl's own; "" if neither is there. */
+std::string find_check(std::string *tried)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		*tried = "(cannot read /proc/self/exe)";
+		return "";
+	}
+	self[n] = '\0';
+	std::string dir = dirname(self);
+	for (const std::string &exe : { dir + "/uniheap-check",
+					dir + "/" UH_CHECK_FROM_BIN "/uniheap-check" }) {
+		if (access(exe.c_str(), X_OK) == 0)
+			return exe;
+		*tried += (tried->empty() ? "" : ", ") + exe;
+	}
+	return "";
+}
+
 /* check needs a libuniheap session, and libuniheap carries its own copy
  * of the protocol code, which libprotobuf refuses to load twice into one
  * process: so heapctl runs the separate uniheap-check program. */
 int run_check(const Args &a)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "heapctl: cannot find my own directory\n");
+	std::string tried;
+	std::string exe = find_check(&tried);
+	if (exe.empty()) {
+		fprintf(stderr, "heapctl: uniheap-check is not installed (looked for %s)\n",
+			tried.c_str());
 		return kExitFailed;
 	}
-	self[n] = '\0';
-	std::string exe = std::string(dirname(self)) + "/uniheap-check";
 	std::vector<char *> argv = { (char *)exe.c_str(), (char *)"--socket",
 				     (char *)a.socket.c_str() };
 	if (a.json)
