@@ -7,6 +7,9 @@
 #                 installs it instead)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
 #   make bench    build, then run the C and Python benchmarks (bench/)
+#   make install  build, then install into $(PREFIX) (default /usr/local;
+#                 DESTDIR is honoured): programs, libuniheap, uniheap.h,
+#                 pkg-config and CMake package files, man pages, systemd units
 #   make deps     install missing Debian packages (apt-get only if needed)
 #   make clean    remove ./build and the in-place Python extension
 
@@ -16,7 +19,7 @@ CTEST_FLAGS ?= --output-on-failure -j2
 
 DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 	libpmem2-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-	protobuf-compiler-grpc liblmdb-dev
+	protobuf-compiler-grpc liblmdb-dev help2man systemd
 
 # sudo only when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -27,7 +30,9 @@ PY ?= python3
 # speak to heapd in tests/service).
 PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection
 
-.PHONY: all deps test demo bench clean python
+PREFIX ?= /usr/local
+
+.PHONY: all deps test demo bench clean python install
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
@@ -42,6 +47,11 @@ python: $(BUILD)/build.ninja
 # CMakeLists.txt or a globbed folder changes.
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+# The C part only: the Python package installs with pip.
+install: $(BUILD)/build.ninja
+	cmake --build $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Idempotent: apt-get runs only when a package is missing.
 deps:

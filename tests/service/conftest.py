@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+IS_ROOT = os.geteuid() == 0
 
 # Variables that choose heapd's socket or readiness protocol: a test sets
 # the ones it means, never inherits them from the shell running it.
@@ -51,19 +52,21 @@ def clean_env(**values):
     return env
 
 
-def as_user(uid):
-    """argv prefix that runs a program as uid (and gid uid, no groups);
-    empty for None."""
+def as_user(uid, groups=()):
+    """argv prefix that runs a program as uid, with gid uid and the
+    supplementary groups given; empty for None."""
     if uid is None:
         return []
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    extra = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", *extra]
 
 
-def spare_uid():
-    """A uid no account and no other test run uses: heapd and clients run
-    as it when the tests run as root, so /tmp/uniheap-<uid> is theirs
-    alone even while other runs of this suite use their own."""
-    return 2000000000 + os.getpid() % 1000000
+def spare_uid(k=0):
+    """The k-th of a few uids (and gids) no account and no other test run
+    uses: heapd and clients run as them when the tests run as root, so
+    /tmp/uniheap-<uid> is theirs alone even while other runs of this suite
+    use their own."""
+    return 2000000000 + (os.getpid() % 100000) * 10 + k
 
 
 def socket_accepts(path):
@@ -103,23 +106,25 @@ def stop_process(proc, timeout=10.0):
 
 class Daemon:
     """One heapd started with argv (a heapd path and its options), env and
-    cwd, optionally as another uid, logging to log. start() returns once
-    `sock` accepts connections."""
+    cwd, optionally as another uid (with supplementary groups), logging to
+    log. start() returns once `sock` accepts connections."""
 
-    def __init__(self, argv, sock, log, env=None, cwd=None, uid=None):
+    def __init__(self, argv, sock, log, env=None, cwd=None, uid=None, groups=()):
         self.argv = [str(a) for a in argv]
         self.sock = str(sock)
         self.log = Path(log)
         self.env = env if env is not None else clean_env()
         self.cwd = cwd
         self.uid = uid
+        self.groups = groups
         self.proc = None
 
     def launch(self):
         """Start heapd and return at once."""
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                ["setpriv", "--pdeathsig", "SIGTERM", *as_user(self.uid), *self.argv],
+                ["setpriv", "--pdeathsig", "SIGTERM", *as_user(self.uid, self.groups),
+                 *self.argv],
                 env=self.env, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT)
         _live[self.proc.pid] = self.proc
@@ -173,3 +178,15 @@ def daemons():
     yield started
     for d in started:
         d.stop()
+
+
+@pytest.fixture(scope="session")
+def installed():
+    """A prefix that `cmake --install` filled from the build tree; shared
+    by the tests of this run, removed after."""
+    prefix = Path(tempfile.mkdtemp(prefix="uniheap-prefix-", dir="/tmp"))
+    prefix.chmod(0o755)
+    r = run(["cmake", "--install", build_dir(), "--prefix", prefix], timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    yield prefix
+    shutil.rmtree(prefix, ignore_errors=True)

@@ -10,9 +10,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, Daemon, as_user, built, clean_env, run, spare_uid
-
-IS_ROOT = os.geteuid() == 0
+from conftest import IS_ROOT, REPO, Daemon, as_user, built, clean_env, run, spare_uid
 
 
 def heapd_argv(heap):
