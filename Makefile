@@ -19,7 +19,7 @@ CTEST_FLAGS ?= --output-on-failure -j2
 
 DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 	libpmem2-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-	protobuf-compiler-grpc liblmdb-dev help2man systemd
+	protobuf-compiler-grpc liblmdb-dev help2man systemd strace
 
 # sudo only when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -1,11 +1,15 @@
 """The installed systemd units: `systemd-analyze verify` accepts them (no
-warning), their hardening stays at an OK exposure, sysusers.d makes the
-uniheap user; and the unit's own ExecStart, run the way systemd would run
-it (its user and group, its runtime and state folders, NOTIFY_SOCKET),
-serves clients of other users who are in the group and no one else."""
+warning), their hardening stays at an OK exposure and does not forbid
+anything heapd does (traced), sysusers.d makes the uniheap user; and the
+unit's own ExecStart, run the way systemd would run it (its user and
+group, its runtime and state folders, NOTIFY_SOCKET), serves clients of
+other users who are in the group and no one else."""
 
+import json
 import os
+import re
 import shlex
+import signal
 import socket
 import stat
 
@@ -48,6 +52,66 @@ def test_hardening_exposure(installed, unit):
     r = analyze(installed, "security", "--offline=true", "--threshold=20",
                 installed / UNITS / unit)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+
+
+def unit_setting(text, key):
+    return next(l.split("=", 1)[1] for l in text.splitlines() if l.startswith(key + "="))
+
+
+def syscall_set(name):
+    """The system calls of a systemd syscall-filter group, nested groups
+    expanded."""
+    r = run(["systemd-analyze", "syscall-filter", name])
+    assert r.returncode == 0, r.stderr
+    calls = set()
+    for line in r.stdout.splitlines()[1:]:
+        word = line.strip()
+        if not word or word.startswith("#"):
+            continue
+        calls |= syscall_set(word) if word.startswith("@") else {word}
+    return calls
+
+
+def traced_session(installed, tmp_dir, daemons):
+    """strace of heapd through a session: create a heap (sync: msync),
+    share it with a group, clients write and check it, SIGTERM."""
+    trace, sock = tmp_dir / "trace", tmp_dir / "heapd.sock"
+    heapd = Daemon(["strace", "-f", "-qq", "-o", trace, installed / "bin/heapd",
+                    "--heap", tmp_dir / "heap", "--create", "--size", "64M",
+                    "--durability", "sync", "--socket", sock, "--group", os.getegid()],
+                   sock, tmp_dir / "heapd.log", env=clean_env(NOTIFY_SOCKET=tmp_dir / "n"))
+    daemons.append(heapd.start())
+    env = clean_env(UNIHEAP_SOCKET=sock)
+    for argv in ([built("examples/c/demo_readme")], [installed / "bin/heapctl", "check"]):
+        r = run(argv, env=env)
+        assert r.returncode == 0, r.stderr
+    r = run([installed / "bin/heapctl", "--json", "status"], env=env)
+    os.kill(int(json.loads(r.stdout)["pid"]), signal.SIGTERM)   # heapd, under strace
+    assert heapd.proc.wait(timeout=30) == 0, heapd.log_text()
+    return trace.read_text()
+
+
+def test_sandbox_allows_what_heapd_does(installed, tmp_dir, daemons):
+    """Without systemd to run the sandbox, check its rules against a trace
+    of heapd: every system call is in SystemCallFilter=, every socket is
+    AF_UNIX, and no mapping is ever writable and executable at once
+    (MemoryDenyWriteExecute=)."""
+    text = (installed / UNITS / "heapd.service").read_text()
+    allowed = set()
+    for group in unit_setting(text, "SystemCallFilter").split():
+        allowed |= syscall_set(group)
+    assert unit_setting(text, "RestrictAddressFamilies") == "AF_UNIX"
+    assert unit_setting(text, "MemoryDenyWriteExecute") == "yes"
+
+    trace = traced_session(installed, tmp_dir, daemons)
+    used = set(re.findall(r"^\d+\s+([a-z0-9_]+)\(", trace, re.M))
+    assert {"mmap", "msync", "accept4", "sendto"} <= used, sorted(used)
+    assert not used - allowed, f"heapd calls what SystemCallFilter= forbids: {used - allowed}"
+    families = set(re.findall(r"\bsocket\((AF_[A-Z0-9]+)", trace))
+    assert families == {"AF_UNIX"}, families
+    wx = [l for l in trace.splitlines()
+          if re.search(r"\b(mmap|mprotect)\(", l) and "PROT_WRITE|PROT_EXEC" in l]
+    assert not wx, wx[:3]
 
 
 def test_sysusers_makes_the_service_user(installed, tmp_dir):
