@@ -152,10 +152,10 @@ void uh_disconnect(uh_heap *h);
  *     the effective uid and writable by nobody else: another user must
  *     not be able to slip a socket of theirs in front of our clients.
  * heapd creates the folder of its socket (0700) when it is missing.
- * The system service (packaging/heapd.service) serves
+ * The system service (heapd.service, from packaging/systemd) serves
  * /run/uniheap/heapd.sock; its clients set UNIHEAP_SOCKET to that path.
  * @param[out] buf receives the path, NUL terminated.
- * @param[in] len bytes of buf (4096 is always enough).
+ * @param[in] len bytes of buf (4096 holds any path the system accepts).
  * @return 0, #UH_ERANGE (buf too small), #UH_EDISCONNECTED (the /tmp
  *         folder is unsafe or cannot be created), #UH_EINVAL (buf NULL).
  */
