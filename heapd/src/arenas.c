@@ -333,6 +333,17 @@ static int large_unused(struct hd *hd, uint32_t idx)
 	       !uh_bitmap_test(uh_arena_bitmap(hd->base, e->off), 0);
 }
 
+/* The large arena's slot has held an object (its class word is set). */
+static int large_was_used(struct hd *hd, uint32_t idx)
+{
+	const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, idx);
+	if (!ah)
+		return 0;
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(hd->base + ah->first_slot);
+	return __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE) != 0 &&
+	       !(__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID);
+}
+
 void hd_arenas_release_tx(struct hd *hd, uint32_t session)
 {
 	struct uh_arena_ent *dir = hd_arena_dir(hd);
@@ -361,7 +372,12 @@ int hd_arena_return(struct hd *hd, uint32_t session, uint64_t arena_off, char *e
 			    (unsigned long long)arena_off);
 		goto out;
 	}
-	if (hd_arena_dir(hd)[idx].owner != session) {
+	/* A large region whose one object was freed may be given back by any
+	 * session (the one that freed it): it is never leased again. Its
+	 * class word says it held an object: a region just leased, whose
+	 * object is not claimed yet, is zero there and stays. */
+	if (hd_arena_dir(hd)[idx].owner != session &&
+	    !(large_unused(hd, (uint32_t)idx) && large_was_used(hd, (uint32_t)idx))) {
 		rc = hd_err(err, errlen, UH_EINVAL, "arena at offset %llu is not leased by session %u",
 			    (unsigned long long)arena_off, session);
 		goto out;

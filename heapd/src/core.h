@@ -154,6 +154,13 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
  * in one transaction. 0 or UH_EINTERNAL. */
 int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 
+/* ---- logs.c ---- */
+/* The session's log header if its area lies in the heap and is its own. */
+struct uh_log_hdr *hd_session_log_locked(struct hd *hd, uint32_t slot);
+/* Inside the caller's transaction: free every extent chained from log and
+ * clear its link. */
+void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);
+
 /* ---- status.c ---- */
 const char *hd_durability_name(uint32_t mode);
 

@@ -99,6 +99,14 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size,
 int hd_arena_return(struct hd *hd, uint32_t session, uint64_t arena_off,
 		    char *err, size_t errlen);
 
+/* ---- log extents ---- */
+/* Allocate an extent of about size bytes and chain it after the session's
+ * log's last one (one transaction). UH_ENOSPC when the heap is full. */
+int hd_log_extent_lease(struct hd *hd, uint32_t session, uint64_t size, uint64_t *off,
+			uint64_t *got, char *err, size_t errlen);
+/* Free every extent of the session's log; UH_ESTATE while a block uses it. */
+int hd_log_trim(struct hd *hd, uint32_t session, char *err, size_t errlen);
+
 /* ---- admin ---- */
 struct hd_status {
 	uint32_t sessions, classes, arenas;
@@ -111,6 +119,7 @@ struct hd_stats {
 	uint64_t attaches, detaches, sessions_reaped;
 	uint64_t logs_replayed, logs_rolled_back, locks_released;
 	uint64_t arenas_leased, arenas_returned, classes_registered;
+	uint64_t log_extents_leased, log_trims;
 };
 void hd_stats_get(struct hd *hd, struct hd_stats *out);
 

@@ -270,4 +270,42 @@ grpc::Status Service::ReturnArena(grpc::ServerContext *ctx, const pb::ReturnAren
 	});
 }
 
+grpc::Status Service::LeaseLogExtent(grpc::ServerContext *ctx,
+				     const pb::LeaseLogExtentRequest *req,
+				     pb::LeaseLogExtentResponse *resp)
+{
+	return guard("LeaseLogExtent", [&] {
+		grpc::Status s = check_ref(req->session(), req->has_session());
+		if (!s.ok())
+			return s;
+		if (req->size() > heap_size())
+			return status_f(grpc::StatusCode::INVALID_ARGUMENT,
+					"log extent of %llu bytes exceeds the heap size %llu",
+					(unsigned long long)req->size(),
+					(unsigned long long)heap_size());
+		uint64_t off = 0, got = 0;
+		char err[kErrLen] = "";
+		int rc = hd_log_extent_lease(hd_, req->session().session(), req->size(), &off,
+					     &got, err, sizeof(err));
+		if (rc)
+			return uh_to_status(rc, err);
+		resp->set_extent_off(off);
+		resp->set_size(got);
+		return grpc::Status::OK;
+	});
+}
+
+grpc::Status Service::TrimLog(grpc::ServerContext *ctx, const pb::TrimLogRequest *req,
+			      pb::TrimLogResponse *resp)
+{
+	return guard("TrimLog", [&] {
+		grpc::Status s = check_ref(req->session(), req->has_session());
+		if (!s.ok())
+			return s;
+		char err[kErrLen] = "";
+		int rc = hd_log_trim(hd_, req->session().session(), err, sizeof(err));
+		return rc ? uh_to_status(rc, err) : grpc::Status::OK;
+	});
+}
+
 } /* namespace heapd */

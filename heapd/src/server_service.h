@@ -51,6 +51,11 @@ public:
 	grpc::Status ReturnArena(grpc::ServerContext *ctx,
 				 const uniheap::v1::ReturnArenaRequest *req,
 				 uniheap::v1::ReturnArenaResponse *resp) override;
+	grpc::Status LeaseLogExtent(grpc::ServerContext *ctx,
+				    const uniheap::v1::LeaseLogExtentRequest *req,
+				    uniheap::v1::LeaseLogExtentResponse *resp) override;
+	grpc::Status TrimLog(grpc::ServerContext *ctx, const uniheap::v1::TrimLogRequest *req,
+			     uniheap::v1::TrimLogResponse *resp) override;
 	grpc::Status Status(grpc::ServerContext *ctx, const uniheap::v1::StatusRequest *req,
 			    uniheap::v1::StatusResponse *resp) override;
 	grpc::Status Stats(grpc::ServerContext *ctx, const uniheap::v1::StatsRequest *req,

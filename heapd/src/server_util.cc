@@ -27,6 +27,8 @@ grpc::Status uh_to_status(int rc, const char *err)
 		return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, msg);
 	case UH_ENOTFOUND:
 		return grpc::Status(grpc::StatusCode::NOT_FOUND, msg);
+	case UH_ESTATE:
+		return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, msg);
 	default:
 		return grpc::Status(grpc::StatusCode::INTERNAL, msg);
 	}

@@ -199,22 +199,6 @@ int hd_session_check(struct hd *hd, uint32_t session, uint64_t token, char *err,
 /* ------------------------------------------------------------------ */
 /* Reaping. */
 
-/* The session's log header, if its area lies in the heap and is ours. */
-static struct uh_log_hdr *session_log(struct hd *hd, uint32_t slot,
-				      const struct uh_session_ent *e)
-{
-	if (e->log_off == 0 || e->log_size < sizeof(struct uh_log_hdr) ||
-	    !hd_in_heap(hd, e->log_off, e->log_size))
-		return NULL;
-	struct uh_log_hdr *log = (struct uh_log_hdr *)(hd->base + e->log_off);
-	if (log->magic != UH_LOG_MAGIC || log->session != slot) {
-		hd_log("warn", "log_damaged", "session=%u log_off=%llu reason=bad_header", slot,
-		       (unsigned long long)e->log_off);
-		return NULL;
-	}
-	return log;
-}
-
 /* A fresh version for the locks a reaped session releases. The clock is
  * shared with clients (atomic add); it is persisted so versions never go
  * backwards across a crash. */
@@ -234,9 +218,10 @@ static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uin
 		       struct hd_reap_result *r)
 {
 	struct uh_log_counts c;
+	struct uh_log_loc l = { hd->base, hd->heap_size, log, size };
 	memset(&c, 0, sizeof(c));
-	int committed = uh_log_is_committed(log, size);
-	if (committed && uh_log_apply(hd->base, hd->heap_size, log, &hd->persist, &c) != 0)
+	int committed = uh_log_is_committed(&l);
+	if (committed && uh_log_apply(&l, &hd->persist, &c) != 0)
 		/* A bad entry stops the replay; what came before it is
 		 * applied. Nothing better can be done with a damaged log;
 		 * recovery GC will null references it left dangling. */
@@ -245,8 +230,7 @@ static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uin
 	uint32_t state = log->state;
 	if (state != UH_LOG_IDLE) {
 		int forward = committed || state == UH_LOG_APPLIED;
-		uh_log_finish(hd->base, hd->heap_size, log, slot, forward, next_version(hd),
-			      &hd->ix, &c);
+		uh_log_finish(&l, slot, forward, next_version(hd), &hd->ix, &c);
 		r->replayed = forward;
 		r->rolled_back = !forward;
 	}
@@ -257,9 +241,12 @@ static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uin
 	uh_persist_range(&hd->persist, log, sizeof(*log));
 }
 
-static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e)
+static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
+		       struct uh_log_hdr *log)
 {
 	hd_arenas_release_tx(hd, slot);
+	if (log)
+		hd_log_extents_free_tx(hd, slot, log);
 	if (e->log_off && hd_in_heap(hd, e->log_off, e->log_size))
 		pmemobj_tx_free(pmemobj_oid(hd->base + e->log_off));
 	pmemobj_tx_add_range_direct(e, sizeof(*e));
@@ -270,11 +257,11 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 {
 	memset(r, 0, sizeof(*r));
 	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
-	struct uh_log_hdr *log = session_log(hd, slot, e);
+	struct uh_log_hdr *log = hd_session_log_locked(hd, slot);
 	if (log)
 		finish_log(hd, slot, log, e->log_size, r);
 	TX_BEGIN(hd->pop) {
-		release_tx(hd, slot, e);
+		release_tx(hd, slot, e, log);
 	} TX_ONABORT {
 		/* The slot stays ACTIVE: the next start reaps it again. */
 		hd_log("error", "reap_failed", "session=%u reason=%s", slot,

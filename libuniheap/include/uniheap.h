@@ -30,12 +30,15 @@
  *    #UH_EFORK. Nor can such a child connect anew (gRPC cannot run in a
  *    child forked after the parent used it): start processes that need the
  *    heap with exec, or fork them before the first uh_connect().
- *  - Keep blocks short: a block's redo log must fit the session's log area
- *    (1 MiB by default); a bigger one fails with #UH_ELOGFULL.
+ *  - A block's redo log grows as the block needs (beyond the session's
+ *    log area, 1 MiB by default, with extents heapd leases on demand), so
+ *    a block is bounded only by the heap's free space: one that fills the
+ *    heap fails with #UH_ENOSPC and is rolled back. Short blocks are still
+ *    cheaper: they hold their locks for less time.
  *  - Writers lock the objects they write until commit; a block that meets
  *    a lock held by another session fails with #UH_ECONFLICT after a
  *    bounded wait and must be re-run by the caller.
- *  - A block that fails (#UH_ECONFLICT, #UH_ELOGFULL) is rolled back at
+ *  - A block that fails (#UH_ECONFLICT, #UH_ENOSPC) is rolled back at
  *    once but stays open: every later call in it returns the same error,
  *    so nested code cannot mistake it for success, until the caller ends
  *    it with uh_abort() (or uh_commit(), which returns the error).
@@ -78,7 +81,7 @@ uint32_t uh_format_version(void);
 #define UH_EPROTO (-11)		/**< heapd answered something unexpected */
 #define UH_EIO (-12)		/**< open/map of the heap file failed */
 #define UH_EFORK (-13)		/**< handle used in a forked child */
-#define UH_ELOGFULL (-14)	/**< block too big for the session log */
+#define UH_ELOGFULL (-14)	/**< kept for compatibility: logs now grow (UH_ENOSPC) */
 #define UH_EREADONLY (-15)	/**< write on a read-only handle */
 #define UH_ESTATE (-16)		/**< call not valid now (e.g. commit w/o begin) */
 #define UH_EUTF8 (-17)		/**< string is not valid UTF-8 */
@@ -319,7 +322,8 @@ int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len);
  * the redo log, visible to others at commit. Outside: one atomic store,
  * durable on return.
  * @return 0, UH_EFREED, UH_ERANGE, UH_ECONFLICT (object locked by another
- *         session; the block was rolled back), UH_ELOGFULL, UH_EREADONLY.
+ *         session; the block was rolled back), UH_ENOSPC (the block's log
+ *         could not grow: heap full; rolled back), UH_EREADONLY.
  */
 int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t len);
 
@@ -571,7 +575,7 @@ typedef struct uh_stats {
 	uint64_t lock_waits;		/**< spins on a lock held by another session */
 	uint64_t aborts_locked;		/**< ... because an object stayed locked */
 	uint64_t aborts_stale;		/**< ... because an object read had changed */
-	uint64_t aborts_logfull;	/**< ... because the block outgrew the log */
+	uint64_t aborts_logfull;	/**< ... because the block's log could not grow (heap full) */
 	uint64_t aborts_user;		/**< uh_abort() and failed uh_run() bodies */
 	uint64_t retries;		/**< re-runs by uh_run() */
 	uint64_t read_waits;		/**< reads that waited for a committing writer */

@@ -608,6 +608,35 @@ int do_return_arena(uhc *c, uint64_t arena_off)
 	return 0;
 }
 
+int do_lease_log_extent(uhc *c, uint64_t size, uint64_t *off, uint64_t *got)
+{
+	pb::LeaseLogExtentRequest req;
+	set_ref(c, req.mutable_session());
+	req.set_size(size);
+	pb::LeaseLogExtentResponse resp;
+	grpc::ClientContext ctx;
+	set_deadline(&ctx);
+	grpc::Status s = c->chan->stub->LeaseLogExtent(&ctx, req, &resp);
+	if (!s.ok())
+		return status_err("LeaseLogExtent", c->socket, s);
+	*off = resp.extent_off();
+	*got = resp.size();
+	return 0;
+}
+
+int do_trim_log(uhc *c)
+{
+	pb::TrimLogRequest req;
+	set_ref(c, req.mutable_session());
+	pb::TrimLogResponse resp;
+	grpc::ClientContext ctx;
+	set_deadline(&ctx);
+	grpc::Status s = c->chan->stub->TrimLog(&ctx, req, &resp);
+	if (!s.ok())
+		return status_err("TrimLog", c->socket, s);
+	return 0;
+}
+
 /* Run a unary call body after the common checks; no exception leaves. */
 template <typename F> int guarded(uhc *c, const char *what, F body)
 {
@@ -646,4 +675,15 @@ extern "C" int uhc_lease_large(uhc *c, uint64_t size, struct uhc_arena *out)
 extern "C" int uhc_return_arena(uhc *c, uint64_t arena_off)
 {
 	return guarded(c, "ReturnArena", [&] { return do_return_arena(c, arena_off); });
+}
+
+extern "C" int uhc_lease_log_extent(uhc *c, uint64_t size, uint64_t *off, uint64_t *got)
+{
+	return guarded(c, "LeaseLogExtent",
+		       [&] { return do_lease_log_extent(c, size, off, got); });
+}
+
+extern "C" int uhc_trim_log(uhc *c)
+{
+	return guarded(c, "TrimLog", [&] { return do_trim_log(c); });
 }

@@ -70,6 +70,12 @@ int uhc_lease_arena(uhc *c, uint32_t slot_size, struct uhc_arena *out);
 int uhc_lease_large(uhc *c, uint64_t size, struct uhc_arena *out);
 int uhc_return_arena(uhc *c, uint64_t arena_off);
 
+/* Lease one more extent of about size bytes for the session's log; heapd
+ * chains it after the log's last one. UH_ENOSPC when the heap is full. */
+int uhc_lease_log_extent(uhc *c, uint64_t size, uint64_t *off, uint64_t *got);
+/* Give every extent of the session's log back (the log must be idle). */
+int uhc_trim_log(uhc *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -283,8 +283,11 @@ static const uint32_t uh_size_class_slot[UH_SIZE_CLASSES] = {
 
 /* ------------------------------------------------------------------ */
 /* Session log: one redo log per session, in a region heapd leased at
- * attach. Entries are appended during a block; commit persists them,
- * then the header with state COMMITTED and a checksum of the entries;
+ * attach, grown by extents heapd leases on demand and chains from the
+ * log header (next) in the order they are filled. Entries are appended
+ * during a block, each whole inside one segment (the log area or an
+ * extent); commit persists them, then the header with state COMMITTED
+ * and a checksum of the entries of every segment in chain order;
  * recovery replays a COMMITTED log whose checksum matches (replay is
  * idempotent) and discards anything else. */
 
@@ -303,8 +306,24 @@ struct uh_log_hdr {
 	uint64_t checksum;	/* 32 uh_fnv1a64 of seq + the entry bytes */
 	uint32_t session;	/* 40 owning session slot */
 	uint32_t reserved;	/* 44 */
-	uint8_t pad[16];	/* 48 */
+	uint64_t next;		/* 48 first log extent, 0 = none; written by heapd */
+	uint8_t pad[8];		/* 56 */
 };
+
+/* A log extent: this header, then entries in [64, size). nbytes counts
+ * the entries of this extent only (the log header's nbytes those of the
+ * log area). heapd writes magic, session, size and next (when it leases
+ * or trims); the client writes nbytes and the entries. */
+#define UH_LOG_EXT_MAGIC 0x58474c55u	/* "ULGX" */
+struct uh_log_ext {
+	uint32_t magic;		/* 0  UH_LOG_EXT_MAGIC */
+	uint32_t session;	/* 4  owning session slot */
+	uint64_t size;		/* 8  bytes of the extent, header included */
+	uint64_t nbytes;	/* 16 bytes of entries after the header */
+	uint64_t next;		/* 24 next extent, 0 = last */
+	uint8_t pad[32];	/* 32 */
+};
+#define UH_LOG_EXT_MIN 4096u	/* smallest extent heapd leases */
 
 /* Entry kinds. WRITE carries len bytes of new data for [off, off+len).
  * ALLOC and FREE name an object; LOCK records the version an object had
@@ -376,6 +395,8 @@ _Static_assert(offsetof(struct uh_arena_hdr, gen_seed) == 32, "arena generation 
 _Static_assert(offsetof(struct uh_objhdr, class_word) == UH_OBJ_WORD_AT, "class word");
 _Static_assert(offsetof(struct uh_objhdr, size) == UH_OBJ_SIZE_AT, "size word");
 _Static_assert(sizeof(struct uh_log_hdr) == 64, "log header");
+_Static_assert(offsetof(struct uh_log_hdr, next) == 48, "log chain");
+_Static_assert(sizeof(struct uh_log_ext) == 64, "log extent header");
 _Static_assert(sizeof(struct uh_log_ent) == UH_LOG_ENT_SIZE, "log entry");
 
 #endif /* UH_FORMAT_H */

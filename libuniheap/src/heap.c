@@ -374,6 +374,7 @@ void uh_disconnect(uh_heap *h)
 	mapping_put(h->m);
 	uh_arena_index_free(&h->ix);
 	uh_tx_free_state(h);
+	uh_logchain_free(h);
 	free(h->dirty);
 	free(h);
 }

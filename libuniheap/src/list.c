@@ -22,13 +22,11 @@
  * twice the capacity (at least LIST_MIN_CAP), copy the elements (written
  * in place: nobody can reach the new object before commit), switch slot 1
  * to it and free the old storage, all in the operation's block. An insert
- * or pop that would shift more than SHIFT_MAX elements of a small storage
- * (<= UH_SMALL_MAX bytes) builds a new storage the same way instead of
- * shifting in place: then the redo log holds a few entries, not two per
- * shifted element. A large storage is always shifted in place (see
- * should_rebuild), so an insert/pop that shifts more than about 16000
- * elements fails with UH_ELOGFULL (default 1 MiB log). The capacity never
- * shrinks.
+ * or pop that would shift more than SHIFT_MAX elements builds a new
+ * storage the same way instead of shifting in place: then the redo log
+ * holds an ALLOC, a FREE and a few writes, not two entries per shifted
+ * element, whatever the list's length (a 1M-element list included). The
+ * capacity never shrinks.
  *
  * Crash safety: every change (length, slot writes, storage switch, free
  * of the old storage, UH_FREE_OLD frees) is part of one block, applied
@@ -137,20 +135,13 @@ static int set_len(uh_heap *h, struct lst *s, uint64_t len)
 	return rc;
 }
 
-/*
- * Move the elements into a new storage of newcap slots and free the old
- * one. delta 0: plain copy; +1: leave slot `at` empty (elements at >= at
- * move up one); -1: drop element `at` (elements after it move down one).
- * The length slot is the caller's.
- */
-static int relocate(uh_heap *h, struct lst *s, uint64_t newcap, uint64_t at, int delta)
+/* Copy the elements into ns (see relocate) slot by slot through the
+ * block: for a storage this block wrote to, whose writes are in the log. */
+static int copy_logged(uh_heap *h, struct lst *s, uh_off ns, uint64_t at, int delta)
 {
 	struct uh_slot e;
-	uh_off ns;
 	int rc;
 
-	if ((rc = uh_values_new(h, UH_CLASS_VALUES, newcap, &ns)) != 0)
-		return rc;
 	for (uint64_t i = 0; i < s->len; i++) {	/* bound: length */
 		if (delta < 0 && i == at)
 			continue;
@@ -159,6 +150,51 @@ static int relocate(uh_heap *h, struct lst *s, uint64_t newcap, uint64_t at, int
 		    (rc = uh_slot_write(h, ns, j, &e)) != 0)
 			return rc;
 	}
+	return 0;
+}
+
+/* Copy the elements into ns with two memcpy: the old storage's bytes in
+ * place are its current content once this block holds its lock (it is
+ * freed by this step anyway) and has no write to it in its log, or when
+ * the block allocated it. ns is new: written in place, unlogged. */
+static int copy_slots(uh_heap *h, struct lst *s, uh_off ns, uint64_t at, int delta)
+{
+	int held = uh_tx_holds(h, s->store), rc;
+
+	if (held == UH_TX_LOCKED)
+		return copy_logged(h, s, ns, at, delta);
+	if (!held && (rc = uh_tx_lock(h, s->store)) != 0)
+		return rc;
+	const struct uh_slot *src = (const void *)(h->base + UH_REF_OFFSET(s->store) +
+						   UH_OBJHDR_SIZE);
+	struct uh_slot *dst = (void *)(h->base + UH_REF_OFFSET(ns) + UH_OBJHDR_SIZE);
+	uint64_t head = at < s->len ? at : s->len;
+
+	memcpy(dst, src, head * sizeof(*src));
+	if (delta > 0)
+		memcpy(dst + head + 1, src + head, (s->len - head) * sizeof(*src));
+	else if (delta < 0 && head < s->len)
+		memcpy(dst + head, src + head + 1, (s->len - head - 1) * sizeof(*src));
+	else if (delta == 0)
+		memcpy(dst + head, src + head, (s->len - head) * sizeof(*src));
+	return 0;
+}
+
+/*
+ * Move the elements into a new storage of newcap slots and free the old
+ * one. delta 0: plain copy; +1: leave slot `at` empty (elements at >= at
+ * move up one); -1: drop element `at` (elements after it move down one).
+ * The length slot is the caller's.
+ */
+static int relocate(uh_heap *h, struct lst *s, uint64_t newcap, uint64_t at, int delta)
+{
+	uh_off ns;
+	int rc;
+
+	if ((rc = uh_values_new(h, UH_CLASS_VALUES, newcap, &ns)) != 0)
+		return rc;
+	if (s->store && (rc = copy_slots(h, s, ns, at, delta)) != 0)
+		return rc;
 	struct uh_slot ref = { UH_T_REF, ns };
 	if ((rc = uh_slot_write(h, s->l, LIST_STORE, &ref)) != 0)
 		return rc;
@@ -170,28 +206,14 @@ static int relocate(uh_heap *h, struct lst *s, uint64_t newcap, uint64_t at, int
 }
 
 /* Moving `shift` elements: in place (two log entries per element) or by
- * building a new storage (no log entries per element, but an allocation
- * and a copy). A storage above UH_SMALL_MAX is a large object: heapd
- * leases each its own region, and today a session keeps the region of a
- * freed large object until it disconnects, so rebuilding a large storage
- * per operation would use up the heap's arena directory (measured: ~115
- * pops at the front of a 6000-element list). Large storages are shifted
- * in place: bounded by the session log instead (UH_ELOGFULL beyond about
- * log_size / 64 shifted elements, ~16000 with the default 1 MiB log). */
-static int should_rebuild(const struct lst *s, uint64_t shift)
+ * building a new storage (an ALLOC and a FREE entry, an allocation and a
+ * copy). A large storage (above UH_SMALL_MAX) is a region of its own:
+ * the freed one goes back to heapd when the step commits, whichever
+ * session leased it, so rebuilding per operation does not use up the
+ * arena directory. */
+static int should_rebuild(uint64_t shift)
 {
-	return shift > SHIFT_MAX &&
-	       UH_OBJHDR_SIZE + s->cap * sizeof(struct uh_slot) <= UH_SMALL_MAX;
-}
-
-/* Name what outgrew the log: a long in-place shift of a large list. */
-static int shift_failed(const struct lst *s, uint64_t shift, int rc)
-{
-	if (rc != UH_ELOGFULL)
-		return rc;
-	return uh_err_set(rc, "list %llu: shifting %llu elements in place needs more than "
-			  "the session log; insert or pop nearer the end of so long a list",
-			  (unsigned long long)s->l, (unsigned long long)shift);
+	return shift > SHIFT_MAX;
 }
 
 static uint64_t grown_cap(uint64_t cap)
@@ -339,12 +361,12 @@ static int open_hole(uh_heap *h, struct lst *s, uint64_t index)
 
 	if (s->len == s->cap)
 		return relocate(h, s, grown_cap(s->cap), index, +1);
-	if (should_rebuild(s, s->len - index))
+	if (should_rebuild(s->len - index))
 		return relocate(h, s, s->cap, index, +1);
-	for (uint64_t i = s->len; i > index; i--) {	/* bound: length; log-limited */
+	for (uint64_t i = s->len; i > index; i--) {	/* bound: SHIFT_MAX */
 		if ((rc = uh_slot_read(h, s->store, i - 1, &e)) != 0 ||
 		    (rc = uh_slot_write(h, s->store, i, &e)) != 0)
-			return shift_failed(s, s->len - index, rc);
+			return rc;
 	}
 	return 0;
 }
@@ -413,12 +435,12 @@ static int close_gap(uh_heap *h, struct lst *s, uint64_t index)
 	struct uh_slot e;
 	int rc;
 
-	if (should_rebuild(s, s->len - 1 - index))
+	if (should_rebuild(s->len - 1 - index))
 		return relocate(h, s, s->cap, index, -1);
-	for (uint64_t i = index; i + 1 < s->len; i++) {	/* bound: length; log-limited */
+	for (uint64_t i = index; i + 1 < s->len; i++) {	/* bound: SHIFT_MAX */
 		if ((rc = uh_slot_read(h, s->store, i + 1, &e)) != 0 ||
 		    (rc = uh_slot_write(h, s->store, i, &e)) != 0)
-			return shift_failed(s, s->len - 1 - index, rc);
+			return rc;
 	}
 	return uh_slot_write(h, s->store, s->len - 1, &empty);
 }

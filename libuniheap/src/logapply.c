@@ -2,9 +2,9 @@
  * logapply.c -- redo-log replay and rollback, shared by the committing
  * client, heapd's reaper and heapd's start-up recovery.
  *
- * The log is client-written memory, so every entry is bounds-checked
- * before use: a damaged log can make a replay stop early, never make the
- * reader touch memory outside the heap.
+ * The log is client-written memory, so every entry and every extent is
+ * bounds-checked before use: a damaged log can make a replay stop early,
+ * never make the reader touch memory outside the heap or loop.
  */
 #include <string.h>
 
@@ -15,33 +15,90 @@ static inline const char *log_entries(const struct uh_log_hdr *log)
 	return (const char *)log + sizeof(*log);
 }
 
-uint64_t uh_log_checksum(const struct uh_log_hdr *log)
+struct uh_log_ext *uh_log_ext_at(const struct uh_log_loc *l, uint64_t off)
 {
-	uint64_t h = uh_fnv1a64(&log->seq, sizeof(log->seq), UH_FNV_INIT);
-	return uh_fnv1a64(log_entries(log), log->nbytes, h);
+	if (off < UH_HDR_SIZE || off % 8 || off > l->heap_size - sizeof(struct uh_log_ext))
+		return NULL;
+	struct uh_log_ext *x = (struct uh_log_ext *)(l->base + off);
+	if (x->magic != UH_LOG_EXT_MAGIC || x->session != l->log->session ||
+	    x->size < sizeof(*x) || x->size > l->heap_size - off ||
+	    x->nbytes > x->size - sizeof(*x))
+		return NULL;
+	return x;
 }
 
-int uh_log_is_committed(const struct uh_log_hdr *log, uint64_t log_size)
+void uh_log_cur_init(struct uh_log_cur *c, const struct uh_log_loc *l)
 {
-	if (log->magic != UH_LOG_MAGIC || log->state != UH_LOG_COMMITTED)
-		return 0;
-	if (log_size < sizeof(*log) || log->nbytes > log_size - sizeof(*log))
-		return 0;
-	return uh_log_checksum(log) == log->checksum;
+	const struct uh_log_hdr *log = l->log;
+
+	c->l = l;
+	c->data = log_entries(log);
+	c->nbytes = log->nbytes;
+	c->pos = 0;
+	c->next = log->next;
+	c->left = l->heap_size / UH_LOG_EXT_MIN;
+	c->bad = l->log_size < sizeof(*log) || log->nbytes > l->log_size - sizeof(*log);
+	if (c->bad)
+		c->nbytes = c->next = 0;
 }
 
-const struct uh_log_ent *uh_log_next(const struct uh_log_hdr *log, uint64_t *pos)
+/* Move to the next extent; 0 at the end of the chain or on damage. */
+static int cur_next_segment(struct uh_log_cur *c)
 {
-	uint64_t p = *pos, n = log->nbytes;
+	if (!c->next)
+		return 0;
+	const struct uh_log_ext *x = uh_log_ext_at(c->l, c->next);
+	if (!x || c->left-- == 0) {
+		c->bad = 1;
+		return 0;
+	}
+	c->data = (const char *)(x + 1);
+	c->nbytes = x->nbytes;
+	c->pos = 0;
+	c->next = x->next;
+	return 1;
+}
 
-	if (p >= n || n - p < UH_LOG_ENT_SIZE)
+const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c)
+{
+	/* bound: the chain has at most c->left extents */
+	while (c->pos >= c->nbytes) {
+		if (!cur_next_segment(c))
+			return NULL;
+	}
+	uint64_t p = c->pos, n = c->nbytes;
+	const struct uh_log_ent *e = (const void *)(c->data + p);
+	uint64_t step = n - p < UH_LOG_ENT_SIZE ? 0 : UH_LOG_ENT_SIZE + UH_ALIGN_UP((uint64_t)e->len, 8);
+	if (step == 0 || step > n - p) {
+		c->bad = 1;
 		return NULL;
-	const struct uh_log_ent *e = (const void *)(log_entries(log) + p);
-	uint64_t step = UH_LOG_ENT_SIZE + UH_ALIGN_UP((uint64_t)e->len, 8);
-	if (step > n - p)
-		return NULL;
-	*pos = p + step;
+	}
+	c->pos = p + step;
 	return e;
+}
+
+uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad)
+{
+	struct uh_log_cur c;
+	uint64_t h = uh_fnv1a64(&l->log->seq, sizeof(l->log->seq), UH_FNV_INIT);
+
+	uh_log_cur_init(&c, l);
+	do {	/* bound: the cursor's extent budget */
+		h = uh_fnv1a64(c.data, c.nbytes, h);
+	} while (!c.bad && cur_next_segment(&c));
+	if (bad)
+		*bad = c.bad;
+	return h;
+}
+
+int uh_log_is_committed(const struct uh_log_loc *l)
+{
+	int bad;
+
+	if (l->log->magic != UH_LOG_MAGIC || l->log->state != UH_LOG_COMMITTED)
+		return 0;
+	uint64_t sum = uh_log_checksum(l, &bad);
+	return !bad && sum == l->log->checksum;
 }
 
 /* obj names a whole object header inside the heap. */
@@ -50,14 +107,17 @@ static int obj_in_heap(uint64_t obj, uint64_t heap_size)
 	return obj >= UH_HDR_SIZE && obj % 8 == 0 && obj <= heap_size - UH_OBJHDR_SIZE;
 }
 
-int uh_log_apply(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
-		 const struct uh_persist *p, struct uh_log_counts *c)
+int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
+		 struct uh_log_counts *c)
 {
+	char *base = l->base;
+	uint64_t heap_size = l->heap_size;
 	const struct uh_log_ent *e;
-	uint64_t pos = 0;
+	struct uh_log_cur cur;
 	int rc = 0;
 
-	while ((e = uh_log_next(log, &pos)) != NULL) {	/* bound: nbytes */
+	uh_log_cur_init(&cur, l);
+	while ((e = uh_log_cur_next(&cur)) != NULL) {	/* bound: the chain's bytes */
 		if (!obj_in_heap(e->obj, heap_size)) {
 			rc = UH_EINTERNAL;
 			break;
@@ -82,7 +142,7 @@ int uh_log_apply(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
 	}
 	/* Every applied write is durable after this one barrier. */
 	p->drain(p->ctx);
-	return rc;
+	return rc ? rc : cur.bad ? UH_EINTERNAL : 0;
 }
 
 /* Release a lock the session still holds; anything else is not ours. */
@@ -114,18 +174,21 @@ static void release_slot(char *base, uint64_t obj, struct uh_arena_index *ix,
 	uh_bitmap_clear(uh_arena_bitmap(base, s->arena_off), slot);
 }
 
-void uh_log_finish(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
-		   uint32_t session, int committed, uint64_t new_version,
-		   struct uh_arena_index *ix, struct uh_log_counts *c)
+void uh_log_finish(const struct uh_log_loc *l, uint32_t session, int committed,
+		   uint64_t new_version, struct uh_arena_index *ix, struct uh_log_counts *c)
 {
+	char *base = l->base;
+	uint64_t heap_size = l->heap_size;
+	const struct uh_log_hdr *log = l->log;
 	const struct uh_log_ent *e;
-	uint64_t pos = 0;
+	struct uh_log_cur cur;
 
 	if (log->magic != UH_LOG_MAGIC || log->state == UH_LOG_IDLE)
 		return;
 	/* Pass 1: locks. Even a rolled-back block gets a new version: an
 	 * unlogged single-field store may have reached the object. */
-	while ((e = uh_log_next(log, &pos)) != NULL) {	/* bound: nbytes */
+	uh_log_cur_init(&cur, l);
+	while ((e = uh_log_cur_next(&cur)) != NULL) {	/* bound: the chain's bytes */
 		if (e->kind != UH_LE_LOCK || !obj_in_heap(e->obj, heap_size))
 			continue;
 		release_lock(base, e, session, new_version, c);
@@ -134,8 +197,8 @@ void uh_log_finish(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
 		return;
 	/* Pass 2: slots, after the locks, so that a slot another session
 	 * reuses at once never gets our lock release written over it. */
-	pos = 0;
-	while ((e = uh_log_next(log, &pos)) != NULL) {	/* bound: nbytes */
+	uh_log_cur_init(&cur, l);
+	while ((e = uh_log_cur_next(&cur)) != NULL) {	/* bound: the chain's bytes */
 		if (!obj_in_heap(e->obj, heap_size))
 			continue;
 		if (committed && e->kind == UH_LE_FREE)

@@ -2,6 +2,10 @@
  * logapply.h -- replaying and rolling back a session's redo log. The one
  * implementation used by a committing client, by heapd when it reaps a dead
  * session, and by heapd's start-up recovery.
+ *
+ * A log is its area (header + entries) and the extents chained from the
+ * header's next (FORMAT.md 8.1): every function here walks all of them,
+ * segment after segment, checking each extent before it reads it.
  */
 #ifndef UH_LOGAPPLY_H
 #define UH_LOGAPPLY_H
@@ -19,12 +23,41 @@ struct uh_log_counts {
 	uint64_t locks_released;
 };
 
-/* Checksum of a log's entries as stored in uh_log_hdr.checksum. */
-uint64_t uh_log_checksum(const struct uh_log_hdr *log);
+/* Where a log lives: the mapping and the log area. */
+struct uh_log_loc {
+	char *base;
+	uint64_t heap_size;
+	struct uh_log_hdr *log;
+	uint64_t log_size;	/* bytes of the log area */
+};
 
-/* Nonzero if log is COMMITTED, its entries lie inside log_size and its
- * checksum matches: only such a log may be replayed. */
-int uh_log_is_committed(const struct uh_log_hdr *log, uint64_t log_size);
+/* The extent at off if it lies in the heap and its header is that of an
+ * extent of session (magic, size, nbytes inside it); else NULL. */
+struct uh_log_ext *uh_log_ext_at(const struct uh_log_loc *l, uint64_t off);
+
+/* A cursor over the entries of every segment, in chain order. */
+struct uh_log_cur {
+	const struct uh_log_loc *l;
+	const char *data;	/* entries of the current segment */
+	uint64_t nbytes;	/* ... and their bytes */
+	uint64_t pos;
+	uint64_t next;		/* the next extent, 0 = none */
+	uint64_t left;		/* extents still allowed: a cycle cannot loop */
+	int bad;		/* a malformed entry or extent ended the walk */
+};
+void uh_log_cur_init(struct uh_log_cur *c, const struct uh_log_loc *l);
+/* The next entry (bounds checked against its segment), or NULL at the end
+ * or at a malformed entry or extent (then c->bad is set). */
+const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c);
+
+/* Checksum of a log's entries as stored in uh_log_hdr.checksum: seq, then
+ * the entry bytes of every segment in chain order. *bad (may be NULL) is
+ * set when the chain is damaged. */
+uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad);
+
+/* Nonzero if the log is COMMITTED, its chain is sound, and its checksum
+ * matches: only such a log may be replayed. */
+int uh_log_is_committed(const struct uh_log_loc *l);
 
 /*
  * Apply a committed log in place: WRITE data to its targets, FREE clears
@@ -34,8 +67,8 @@ int uh_log_is_committed(const struct uh_log_hdr *log, uint64_t log_size);
  * replay is repaired by replaying again.
  * Does not touch lock words or bitmaps (see uh_log_finish).
  */
-int uh_log_apply(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
-		 const struct uh_persist *p, struct uh_log_counts *c);
+int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
+		 struct uh_log_counts *c);
 
 /*
  * After apply (committed) or instead of it (rolled back): release every
@@ -48,12 +81,7 @@ int uh_log_apply(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
  * left alone. ix locates arenas; it is rebuilt from the directory on a
  * miss. Never fails; malformed entries are skipped.
  */
-void uh_log_finish(char *base, uint64_t heap_size, const struct uh_log_hdr *log,
-		   uint32_t session, int committed, uint64_t new_version,
-		   struct uh_arena_index *ix, struct uh_log_counts *c);
-
-/* Iterate entries: *pos starts at 0. Returns the next entry (bounds checked
- * against nbytes) or NULL at the end or on a malformed entry. */
-const struct uh_log_ent *uh_log_next(const struct uh_log_hdr *log, uint64_t *pos);
+void uh_log_finish(const struct uh_log_loc *l, uint32_t session, int committed,
+		   uint64_t new_version, struct uh_arena_index *ix, struct uh_log_counts *c);
 
 #endif /* UH_LOGAPPLY_H */

@@ -1074,8 +1074,7 @@ static int sm_seek(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rev
 
 static int sm_own(uh_heap *h, uh_off off)
 {
-	off = UH_REF_OFFSET(off);	/* the block's maps are about the physical object */
-	return u64map_get(&h->tx.locks, off) || u64map_get(&h->tx.news, off);
+	return uh_tx_holds(h, off) != 0;
 }
 
 /* 1 if the object at off is of class cls and unchanged since clock rv

@@ -49,11 +49,6 @@
 #define LOCK_SLEEPS 40		/* sleeps (50 us doubling to 1.6 ms) before conflict */
 #define LOCK_SLEEPS_HOLDING 2	/* the same while holding other locks */
 
-static inline char *log_data(uh_heap *h)
-{
-	return (char *)h->log + sizeof(struct uh_log_hdr);
-}
-
 static void tx_reset(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
@@ -89,10 +84,10 @@ static void release_slot(uh_heap *h, uint64_t obj)
 	if (!s)
 		return;
 	uh_bitmap_clear(uh_arena_bitmap(h->base, s->arena_off), slot);
-	/* A large object's region goes back to heapd at once, else a session
-	 * that keeps freeing big objects would fill the arena directory.
-	 * heapd only takes back regions this session leased; the others it
-	 * reclaims when their owner detaches, so a refusal is fine. */
+	/* A large object's region goes back to heapd at once, whichever
+	 * session leased it, else a session that keeps freeing big objects
+	 * would fill the arena directory. A refusal (heapd gone) is fine:
+	 * recovery GC reclaims the region. */
 	if (s->nslots == 1 && h->ctl) {
 		char keep[1024];	/* the caller's message must survive */
 		snprintf(keep, sizeof(keep), "%s", uh_errmsg());
@@ -123,6 +118,8 @@ static void tx_rollback(uh_heap *h)
 	if (h->log)
 		__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
 	tx_reset(h);
+	if (h->log)
+		uh_logchain_trim(h);
 }
 
 /* Roll back now but keep the nesting: every later call in the block and
@@ -132,7 +129,7 @@ static int tx_doom(uh_heap *h, int rc)
 	tx_rollback(h);
 	h->tx.doomed = rc;
 	h->st.aborts++;
-	if (rc == UH_ELOGFULL)
+	if (rc == UH_ELOGFULL || rc == UH_ENOSPC)
 		h->st.aborts_logfull++;
 	return rc;
 }
@@ -158,19 +155,17 @@ static int log_append(uh_heap *h, uint32_t kind, uint64_t obj, uint64_t arg,
 
 	if (!h->log)	/* read-only handle: nothing may change */
 		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
-
-	if (need > h->log_size - sizeof(struct uh_log_hdr) - t->pos)
-		return tx_doom(h, uh_err_set(UH_ELOGFULL, "block needs more than the %llu "
-					     "bytes of the session log; split it into "
-					     "smaller blocks",
-					     (unsigned long long)h->log_size));
-	if (t->pos == 0) {
-		/* nbytes first: heapd must never walk a previous block's
-		 * entries under the new ACTIVE state. */
-		__atomic_store_n(&h->log->nbytes, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&h->log->state, UH_LOG_ACTIVE, __ATOMIC_RELEASE);
+	if (t->pos == 0)
+		uh_logchain_start(h);
+	struct uh_log_ent *e;
+	int rc = uh_logchain_reserve(h, need, (void **)&e);
+	if (rc) {	/* the log could not grow: heap full, or heapd gone */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", uh_errmsg());
+		return tx_doom(h, uh_err_set(rc, "the block's redo log could not grow beyond "
+					     "%llu bytes: %s; block rolled back",
+					     (unsigned long long)t->pos, msg));
 	}
-	struct uh_log_ent *e = (void *)(log_data(h) + t->pos);
 	e->kind = kind;
 	e->len = len;
 	e->obj = obj;
@@ -178,12 +173,12 @@ static int log_append(uh_heap *h, uint32_t kind, uint64_t obj, uint64_t arg,
 	if (len)
 		memcpy(e + 1, data, len);
 	if (pos_out)
-		*pos_out = t->pos;
+		*pos_out = (uint64_t)((char *)e - h->base);
 	t->pos += need;
 	t->nentries++;
 	h->st.log_bytes += need;
 	/* Publish the entry to a reaping heapd only once it is complete. */
-	__atomic_store_n(&h->log->nbytes, t->pos, __ATOMIC_RELEASE);
+	uh_logchain_publish(h, need);
 	return 0;
 }
 
@@ -359,7 +354,7 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 	if ((rc = uh_tx_lock(h, obj)) != 0)
 		return rc;
 	if ((pos = u64map_get(&t->writes, target)) != NULL) {
-		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
+		struct uh_log_ent *e = (void *)(h->base + *pos);
 		if (e->len == len) {
 			memcpy(e + 1, src, len);
 			return 0;
@@ -432,7 +427,7 @@ int uh_tx_read(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
 	}
 	if ((pos = u64map_get(&t->writes, target)) != NULL) {
-		struct uh_log_ent *e = (void *)(log_data(h) + *pos);
+		struct uh_log_ent *e = (void *)(h->base + *pos);
 		memcpy(dst, e + 1, len < e->len ? len : e->len);
 		return 0;
 	}
@@ -444,6 +439,17 @@ int uh_tx_read(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 	if (rc)
 		memset(dst, 0, len);
 	return rc;
+}
+
+int uh_tx_holds(uh_heap *h, uh_off ref)
+{
+	uint64_t obj = UH_REF_OFFSET(ref);
+
+	if (!h->tx.depth)
+		return 0;
+	if (u64map_get(&h->tx.news, obj))
+		return UH_TX_NEW;
+	return u64map_get(&h->tx.locks, obj) ? UH_TX_LOCKED : 0;
 }
 
 int uh_tx_log_alloc(uh_heap *h, uh_off ref, uint64_t slot_bytes)
@@ -558,6 +564,7 @@ static int tx_commit_outer(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
 	struct uh_log_hdr *log = h->log;
+	struct uh_log_loc loc = { h->base, h->size, log, h->log_size };
 	struct uh_log_counts c = { 0 };
 
 	if (t->pos == 0) {
@@ -582,22 +589,23 @@ static int tx_commit_outer(uh_heap *h)
 			uint64_t obj = t->news_list.v[i];
 			uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
 		}
-		uh_flush(h, log_data(h), t->pos);
+		uh_logchain_flush(h);
 		uh_barrier(h);
 	}
-	/* B1: the block becomes durable. */
+	/* B1: the block becomes durable. Each segment's nbytes is set. */
 	log->seq = ++h->seq;
 	log->nentries = t->nentries;
-	log->nbytes = t->pos;
-	log->checksum = uh_log_checksum(log);
+	log->checksum = uh_log_checksum(&loc, NULL);
 	__atomic_store_n(&log->state, UH_LOG_COMMITTED, __ATOMIC_RELEASE);
 	/* Readers that see our locks with the log still ACTIVE read the bytes
 	 * in place as the old version: no apply store may pass this one. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uh_flush(h, log, t->news_list.n ? sizeof(*log) : sizeof(*log) + t->pos);
+	if (!t->news_list.n)
+		uh_logchain_flush(h);
+	uh_flush(h, log, sizeof(*log));
 	uh_barrier(h);
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
-	int rc = uh_log_apply(h->base, h->size, log, &h->persist, &c);
+	int rc = uh_log_apply(&loc, &h->persist, &c);
 	if (rc)
 		return uh_err_set(rc, "uh_commit: own log failed to apply");
 	/* B3: never replay this log again. */
@@ -607,6 +615,7 @@ static int tx_commit_outer(uh_heap *h)
 	commit_release(h);
 	h->st.commits++;
 	tx_reset(h);
+	uh_logchain_trim(h);
 	return 0;
 }
 

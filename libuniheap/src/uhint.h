@@ -47,9 +47,9 @@ int u64vec_push(struct u64vec *v, uint64_t x);
 struct uh_tx {
 	int depth;			/* nesting; 0 = no block */
 	int doomed;			/* error that rolled the block back, or 0 */
-	uint64_t pos;			/* bytes of log entries in use */
+	uint64_t pos;			/* bytes of log entries in use, all segments */
 	uint64_t nentries;
-	struct u64map writes;		/* target offset -> entry position */
+	struct u64map writes;		/* target offset -> the entry's heap offset */
 	uint64_t rv;			/* clock when the block began (snapshot) */
 	struct u64map reads;		/* object -> version it had when read */
 	struct u64vec reads_list;	/* the same objects, for validation */
@@ -73,6 +73,17 @@ struct uh_size_arenas {
 	struct uh_arena_ref *v;
 	uint32_t n, cap;
 	uint32_t current;
+};
+
+/* The segments of this session's redo log (logchain.c): the log area,
+ * then the extents heapd leased, in chain order. */
+struct uh_logext { uint64_t off, size; };
+struct uh_logchain {
+	struct uh_logext *ext;		/* leased extents, in chain order; owned */
+	uint32_t n, cap;
+	uint32_t cur;			/* segment being filled: 0 = log area, i = ext[i-1] */
+	uint64_t used;			/* bytes of entries in it */
+	uint64_t ext_bytes;		/* sum of the extents' sizes */
 };
 
 /* Dirty ranges waiting for the next barrier (sync mode coalesces them
@@ -106,7 +117,8 @@ struct uh_heap {
 	uint32_t durability;
 	int readonly;
 	struct uh_log_hdr *log;		/* inside the mapping; NULL if readonly */
-	uint64_t log_size;
+	uint64_t log_size;		/* bytes of the log area */
+	struct uh_logchain chain;	/* the log's segments */
 	uint64_t seq;
 	uint64_t rng;			/* xorshift state for retry backoff */
 
@@ -142,6 +154,19 @@ int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *in
 		 uh_off *out);
 void uh_alloc_release_all(uh_heap *h);
 
+/* logchain.c: the log's segments. start: a block's first entry (every
+ * segment emptied, then ACTIVE); reserve: room for need bytes in the
+ * segment being filled, leasing an extent when none is left (UH_ENOSPC
+ * when the heap is full); publish: the entry at
+ * the reserved place is complete; flush: every used segment; trim: give
+ * extents back after a block when more than a few are kept. */
+void uh_logchain_start(uh_heap *h);
+int uh_logchain_reserve(uh_heap *h, uint64_t need, void **at);
+void uh_logchain_publish(uh_heap *h, uint64_t need);
+void uh_logchain_flush(uh_heap *h);
+void uh_logchain_trim(uh_heap *h);
+void uh_logchain_free(uh_heap *h);
+
 /* tx.c */
 int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len);
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
@@ -152,6 +177,12 @@ int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
  * UH_ECONFLICT and dst zeroed); outside, a plain atomic load. */
 int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
 int uh_tx_lock(uh_heap *h, uh_off obj);
+/* What the open block holds of obj: UH_TX_NEW (allocated in it: its bytes
+ * in place are the block's), UH_TX_LOCKED (locked: its writes wait in the
+ * log), or 0. */
+#define UH_TX_NEW 1
+#define UH_TX_LOCKED 2
+int uh_tx_holds(uh_heap *h, uh_off obj);
 /* Inside a block, an offset that turned out not to be a valid object may
  * come from a read another commit has made stale: then doom the block and
  * return UH_ECONFLICT; else return rc. */

@@ -201,6 +201,8 @@ void print_stats(FILE *out, const pb::StatsResponse &s)
 		{"arenas leased", num(s.arenas_leased())},
 		{"arenas returned", num(s.arenas_returned())},
 		{"classes registered", num(s.classes_registered())},
+		{"log extents leased", num(s.log_extents_leased())},
+		{"log trims", num(s.log_trims())},
 		{"rpc errors", num(s.rpc_errors())},
 	});
 }
