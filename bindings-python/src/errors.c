@@ -24,7 +24,7 @@ static const struct err_class err_classes[] = {
 	{ UH_EFORK, "ForkedError", NULL,
 	  "A heap opened by the parent process was used after fork(); connect anew." },
 	{ UH_ELOGFULL, "BlockTooLarge", NULL,
-	  "The block outgrew the session's redo log; split it." },
+	  "Kept for compatibility: a block's redo log grows as it needs (HeapFull when the heap is full)." },
 	{ UH_ETYPE, "TypeMismatch", "TypeError", "Wrong field or element type, or wrong class." },
 	{ UH_ERANGE, "ValueRangeError", "ValueError",
 	  "A value or index does not fit its field or collection." },

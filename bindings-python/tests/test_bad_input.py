@@ -460,14 +460,21 @@ def test_lone_surrogates(heap, s):
 
 # ---- limits ----
 
-def test_block_too_large(heap):
+def test_block_bigger_than_the_log_area(heap):
+    """300k element writes in one block: ~10 MiB of redo, ten times the
+    session's 1 MiB log area. The log grows; the block commits whole, or
+    rolls back whole."""
     arr = uniheap.PArray(heap, "i64", 300_000)
-    with pytest.raises(uniheap.BlockTooLarge):
+    with heap.atomic():
+        for i in range(300_000):
+            arr[i] = i + 1
+    assert arr[0] == 1 and arr[1000] == 1001 and arr[299_999] == 300_000
+    with pytest.raises(ZeroDivisionError):
         with heap.atomic():
             for i in range(300_000):
-                arr[i] = i + 1
-    assert not heap.in_block()
-    assert arr[0] == 0 and arr[1000] == 0 and arr[299_999] == 0
+                arr[i] = -1
+            1 / 0
+    assert arr[0] == 1 and arr[299_999] == 300_000
     with heap.atomic():                    # the session goes on
         arr[0] = 5
     assert arr[0] == 5
@@ -595,19 +602,27 @@ def test_readonly_refuses_every_write(heap, connect):
     assert set(heap.roots) == {"a", "m", "pl"}
 
 
-def test_block_too_large_is_not_retried(heap):
-    arr = uniheap.PArray(heap, "i64", 300_000)
+def test_block_that_fills_the_heap(heap):
+    """One block that allocates more than the heap holds raises HeapFull
+    (not retried), rolls back whole, and leaves the heap consistent."""
+    pl = uniheap.PList(heap)
+    heap.roots["t.full.keep"] = pl
     calls = []
 
     def fill():
         calls.append(1)
-        for i in range(300_000):
-            arr[i] = 1
+        for _ in range(40):                # 160 MiB > the 64 MiB heap
+            b = Bag(heap)
+            b.blob = b"y" * (4 << 20)
+            pl.append(b)
 
-    with pytest.raises(uniheap.BlockTooLarge):
+    with pytest.raises(uniheap.HeapFull):
         heap.atomic(fill)
-    assert calls == [1]
-    assert arr[0] == 0
+    assert calls == [1] and not heap.in_block()
+    assert len(pl) == 0
+    heap.check()
+    pl.append(Bag(heap, small=1))          # the space came back
+    assert pl[0].small == 1
 
 
 def test_int_and_str_subclasses(heap):

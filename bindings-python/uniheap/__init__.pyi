@@ -19,7 +19,7 @@ class ForkedError(Error): ...                    # heap opened by the parent use
 class Disconnected(Error, ConnectionError): ...  # heapd unreachable
 class HeapFull(Error, MemoryError): ...          # heap out of space
 class ReadOnlyError(Error): ...                  # write on a read-only heap
-class BlockTooLarge(Error): ...                  # block outgrew the session's redo log
+class BlockTooLarge(Error): ...                  # kept for compatibility: redo logs now grow
 class TypeMismatch(Error, TypeError): ...        # wrong field/element type or class
 class ValueRangeError(Error, ValueError): ...    # integer does not fit the field type
 class InvalidValue(Error, ValueError): ...       # bad argument (bad name, bad UTF-8, key too long)
