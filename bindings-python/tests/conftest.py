@@ -15,7 +15,6 @@ import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,10 @@ if importlib.util.find_spec("uniheap") is None:
 _spec = importlib.util.find_spec("uniheap")
 PACKAGE_ROOT = (Path(_spec.origin).resolve().parent.parent if _spec and _spec.origin
                 else BINDINGS)
+# Process helpers shared with tests/service.
+sys.path.insert(0, str(REPO / "tests"))
+from processes import end_process, wait_accepting  # noqa: E402
+
 # Modules the worker scripts share with the tests (bankdefs ...).
 if str(WORKERS) not in sys.path:
     sys.path.append(str(WORKERS))
@@ -72,17 +75,9 @@ def track(proc):
 def stop_process(proc, timeout=5.0, sig=signal.SIGTERM):
     """Send sig to proc (one we started), wait up to timeout, then SIGKILL.
     Returns the exit status. Can't fail."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(sig)
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        except ProcessLookupError:
-            pass
+    rc = end_process(proc, timeout, sig)
     _live.pop(proc.pid, None)
-    return proc.returncode
+    return rc
 
 
 _owner_pid = os.getpid()
@@ -115,17 +110,6 @@ def temp_base():
 
 def make_temp_dir(prefix="uniheap-py-"):
     return Path(tempfile.mkdtemp(prefix=prefix, dir=temp_base()))
-
-
-def socket_accepts(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 # heapd runs under this tiny launcher: it asks the kernel to SIGTERM heapd
@@ -176,18 +160,11 @@ class HeapD:
             self.proc = track(subprocess.Popen(
                 [sys.executable, "-S", "-c", _LAUNCHER, str(os.getpid())] + argv,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                rc = self.proc.returncode
-                self.proc = None
-                raise RuntimeError(f"heapd exited with {rc} before serving\n{self.log_tail()}")
-            if socket_accepts(self.sock):
-                return self
-            time.sleep(0.01)
+        why = wait_accepting(self.proc, self.sock, timeout)
+        if why is None:
+            return self
         self.stop()
-        raise RuntimeError(f"heapd did not accept on {self.sock} within {timeout} s\n"
-                           f"{self.log_tail()}")
+        raise RuntimeError(f"{why}\n{self.log_tail()}")
 
     def stop(self, timeout=5.0):
         """SIGTERM, wait, SIGKILL after timeout. No-op when not running."""

@@ -10,18 +10,18 @@ from $UNIHEAP_BUILD (default: <repo>/build).
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 IS_ROOT = os.geteuid() == 0
+
+sys.path.insert(0, str(REPO / "tests"))
+from processes import end_process, socket_accepts, wait_accepting  # noqa: E402,F401
 
 # Variables that choose heapd's socket or readiness protocol: a test sets
 # the ones it means, never inherits them from the shell running it.
@@ -69,17 +69,6 @@ def spare_uid(k=0):
     return 2000000000 + (os.getpid() % 100000) * 10 + k
 
 
-def socket_accepts(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
 def run(argv, timeout=60, **kw):
     """Run a program to its end; a CompletedProcess with text output."""
     kw.setdefault("stdin", subprocess.DEVNULL)
@@ -93,15 +82,9 @@ _live = {}  # pid -> Popen, stopped at the latest when the session ends
 def stop_process(proc, timeout=10.0):
     """SIGTERM proc (one we started), wait, SIGKILL after timeout; its exit
     status (negative: the signal that ended it). Can't fail."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    rc = end_process(proc, timeout)
     _live.pop(proc.pid, None)
-    return proc.returncode
+    return rc
 
 
 class Daemon:
@@ -132,18 +115,11 @@ class Daemon:
 
     def start(self, timeout=20.0):
         """Start heapd and return once its socket accepts connections."""
-        self.launch()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"heapd exited with {self.proc.returncode} before "
-                                   f"serving {self.sock}:\n{self.log_text()}")
-            if socket_accepts(self.sock):
-                return self
-            time.sleep(0.01)
+        why = wait_accepting(self.launch().proc, self.sock, timeout)
+        if why is None:
+            return self
         self.stop()
-        raise RuntimeError(f"heapd did not serve {self.sock} in {timeout} s:\n"
-                           f"{self.log_text()}")
+        raise RuntimeError(f"{why}:\n{self.log_text()}")
 
     def stop(self):
         """SIGTERM; heapd's exit status (0: a clean stop)."""
