@@ -1,0 +1,554 @@
+'use strict';
+// Proxies of the persistent data types. Every operation is one addon call
+// into libuniheap's data types, atomic on its own or joining an open block.
+//   PMap        the Map interface; keys all strings, all bytes or all integers
+//   PSortedMap  the same in key order, plus range(), first(), last()
+//   PList       array-like, growable (index access through a JS Proxy)
+//   PArray      array-like, fixed length, one element type
+// String and bytes values belong to the slot that holds them: replacing or
+// removing one frees it. A replaced object (a reference) never is.
+const { inspect } = require('node:util');
+const { scratch } = require('./native');
+const {
+  kH, kO, kG, kW, kWrap, kState, initProxy, check, isProxy, fromNative, toNative, conv,
+} = require('./internal');
+const { T, TYPE_NAMES } = require('./fields');
+const { builtins } = require('./objects');
+const { closedError } = require('./errors');
+
+const KEY_KINDS = { string: 1, bytes: 2, int: 3 };
+const KEY_NAMES = ['?', 'string', 'bytes', 'int'];
+const kKind = Symbol('uniheap.keyKind');
+const kTarget = Symbol('uniheap.target');
+const CHUNK = 256;	// steps per block when a new collection is filled
+
+function stateOf(heap, what) {
+  if (!heap || !heap[kState]) {
+    throw new TypeError(`${what}: the first argument must be a Heap (from uniheap.connect())`);
+  }
+  const st = heap[kState];
+  if (st.closed) throw closedError();
+  return st;
+}
+
+/** Run step(item) for every item, in blocks of CHUNK (joins an open
+ * block). The collection is unreachable until published, so a failure half
+ * way leaves nothing visible. */
+function fill(st, items, step) {
+  if (st.depth > 0) {
+    for (const it of items) step(it);
+    return;
+  }
+  const iter = items[Symbol.iterator]();
+  let done = false;
+  while (!done) {
+    st.heap.atomic(() => {
+      for (let n = 0; n < CHUNK; n++) {
+        const r = iter.next();
+        if (r.done) {
+          done = true;
+          return;
+        }
+        step(r.value);
+      }
+    });
+  }
+}
+
+/** Base of the collection proxies: identity and the $ accessors. */
+class PCollection {
+  static [kWrap](st, off, gen, cls) {
+    return initProxy(Object.create(this.prototype), st, off, gen, cls);
+  }
+
+  get $heap() {
+    return this[kH].heap;
+  }
+
+  get $offset() {
+    return this[kO];
+  }
+
+  get $generation() {
+    return this[kG];
+  }
+
+  get $ref() {
+    return BigInt(this[kG]) << 48n | BigInt(this[kO]);
+  }
+
+  get $className() {
+    return this.constructor.name;
+  }
+
+  get $classId() {
+    return this[kW] & 0xffff;
+  }
+
+  $equals(other) {
+    return isProxy(other) && other[kH] === this[kH] && other[kO] === this[kO] &&
+      other[kG] === this[kG];
+  }
+}
+
+function afterNew(obj, st, off, cls) {
+  scratch[0] = 0;
+  return initProxy(obj, st, off, scratch[1], cls);
+}
+
+// ---- maps ----
+
+class PMap extends PCollection {
+  static sorted = false;
+
+  /** new PMap(heap, entries?, { key: 'string' | 'bytes' | 'int' }) */
+  constructor(heap, entries, options = {}) {
+    super();
+    const C = new.target;
+    const st = stateOf(heap, `new ${C.name}`);
+    const key = options.key === undefined ? 'string' : options.key;
+    const kind = KEY_KINDS[key];
+    if (!Object.hasOwn(KEY_KINDS, key)) {
+      throw new TypeError(`${C.name} keys are 'string', 'bytes' or 'int', not ${inspect(key)}`);
+    }
+    afterNew(this, st, st.s.mapNew(kind, C.sorted), builtins.get(C));
+    this[kKind] = kind;
+    if (entries !== undefined && entries !== null) {
+      fill(st, entries, (kv) => this.set(kv[0], kv[1]));
+    }
+  }
+
+  /** 'string', 'bytes' or 'int', fixed at creation. */
+  get keyType() {
+    return KEY_NAMES[this.#kind()];
+  }
+
+  #kind() {
+    check(this);
+    let k = this[kKind];
+    if (k === undefined) {
+      k = this[kH].s.mapKeyKind(this[kO], this[kG], this.constructor.sorted);
+      this[kKind] = k;
+    }
+    return k;
+  }
+
+  get size() {
+    check(this);
+    return this[kH].s.mapLen(this[kO], this[kG], this.constructor.sorted);
+  }
+
+  get(key) {
+    const kind = this.#kind();
+    const st = this[kH];
+    return fromNative(st, st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key));
+  }
+
+  has(key) {
+    const kind = this.#kind();
+    const st = this[kH];
+    const r = st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key);
+    scratch[0] = 0;
+    return r !== undefined;
+  }
+
+  set(key, value) {
+    const kind = this.#kind();
+    const st = this[kH];
+    const v = toNative(st, value, 'PMap.set');
+    st.s.mapPut(this[kO], this[kG], this.constructor.sorted, kind, key, v, conv.hint, conv.gen);
+    return this;
+  }
+
+  delete(key) {
+    const kind = this.#kind();
+    return this[kH].s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, false);
+  }
+
+  /** Remove key and return its value (undefined when absent), atomically. */
+  take(key) {
+    const kind = this.#kind();
+    const st = this[kH];
+    const r = st.s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, true);
+    return r === false ? undefined : fromNative(st, r);
+  }
+
+  clear() {
+    const keys = [...this.keys()];
+    fill(this[kH], keys, (k) => this.delete(k));
+  }
+
+  /** Structural check of the map (libuniheap's); throws naming a problem. */
+  check() {
+    check(this);
+    this[kH].s.mapCheck(this[kO], this[kG], this.constructor.sorted);
+  }
+
+  * #scan(from, to, reverse, mode) {
+    const kind = this.#kind();
+    const st = this[kH];
+    const s = st.s;
+    const o = this[kO];
+    const g = this[kG];
+    const sorted = this.constructor.sorted;
+    const state = s.mapIter(o, g, sorted, kind, from, reverse);
+    for (;;) {
+      if (st.closed) throw closedError();
+      const kv = s.iterNext(o, g, sorted, state);
+      if (kv === null) return;
+      kv[1] = fromNative(st, kv[1]);
+      if (to !== undefined && past(kind, kv[0], to, reverse)) return;
+      yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
+    }
+  }
+
+  keys() {
+    return this.#scan(undefined, undefined, false, 0);
+  }
+
+  values() {
+    return this.#scan(undefined, undefined, false, 1);
+  }
+
+  entries() {
+    return this.#scan(undefined, undefined, false, 2);
+  }
+
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+
+  forEach(fn, thisArg) {
+    for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
+  }
+
+  /** Sorted maps: entries with from <= key < to (reverse: from >= key > to);
+   * undefined leaves that end open. */
+  range(from, to, { reverse = false } = {}) {
+    if (!this.constructor.sorted) throw new TypeError('range() needs a PSortedMap');
+    return this.#scan(from, to, reverse, 2);
+  }
+
+  get [Symbol.toStringTag]() {
+    return this.constructor.name;
+  }
+
+  [inspect.custom](depth, options, insp) {
+    let n;
+    try {
+      n = this.size;
+    } catch (e) {
+      return `${this.constructor.name} @${this[kO]} <${e.name}>`;
+    }
+    const head = `${this.constructor.name}(${n}) @${this[kO]}`;
+    if (depth < 0) return `[${head}]`;
+    const shown = new Map();
+    for (const [k, v] of this.entries()) {
+      if (shown.size >= (options.maxArrayLength ?? 100)) break;
+      shown.set(k, isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v);
+    }
+    return `${head} ${insp(shown, { ...options, depth: 1 }).replace(/^Map\(\d+\) /, '')}`;
+  }
+}
+
+// Code point order of two strings (UTF-8 byte order, as the heap sorts):
+// UTF-16 units compare alike except surrogates, which stand for code
+// points above every other unit.
+function cmpStrings(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x += x < 0xe000 ? 0x2000 : -0x800;
+    if (y >= 0xd800) y += y < 0xe000 ? 0x2000 : -0x800;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+function compareKeys(kind, a, b) {
+  if (kind === KEY_KINDS.string) return cmpStrings(a, b);
+  if (kind === KEY_KINDS.bytes) return Buffer.compare(a, b);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function past(kind, key, stop, reverse) {
+  const c = compareKeys(kind, key, stop);
+  return reverse ? c <= 0 : c >= 0;
+}
+
+class PSortedMap extends PMap {
+  static sorted = true;
+
+  /** The [key, value] of the smallest key, or undefined when empty. */
+  first() {
+    for (const kv of this.range(undefined, undefined)) return kv;
+    return undefined;
+  }
+
+  /** The [key, value] of the largest key, or undefined when empty. */
+  last() {
+    for (const kv of this.range(undefined, undefined, { reverse: true })) return kv;
+    return undefined;
+  }
+}
+
+// ---- lists and arrays ----
+
+const INDEX_RE = /^(?:0|[1-9][0-9]*)$/;
+
+// Index access (list[i], list[i] = v, i in list) through a JS Proxy; every
+// other property goes to the proxy object itself.
+const indexHandler = {
+  get(t, p, r) {
+    if (typeof p === 'string' && INDEX_RE.test(p)) return t.at(Number(p));
+    const v = Reflect.get(t, p, t);
+    return typeof v === 'function' && p !== 'constructor' ? v.bind(t) : v;
+  },
+  set(t, p, v, r) {
+    if (typeof p === 'string' && INDEX_RE.test(p)) {
+      t.set(Number(p), v);
+      return true;
+    }
+    return Reflect.set(t, p, v, t);
+  },
+  has(t, p) {
+    if (typeof p === 'string' && INDEX_RE.test(p)) return Number(p) < t.length;
+    return Reflect.has(t, p);
+  },
+};
+
+function indexed(obj) {
+  obj[kTarget] = obj;
+  return new Proxy(obj, indexHandler);
+}
+
+class PSequence extends PCollection {
+  static isArray = false;
+  static [kWrap](st, off, gen, cls) {
+    return indexed(initProxy(Object.create(this.prototype), st, off, gen, cls));
+  }
+
+  get length() {
+    check(this);
+    return this[kH].s.seqLen(this[kO], this[kG], this.constructor.isArray);
+  }
+
+  #index(i, len, what) {
+    if (!Number.isInteger(i)) throw new TypeError(`${what}: index must be an integer, not ${inspect(i)}`);
+    const j = i < 0 ? i + len : i;
+    return j >= 0 && j < len ? j : -1;
+  }
+
+  /** The value at index i (negative: from the end); undefined outside. */
+  at(i) {
+    const n = this.length;
+    const j = this.#index(i, n, 'at()');
+    if (j < 0) return undefined;
+    const st = this[kH];
+    return fromNative(st, st.s.seqGet(this[kO], this[kG], this.constructor.isArray, j));
+  }
+
+  /** Replace the value at index i (negative: from the end). */
+  set(i, value) {
+    const n = this.length;
+    const j = this.#index(i, n, 'set()');
+    if (j < 0) {
+      throw new RangeError(`index ${i} is out of range for a ${this.constructor.name} of ` +
+        `length ${n}${this.constructor.isArray ? '' : ' (use push() to grow it)'}`);
+    }
+    const st = this[kH];
+    const v = toNative(st, value, `${this.constructor.name}.set`);
+    const hint = conv.hint === -1 ? this.elemHint() : conv.hint;
+    st.s.seqSet(this[kO], this[kG], this.constructor.isArray, j, v, hint, conv.gen);
+    return this;
+  }
+
+  elemHint() {
+    return -1;
+  }
+
+  * values() {
+    const st = this[kH];
+    for (let i = 0; ; i++) {
+      check(this);
+      const r = st.s.seqGet(this[kO], this[kG], this.constructor.isArray, i);
+      if (r === undefined) return;
+      yield fromNative(st, r);
+    }
+  }
+
+  [Symbol.iterator]() {
+    return this.values();
+  }
+
+  * keys() {
+    const n = this.length;
+    for (let i = 0; i < n; i++) yield i;
+  }
+
+  * entries() {
+    let i = 0;
+    for (const v of this.values()) yield [i++, v];
+  }
+
+  forEach(fn, thisArg) {
+    let i = 0;
+    for (const v of this.values()) fn.call(thisArg, v, i++, this);
+  }
+
+  toArray() {
+    return [...this.values()];
+  }
+
+  indexOf(value) {
+    let i = 0;
+    for (const v of this.values()) {
+      if (same(v, value)) return i;
+      i++;
+    }
+    return -1;
+  }
+
+  includes(value) {
+    return this.indexOf(value) >= 0;
+  }
+
+  get [Symbol.toStringTag]() {
+    return this.constructor.name;
+  }
+
+  [inspect.custom](depth, options, insp) {
+    let n;
+    try {
+      n = this.length;
+    } catch (e) {
+      return `${this.constructor.name} @${this[kO]} <${e.name}>`;
+    }
+    const head = `${this.constructor.name}(${n}) @${this[kO]}`;
+    if (depth < 0) return `[${head}]`;
+    const shown = [];
+    for (const v of this.values()) {
+      if (shown.length >= (options.maxArrayLength ?? 100)) break;
+      shown.push(isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v);
+    }
+    return `${head} ${insp(shown, { ...options, depth: 1 })}`;
+  }
+}
+
+function same(a, b) {
+  if (isProxy(a)) return a.$equals(b);
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) === 0;
+  return Object.is(a, b) || (a === b);
+}
+
+class PList extends PSequence {
+  /** new PList(heap, iterable?) */
+  constructor(heap, iterable) {
+    super();
+    const st = stateOf(heap, 'new PList');
+    afterNew(this, st, st.s.listNew(), builtins.get(PList));
+    const self = indexed(this);
+    if (iterable !== undefined && iterable !== null) fill(st, iterable, (v) => this.push(v));
+    return self;
+  }
+
+  #insert(i, value, what) {
+    const st = this[kH];
+    check(this);
+    const v = toNative(st, value, what);
+    st.s.listInsert(this[kO], this[kG], i, v, conv.hint, conv.gen);
+  }
+
+  /** Append values; returns the new length. */
+  push(...values) {
+    for (const v of values) this.#insert(-1, v, 'PList.push');
+    return this.length;
+  }
+
+  /** Insert value before index i (negative: from the end; clamped). */
+  insert(i, value) {
+    const n = this.length;
+    if (!Number.isInteger(i)) throw new TypeError(`insert(): index must be an integer, not ${inspect(i)}`);
+    let j = i < 0 ? i + n : i;
+    j = j < 0 ? 0 : j > n ? n : j;
+    this.#insert(j, value, 'PList.insert');
+  }
+
+  unshift(...values) {
+    values.forEach((v, k) => this.insert(k, v));
+    return this.length;
+  }
+
+  /** Remove and return the value at index i (negative: from the end);
+   * undefined when out of range. */
+  removeAt(i) {
+    const n = this.length;
+    if (!Number.isInteger(i)) throw new TypeError(`removeAt(): index must be an integer, not ${inspect(i)}`);
+    const j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) return undefined;
+    const st = this[kH];
+    return fromNative(st, st.s.listPop(this[kO], this[kG], j));
+  }
+
+  pop() {
+    return this.removeAt(-1);
+  }
+
+  shift() {
+    return this.removeAt(0);
+  }
+}
+
+const ELEM_TYPES = new Map(TYPE_NAMES.map((n, i) => [n, i]).filter(([, i]) => i > 0));
+
+class PArray extends PSequence {
+  static isArray = true;
+
+  /** new PArray(heap, elemType, lengthOrValues): elemType one of i8, i16,
+   * i32, i64, f32, f64, bool, string, bytes, ref. */
+  constructor(heap, elemType, lengthOrValues) {
+    super();
+    const st = stateOf(heap, 'new PArray');
+    const type = ELEM_TYPES.get(elemType);
+    if (type === undefined) {
+      throw new TypeError(`unknown element type ${inspect(elemType)}: one of ` +
+        `${[...ELEM_TYPES.keys()].join(', ')}`);
+    }
+    let values = null;
+    let len = lengthOrValues;
+    if (typeof len !== 'number') {
+      if (len === null || typeof len !== 'object' || !(Symbol.iterator in len)) {
+        throw new TypeError('new PArray(heap, elemType, length or values)');
+      }
+      values = [...len];
+      len = values.length;
+    }
+    if (!Number.isSafeInteger(len) || len < 0) {
+      throw new RangeError(`array length must be an integer >= 0, not ${len}`);
+    }
+    afterNew(this, st, st.s.arrayNew(type, len), builtins.get(PArray));
+    const self = indexed(this);
+    if (values && values.length) fill(st, values.entries(), ([i, v]) => this.set(i, v));
+    return self;
+  }
+
+  /** The element type name ('i64', 'string', ...). */
+  get elemType() {
+    check(this);
+    return TYPE_NAMES[this[kH].s.arrayElemType(this[kO], this[kG])];
+  }
+
+  elemHint() {
+    const t = this[kH].s.arrayElemType(this[kO], this[kG]);
+    return t === T.ref ? -1 : t;
+  }
+}
+
+builtins.set(PArray, 5);
+builtins.set(PList, 6);
+builtins.set(PMap, 8);
+builtins.set(PSortedMap, 11);
+
+module.exports = { PCollection, PMap, PSortedMap, PList, PArray, kTarget };

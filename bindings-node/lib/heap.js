@@ -1,0 +1,403 @@
+'use strict';
+// Heap: a session with heapd and the heap mapped into this process; its
+// roots and its blocks.
+//
+// Blocks follow libuniheap (and the Python binding): they nest by joining
+// the outermost one; a lost conflict rolls the block back at once and every
+// later operation in it fails the same way until it ends; an exception that
+// leaves an inner atomic() level dooms the whole block. atomic(fn) re-runs
+// fn after a lost conflict, waiting libuniheap's randomized backoff
+// (uh_retry_wait) between tries. A block never spans an await: an async fn,
+// or one that returns a promise, is refused and its block rolled back.
+const { inspect, types } = require('node:util');
+const native = require('./native');
+const {
+  kState, kH, kO, kG, kWrap, check, fromNative, isProxy,
+} = require('./internal');
+const { Mapping } = require('./views');
+const { proxyType, defineClass } = require('./objects');
+const {
+  UniheapError, ConflictError, FreedObjectError, closedError,
+} = require('./errors');
+const { TYPE_NAMES } = require('./fields');
+
+const DEFAULT_TRIES = 100;
+
+/** What every proxy of one Heap shares (proxies hold it, not the Heap). */
+class State {
+  constructor(heap, session) {
+    this.heap = heap;
+    this.s = session;
+    this.depth = 0;		// nesting of the open block, 0 outside blocks
+    this.doomed = false;	// an exception left an inner atomic() level
+    this.closed = false;
+    this.maxTries = DEFAULT_TRIES;
+    this.map = new Mapping(session.buffer(), session.info().heapSize);
+    this.types = new Map();	// class id -> proxy class
+    this.ids = new Map();	// declared class -> class id
+    this.registering = new Set();
+  }
+
+  /** The proxy of the object (off, gen) of class cls. */
+  wrap(off, gen, cls) {
+    let C = this.types.get(cls);
+    if (C === undefined) {
+      C = proxyType(this, cls);
+      this.types.set(cls, C);
+    }
+    return C[kWrap](this, off, gen, cls);
+  }
+}
+
+function isThenable(r) {
+  return r !== null && (typeof r === 'object' || typeof r === 'function') &&
+    typeof r.then === 'function';
+}
+
+function asyncRefused() {
+  return new TypeError('atomic(fn): fn is an async function; a block cannot span an await ' +
+    '(its locks would be held while other code runs): pass a synchronous function and do ' +
+    'the awaiting outside the block');
+}
+
+function promiseRefused() {
+  return new TypeError('atomic(fn): fn returned a promise (a thenable); a block cannot span ' +
+    'an await, so the block was rolled back: pass a synchronous function');
+}
+
+class Roots {
+  #st;
+
+  constructor(st) {
+    this.#st = st;
+  }
+
+  #open() {
+    if (this.#st.closed) throw closedError();
+    return this.#st;
+  }
+
+  static #name(name) {
+    if (typeof name !== 'string') {
+      throw new TypeError(`root names are strings, not ${typeof name}`);
+    }
+    return name;
+  }
+
+  /** The object under name, or undefined. */
+  get(name) {
+    const st = this.#open();
+    return fromNative(st, st.s.rootGet(Roots.#name(name)));
+  }
+
+  has(name) {
+    return this.get(name) !== undefined;
+  }
+
+  /** Publish obj under name (inside a block: with the block). */
+  set(name, obj) {
+    const st = this.#open();
+    Roots.#name(name);
+    if (!isProxy(obj)) {
+      throw new TypeError('a root names a persistent object (PObject, PMap, PSortedMap, PList, ' +
+        `PArray), not ${obj === null ? 'null' : typeof obj}; use roots.delete(name) to remove one`);
+    }
+    if (obj[kH] !== st) throw new TypeError('the object belongs to another heap connection');
+    check(obj);
+    st.s.rootSet(name, obj[kO], obj[kG]);
+    return this;
+  }
+
+  /** Remove a root; false when there was none. */
+  delete(name) {
+    return this.#open().s.rootDel(Roots.#name(name));
+  }
+
+  get size() {
+    return this.#open().s.rootCount();
+  }
+
+  * keys() {
+    yield* this.#open().s.rootNames();
+  }
+
+  * values() {
+    for (const k of this.keys()) {
+      const v = this.get(k);
+      if (v !== undefined) yield v;
+    }
+  }
+
+  * entries() {
+    for (const k of this.keys()) {
+      const v = this.get(k);
+      if (v !== undefined) yield [k, v];
+    }
+  }
+
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+
+  forEach(fn, thisArg) {
+    for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
+  }
+
+  [inspect.custom]() {
+    return this.#st.closed ? 'Roots <closed>' : `Roots(${this.size})`;
+  }
+}
+
+class Heap {
+  #st;
+  #roots;
+
+  /** Use connect(). */
+  constructor(socket, readonly) {
+    const s = new native.Session(socket, readonly);
+    this.#st = new State(this, s);
+    this.#roots = new Roots(this.#st);
+  }
+
+  get [kState]() {
+    return this.#st;
+  }
+
+  /** The heap's named durable roots, Map-like: name -> object. */
+  get roots() {
+    return this.#roots;
+  }
+
+  get closed() {
+    return this.#st.closed;
+  }
+
+  get readonly() {
+    return this.#open().s.info().readonly;
+  }
+
+  /** Tries of atomic(fn) before it gives up with ConflictError (100). */
+  get maxTries() {
+    return this.#st.maxTries;
+  }
+
+  set maxTries(n) {
+    if (!Number.isInteger(n) || n < 1 || n > 1e6) {
+      throw new RangeError(`maxTries must be an integer 1..1000000, not ${n}`);
+    }
+    this.#st.maxTries = n;
+  }
+
+  #open() {
+    if (this.#st.closed) throw closedError();
+    return this.#st;
+  }
+
+  /** Detach from heapd and unmap (when no other session of this process
+   * uses the mapping). An open block is rolled back; proxies then throw
+   * HeapClosedError. Idempotent. */
+  close() {
+    const st = this.#st;
+    if (st.closed) return;
+    st.closed = true;
+    st.depth = 0;
+    st.s.close();
+  }
+
+  [Symbol.dispose]() {
+    this.close();
+  }
+
+  /** Heap facts: heapSize, formatVersion, durability, session, readonly,
+   * name, path. */
+  info() {
+    return this.#open().s.info();
+  }
+
+  /** This session's libuniheap counters. */
+  stats() {
+    return this.#open().s.stats();
+  }
+
+  /** Check every object reachable from the roots; returns how many. */
+  check() {
+    return this.#open().s.heapCheck();
+  }
+
+  /** The heap's class table. */
+  classes() {
+    const s = this.#open().s;
+    return s.classIds().map((id) => {
+      const [, name, kind, payloadSize, fields] = s.classInfo(id);
+      return {
+        id, name, kind, payloadSize,
+        fields: fields.map(([n, t, offset, refClass]) => ({
+          name: n, type: TYPE_NAMES[t] || String(t), offset, refClass,
+        })),
+      };
+    });
+  }
+
+  /** defineClass(name, { field: type, ... }) -> a PObject subclass bound to
+   * this heap (new C({...}) makes objects); defineClass(C) registers a
+   * class declared with static className and fields. Registration happens
+   * now: ClassMismatchError if the heap has the name with another layout. */
+  defineClass(nameOrClass, fields) {
+    return defineClass(this, this.#open(), nameOrClass, fields);
+  }
+
+  /** The object (or string/bytes value) a persistent reference names. */
+  proxy(ref) {
+    const st = this.#open();
+    if (typeof ref !== 'bigint') throw new TypeError('proxy(ref): ref is a bigint (obj.$ref)');
+    if (ref <= 0n || ref >= 1n << 64n) {
+      throw new FreedObjectError(`${ref} is not a reference`, 'UH_EFREED', -7);
+    }
+    const off = Number(ref & 0xffffffffffffn);
+    const gen = Number(ref >> 48n);
+    const cls = st.s.objClass(off, gen);
+    if (cls === 1 || cls === 2) return st.s.stringAt(off, gen, cls === 1 ? 9 : 10);
+    return st.wrap(off, gen, cls);
+  }
+
+  /** Free a persistent object (at commit when inside a block). */
+  free(obj) {
+    const st = this.#open();
+    if (!isProxy(obj)) throw new TypeError('free() takes a persistent object');
+    if (obj[kH] !== st) throw new TypeError('the object belongs to another heap connection');
+    check(obj);
+    st.s.free(obj[kO], obj[kG]);
+  }
+
+  // ---- blocks ----
+
+  /** True inside a block. */
+  get inBlock() {
+    return this.#st.depth > 0;
+  }
+
+  /** Begin a block, or one more nesting level of the open one. */
+  begin() {
+    const st = this.#open();
+    st.s.begin();
+    if (st.depth++ === 0) st.doomed = false;
+  }
+
+  /** End one nesting level; the outermost commits (ConflictError: the
+   * block was rolled back). */
+  commit() {
+    const st = this.#open();
+    if (st.depth === 0) throw new UniheapError('commit(): no block is open', 'UH_ESTATE', -16);
+    if (st.depth > 1) {
+      st.depth--;
+      try {
+        st.s.commit();	// leaves one level; a doomed block stays doomed
+      } catch (e) {
+        if (!(e instanceof UniheapError)) throw e;
+      }
+      return;
+    }
+    st.depth = 0;
+    if (st.doomed) {
+      st.doomed = false;
+      st.s.abort();
+      throw new UniheapError('atomic(): the block was rolled back because an exception left ' +
+        'a nested atomic() block', 'UH_ESTATE', -16);
+    }
+    st.s.commit();
+  }
+
+  /** Roll the whole block back (every nesting level). */
+  abort() {
+    const st = this.#open();
+    if (st.depth === 0) throw new UniheapError('abort(): no block is open', 'UH_ESTATE', -16);
+    st.depth = 0;
+    st.doomed = false;
+    st.s.abort();
+  }
+
+  #rollback() {
+    const st = this.#st;
+    st.depth = 0;
+    st.doomed = false;
+    if (!st.closed) st.s.abort();
+  }
+
+  /** Run fn(heap) in a block and commit it; re-run it after a lost
+   * conflict (up to maxTries). Returns fn's result. Inside a block it joins
+   * it (the outermost atomic() retries). fn must be synchronous and safe to
+   * re-run: only its heap effects are rolled back. */
+  atomic(fn) {
+    const st = this.#open();
+    if (typeof fn !== 'function') throw new TypeError('atomic(fn): fn must be a function');
+    if (types.isAsyncFunction(fn)) throw asyncRefused();
+    if (st.depth > 0) return this.#nested(fn);
+    for (let tries = 0; ; tries++) {
+      if (tries > 0) st.s.retryWait(tries);
+      this.begin();
+      let r;
+      try {
+        r = fn(this);
+      } catch (e) {
+        this.#rollback();
+        if (e instanceof ConflictError && tries + 1 < st.maxTries) continue;
+        throw e;
+      }
+      if (isThenable(r)) {
+        this.#rollback();
+        throw promiseRefused();
+      }
+      try {
+        this.commit();
+      } catch (e) {
+        if (e instanceof ConflictError && tries + 1 < st.maxTries) continue;
+        throw e;
+      }
+      return r;
+    }
+  }
+
+  #nested(fn) {
+    const st = this.#st;
+    this.begin();
+    let r;
+    try {
+      r = fn(this);
+    } catch (e) {
+      st.doomed = true;
+      if (!st.closed) this.commit();
+      throw e;
+    }
+    if (isThenable(r)) {
+      st.doomed = true;
+      this.commit();
+      throw promiseRefused();
+    }
+    this.commit();
+    return r;
+  }
+
+  [inspect.custom]() {
+    if (this.#st.closed) return 'Heap <closed>';
+    const i = this.info();
+    return `Heap '${i.name}' ${i.durability} ${i.heapSize} bytes`;
+  }
+}
+
+/** Attach to heapd and map its heap. options: { socket, readonly } (or
+ * the socket path alone); the socket defaults to $UNIHEAP_SOCKET, else
+ * libuniheap's default (defaultSocket()). In a worker thread the session
+ * shares the process's mapping of the heap. */
+function connect(options = {}) {
+  const o = typeof options === 'string' ? { socket: options } : options;
+  if (o === null || typeof o !== 'object') {
+    throw new TypeError('connect(options): options is { socket, readonly } or a socket path');
+  }
+  const { socket = null, readonly = false } = o;
+  if (socket !== null && typeof socket !== 'string') {
+    throw new TypeError('connect(): socket must be a path (string)');
+  }
+  return new Heap(socket, Boolean(readonly));
+}
+
+module.exports = { Heap, Roots, connect };

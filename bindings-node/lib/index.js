@@ -1,0 +1,44 @@
+'use strict';
+// uniheap: live persistent objects shared across processes and languages.
+//
+//   const uniheap = require('uniheap');
+//   using heap = uniheap.connect();
+//   const Account = heap.defineClass('bank.Account', { owner: 'string', balance: 'i64' });
+//   const ada = new Account({ owner: 'ada', balance: 100 });
+//   heap.roots.set('ada', ada);
+//   heap.atomic(() => { ada.balance -= 10; });
+//
+// See bindings-node/README.md for the whole API.
+const native = require('./native');
+const errors = require('./errors');
+const { Heap, Roots, connect } = require('./heap');
+const { PObject } = require('./objects');
+const { PCollection, PMap, PSortedMap, PList, PArray } = require('./collections');
+
+module.exports = {
+  connect,
+  defaultSocket: native.defaultSocket,
+  Heap,
+  Roots,
+  PObject,
+  PCollection,
+  PMap,
+  PSortedMap,
+  PList,
+  PArray,
+  UniheapError: errors.UniheapError,
+  ConflictError: errors.ConflictError,
+  FreedObjectError: errors.FreedObjectError,
+  ClassMismatchError: errors.ClassMismatchError,
+  HeapClosedError: errors.HeapClosedError,
+  DisconnectedError: errors.DisconnectedError,
+  HeapFullError: errors.HeapFullError,
+  ReadOnlyError: errors.ReadOnlyError,
+  BlockTooLargeError: errors.BlockTooLargeError,
+  TypeMismatchError: errors.TypeMismatchError,
+  ValueRangeError: errors.ValueRangeError,
+  InvalidValueError: errors.InvalidValueError,
+  FORMAT_VERSION: native.formatVersion,
+  LIB_VERSION: native.libVersion,
+  version: require('../package.json').version,
+};

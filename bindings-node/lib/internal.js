@@ -1,0 +1,108 @@
+'use strict';
+// What every proxy shares: its slots, the liveness check of uniheap.h
+// ("Direct access for bindings"), and the conversion of values to and from
+// the addon's calling convention.
+//
+// A proxy holds, under symbol keys (never enumerable, never a field name):
+//   kH  the session state of its Heap (lib/heap.js, class State)
+//   kV  the mapping window its object is read through (lib/views.js)
+//   kB  the object's offset inside that window
+//   kW  the class word its header must hold: classId | generation << 16
+//   kO  the object's offset in the heap file (bits 0..47 of its reference)
+//   kG  its generation (bits 48..63)
+// A reference is never one JS number: offset and generation travel apart.
+const { scratch } = require('./native');
+const { FreedObjectError, closedError } = require('./errors');
+
+const kH = Symbol('uniheap.state');
+const kV = Symbol('uniheap.window');
+const kB = Symbol('uniheap.base');
+const kW = Symbol('uniheap.word');
+const kO = Symbol('uniheap.offset');
+const kG = Symbol('uniheap.generation');
+const kState = Symbol('uniheap.heapState');	// Heap -> State
+const kWrap = Symbol('uniheap.wrap');		// static: (state, off, gen, cls) -> proxy
+
+const TWO32 = 4294967296;
+
+function initProxy(obj, st, off, gen, cls) {
+  const w = st.map.window(off);
+  obj[kH] = st;
+  obj[kV] = w;
+  obj[kB] = off - w.start;
+  obj[kW] = (cls | gen << 16) >>> 0;
+  obj[kO] = off;
+  obj[kG] = gen;
+  return obj;
+}
+
+/** True while obj's object is the one it was made for: the class word at
+ * +8 matches and the valid bit (bit 31 of the word at +12) is set. False
+ * too once the heap is closed (its typed arrays are detached: empty). */
+function live(obj) {
+  const v = obj[kV];
+  const b = obj[kB];
+  return v.u32[(b + 8) >>> 2] === obj[kW] && v.i32[(b + 12) >>> 2] < 0;
+}
+
+function freedError(obj) {
+  return new FreedObjectError(`the object at offset ${obj[kO]} has been freed`,
+    'UH_EFREED', -7);
+}
+
+/** Throw HeapClosedError or FreedObjectError unless obj can be used. */
+function check(obj) {
+  if (obj[kH].closed) throw closedError();
+  if (!live(obj)) throw freedError(obj);
+}
+
+/** The class id of the live object at (off, gen) read from its header, or
+ * -1 when that is not a live object of that generation. */
+function classAt(st, off, gen) {
+  if (off + 16 > st.map.size) return -1;
+  const w = st.map.window(off);
+  const b = off - w.start;
+  const word = w.u32[(b + 8) >>> 2];
+  if (word >>> 16 !== gen || w.i32[(b + 12) >>> 2] >= 0) return -1;
+  return word & 0xffff;
+}
+
+/** What the addon returned: a reference (offset, with generation and class
+ * in the scratch words) becomes a proxy; anything else is the value. */
+function fromNative(st, r) {
+  if (typeof r === 'number' && scratch[0] === 1) {
+    scratch[0] = 0;
+    return st.wrap(r, scratch[1], scratch[2]);
+  }
+  return r;
+}
+
+function isProxy(v) {
+  return v !== null && typeof v === 'object' && v[kH] !== undefined;
+}
+
+// A value for the addon: (value, hint, generation). Proxies go as their
+// offset with hint -2 and their generation; everything else as it is (the
+// addon checks and converts it, hint -1). toNative() returns the value and
+// leaves hint and generation in conv, to be passed right after it.
+const conv = { hint: -1, gen: 0 };
+
+function toNative(st, v, what) {
+  if (isProxy(v)) {
+    if (v[kH] !== st) {
+      throw new TypeError(`${what}: the object belongs to another heap connection`);
+    }
+    check(v);
+    conv.hint = -2;
+    conv.gen = v[kG];
+    return v[kO];
+  }
+  conv.hint = -1;
+  conv.gen = 0;
+  return v;
+}
+
+module.exports = {
+  kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
+  initProxy, live, check, freedError, classAt, fromNative, isProxy, toNative, conv,
+};

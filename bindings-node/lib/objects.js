@@ -1,0 +1,370 @@
+'use strict';
+// Persistent classes: PObject, their layouts and registration in a heap,
+// and generic proxies of classes this process never declared.
+//
+//   class Account extends PObject {
+//     static className = 'bank.Account';
+//     static fields = { owner: 'string', balance: 'i64', next: 'ref:bank.Account' };
+//   }
+//   const a = new Account(heap, { owner: 'ada', balance: 100 });
+//
+// A class's layout (its fields, inherited ones first) is read from its
+// static declarations on first use. heapd lays the fields out (declaration
+// order, natural alignment), so the same class name and field types give
+// the same layout in every language; registering a name the heap knows
+// with other fields raises ClassMismatchError naming the first difference.
+const { inspect } = require('node:util');
+const { scratch } = require('./native');
+const {
+  kH, kO, kG, kW, kState, kWrap, initProxy, check, isProxy, fromNative,
+} = require('./internal');
+const { T, TYPE_NAMES, install, getBigInt } = require('./fields');
+const { ClassMismatchError, closedError } = require('./errors');
+
+const kLayout = Symbol('uniheap.layout');
+const kHeap = Symbol('uniheap.boundHeap');	// defineClass(): the heap `new C(values)` uses
+const kClass = Symbol('uniheap.class');		// prototype -> its class
+
+/** heap class name -> the class this thread declared under it */
+const declared = new Map();
+/** built-in class ids of the collections (filled by collections.js) */
+const builtins = new Map();
+
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// Names a field cannot take on a JS object without breaking it.
+const RESERVED = new Set([...Object.getOwnPropertyNames(Object.prototype), 'toJSON', 'then',
+  'constructor']);
+
+// ---- layouts ----
+
+function parseType(owner, name, spec) {
+  let type = spec;
+  let target = null;
+  if (spec !== null && typeof spec === 'object' && 'type' in spec) {
+    ({ type, target = null } = spec);
+  } else if (typeof spec === 'string' && spec.startsWith('ref:')) {
+    type = 'ref';
+    target = spec.slice(4);
+  }
+  const code = typeof type === 'string' && Object.hasOwn(T, type) ? T[type] : 0;
+  if (!code) {
+    throw new TypeError(`${owner}.${name}: unknown field type ${inspect(spec)}: one of ` +
+      `${TYPE_NAMES.slice(1).join(', ')}, or "ref:<class name>"`);
+  }
+  if (target !== null && code !== T.ref) {
+    throw new TypeError(`${owner}.${name}: only ref fields have a target class`);
+  }
+  if (target !== null && typeof target !== 'string' && typeof target !== 'function') {
+    throw new TypeError(`${owner}.${name}: a ref target is a class or a class name`);
+  }
+  return { type: code, target };
+}
+
+function ownFields(C, name, inherited) {
+  const spec = Object.hasOwn(C, 'fields') ? C.fields : {};
+  if (spec === null || typeof spec !== 'object') {
+    throw new TypeError(`class ${C.name}: static fields must be an object of name: type`);
+  }
+  const taken = new Set(inherited.map((f) => f.name));
+  const out = [];
+  for (const [fname, fspec] of Object.entries(spec)) {
+    if (!NAME_RE.test(fname) || Buffer.byteLength(fname) > 63) {
+      throw new TypeError(`${name}.${fname}: field names are 1..63 characters of ` +
+        '[A-Za-z0-9_], not starting with a digit');
+    }
+    if (RESERVED.has(fname)) {
+      throw new TypeError(`${name}.${fname}: "${fname}" is taken by every JS object; ` +
+        'choose another field name');
+    }
+    if (taken.has(fname)) throw new TypeError(`${name}: field "${fname}" is declared twice`);
+    taken.add(fname);
+    const { type, target } = parseType(name, fname, fspec);
+    out.push({
+      name: fname, type, target, index: inherited.length + out.length, offset: -1,
+      what: `${name}.${fname}`, refClass: null, proto: C.prototype,
+    });
+  }
+  return out;
+}
+
+/** The layout of a declared class (computed once). */
+function layoutOf(C) {
+  if (Object.hasOwn(C, kLayout)) return C[kLayout];
+  if (C === PObject) {
+    throw new TypeError('PObject is abstract: declare a subclass with static className and fields');
+  }
+  const name = Object.hasOwn(C, 'className') ? C.className : undefined;
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(`class ${C.name}: give its language-neutral heap name, e.g. ` +
+      `static className = "app.${C.name}"`);
+  }
+  const parent = Object.getPrototypeOf(C);
+  const inherited = parent === PObject ? [] : layoutOf(parent).fields;
+  const fields = [...inherited, ...ownFields(C, name, inherited)];
+  const L = { name, fields, byName: new Map(fields.map((f) => [f.name, f])), generic: false };
+  C[kLayout] = L;
+  C.prototype[kClass] = C;
+  declared.set(name, C);
+  return L;
+}
+
+// ---- registration in a heap ----
+
+/** The heap class id a typed ref field names (0: any object). A ref to the
+ * class itself, or along a cycle of classes being registered, stays untyped
+ * in the heap; JS still checks it on assignment. */
+function refClassId(st, C, L, f) {
+  let t = f.target;
+  if (f.type !== T.ref || t === null) return 0;
+  if (typeof t === 'string') {
+    if (t === L.name) {
+      f.refClass = C;
+      return 0;
+    }
+    const known = declared.get(t) || [...builtins.keys()].find((B) => B.name === t);
+    if (!known) {
+      const id = st.s.classFind(t);
+      if (id < 0) {
+        throw new ClassMismatchError(`${f.what}: ref target class "${t}" is neither declared ` +
+          'in this process nor registered in the heap', 'UH_ECLASSMISMATCH', -6);
+      }
+      return id;
+    }
+    t = known;
+  }
+  if (builtins.has(t)) {
+    f.refClass = t;
+    return builtins.get(t);
+  }
+  if (!(t.prototype instanceof PObject)) {
+    throw new TypeError(`${f.what}: a ref target is a PObject subclass, PMap, PSortedMap, ` +
+      `PList or PArray, not ${t.name}`);
+  }
+  f.refClass = t;
+  if (t === C || st.registering.has(t)) return 0;
+  return classIdIn(st, t);
+}
+
+/** The id of class C in the heap of st; registers C there on first use. */
+function classIdIn(st, C) {
+  let cid = st.ids.get(C);
+  if (cid !== undefined) return cid;
+  const L = layoutOf(C);
+  if (L.generic) throw new TypeError(`${L.name}: a generic proxy class cannot make objects`);
+  st.registering.add(C);
+  try {
+    const spec = L.fields.map((f) => [f.name, f.type, refClassId(st, C, L, f)]);
+    cid = st.s.registerClass(L.name, spec);
+  } finally {
+    st.registering.delete(C);
+  }
+  bind(L, st.s.classInfo(cid)[4]);
+  st.ids.set(C, cid);
+  st.types.set(cid, C);
+  return cid;
+}
+
+/** Give each field its offset (the first registration decides; another
+ * heap must agree) and its accessors. */
+function bind(L, heapFields) {
+  L.fields.forEach((f, i) => {
+    const off = heapFields[i][2];
+    if (f.offset === off) return;
+    if (f.offset >= 0) {
+      throw new ClassMismatchError(`${f.what}: laid out at offset ${f.offset} in one heap and ` +
+        `${off} in another`, 'UH_ECLASSMISMATCH', -6);
+    }
+    f.offset = off;
+    install(f.proto, f);
+  });
+}
+
+// ---- generic proxies ----
+
+/** A class built from a class-table entry [id, name, kind, payload,
+ * fields]: field access by the heap's field names. */
+function genericClass(info) {
+  const [, name, , , fields] = info;
+  const short = name.slice(name.lastIndexOf('.') + 1) || 'Generic';
+  const G = { [short]: class extends PObject {} }[short];
+  const L = {
+    name,
+    fields: fields.map(([fname, type, offset], index) => ({
+      name: fname, type, target: null, index, offset, what: `${name}.${fname}`, refClass: null,
+      proto: G.prototype,
+    })),
+    generic: true,
+  };
+  L.byName = new Map(L.fields.map((f) => [f.name, f]));
+  G[kLayout] = L;
+  G.prototype[kClass] = G;
+  for (const f of L.fields) install(G.prototype, f, !RESERVED.has(f.name));
+  return G;
+}
+
+/** The class that proxies objects of class id cls in the heap of st. */
+function proxyType(st, cls) {
+  for (const [B, id] of builtins) {
+    if (id === cls) return B;
+  }
+  const info = st.s.classInfo(cls);
+  if (info === null || info[2] !== 1) {
+    throw new TypeError(`class ${cls} is not a record class: it has no proxy`);
+  }
+  const C = declared.get(info[1]);
+  if (C) {
+    try {
+      classIdIn(st, C);	// checks the layout
+      return C;
+    } catch (e) {
+      if (!(e instanceof ClassMismatchError)) throw e;
+      // declared here with another layout: read it generically
+    }
+  }
+  const G = genericClass(info);
+  st.ids.set(G, cls);
+  st.types.set(cls, G);
+  return G;
+}
+
+// ---- PObject ----
+
+function fieldOf(obj, name) {
+  const L = obj[kClass][kLayout];
+  const f = L.byName.get(name);
+  if (!f) throw new TypeError(`${L.name} has no field "${name}"`);
+  return f;
+}
+
+function heapArgs(C, heap, values) {
+  if (heap && heap[kState]) return [heap[kState], values];
+  if (C[kHeap]) return [C[kHeap][kState], heap];
+  throw new TypeError(`new ${C.name}(heap, values): the first argument must be a Heap ` +
+    '(from uniheap.connect())');
+}
+
+class PObject {
+  /** new C(heap, { field: value, ... }): a new object, its fields set in
+   * one block. A class from heap.defineClass() takes only the values. */
+  constructor(heap, values) {
+    const C = new.target;
+    const L = layoutOf(C);
+    const [st, vals] = heapArgs(C, heap, values);
+    if (st.closed) throw closedError();
+    if (vals !== undefined && (vals === null || typeof vals !== 'object')) {
+      throw new TypeError(`new ${C.name}(heap, values): values must be an object of fields`);
+    }
+    const keys = vals ? Object.keys(vals) : [];
+    for (const k of keys) {
+      if (!L.byName.has(k)) throw new TypeError(`${L.name} has no field "${k}"`);
+    }
+    const cid = classIdIn(st, C);
+    const alloc = () => {
+      const off = st.s.alloc(cid);
+      scratch[0] = 0;
+      initProxy(this, st, off, scratch[1], cid);
+    };
+    if (keys.length === 0) {
+      alloc();
+      return;
+    }
+    st.heap.atomic(() => {
+      alloc();
+      for (const k of keys) this[k] = vals[k];
+    });
+  }
+
+  static [kWrap](st, off, gen, cls) {
+    return initProxy(Object.create(this.prototype), st, off, gen, cls);
+  }
+
+  /** The Heap this proxy belongs to. */
+  get $heap() {
+    return this[kH].heap;
+  }
+
+  /** The object's offset in the heap file (bits 0..47 of its reference). */
+  get $offset() {
+    return this[kO];
+  }
+
+  /** The object's generation (bits 48..63 of its reference). */
+  get $generation() {
+    return this[kG];
+  }
+
+  /** The persistent reference, exact: heap.proxy(ref) turns it back. */
+  get $ref() {
+    return BigInt(this[kG]) << 48n | BigInt(this[kO]);
+  }
+
+  get $className() {
+    return this[kClass][kLayout].name;
+  }
+
+  get $classId() {
+    return this[kW] & 0xffff;
+  }
+
+  /** True when other names the same object of the same connection. */
+  $equals(other) {
+    return isProxy(other) && other[kH] === this[kH] && other[kO] === this[kO] &&
+      other[kG] === this[kG];
+  }
+
+  /** A field by name (also fields whose name JS reserves). */
+  $get(name) {
+    return fieldOf(this, name).get.call(this);
+  }
+
+  $set(name, value) {
+    fieldOf(this, name).set.call(this, value);
+  }
+
+  /** The exact value of an integer field as a bigint (any i64). */
+  $getBigInt(name) {
+    return getBigInt(this, fieldOf(this, name));
+  }
+
+  [inspect.custom](depth, options, insp) {
+    const L = this[kClass][kLayout];
+    const head = `${L.name} @${this[kO]}`;
+    try {
+      check(this);
+    } catch (e) {
+      return `${head} <${e.name}>`;
+    }
+    const o = {};
+    for (const f of L.fields) {
+      let v;
+      try {
+        v = this.$get(f.name);
+      } catch (e) {
+        v = `<${e.name}>`;
+      }
+      o[f.name] = isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v;
+    }
+    return `${head} ${insp(o, { ...options, depth: options.depth === null ? null : 1 })}`;
+  }
+}
+
+/** heap.defineClass(name, fields) or heap.defineClass(C): register a class
+ * in the heap of st now (ClassMismatchError here, not at first use). */
+function defineClass(heap, st, nameOrClass, fields) {
+  let C = nameOrClass;
+  if (typeof nameOrClass === 'string') {
+    const short = nameOrClass.slice(nameOrClass.lastIndexOf('.') + 1) || 'PClass';
+    C = { [short]: class extends PObject {} }[short];
+    C.className = nameOrClass;
+    C.fields = fields === undefined ? {} : fields;
+    C[kHeap] = heap;
+  } else if (typeof C !== 'function' || !(C.prototype instanceof PObject)) {
+    throw new TypeError('defineClass(name, fields) or defineClass(C) with C a PObject subclass');
+  }
+  classIdIn(st, C);
+  return C;
+}
+
+module.exports = {
+  PObject, declared, builtins, layoutOf, classIdIn, proxyType, defineClass, fromNative,
+};

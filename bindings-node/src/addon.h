@@ -1,0 +1,125 @@
+/*
+ * addon.h -- shared declarations of the uniheap Node-API addon.
+ *
+ * The addon is the thin native half of the binding: one Session object per
+ * libuniheap session, whose methods each make one libuniheap call (or one
+ * short, fixed sequence of them) and convert arguments and results. The JS
+ * layer (lib/) reads primitive fields straight from the mapping and runs
+ * the retry loop of blocks; everything that writes, allocates, validates or
+ * touches a data type comes here.
+ *
+ * References cross the boundary as two numbers, never one: the object's
+ * offset (bits 0..47 of a uh_off, exact in a double) and its generation
+ * (bits 48..63). A reference returned to JS is returned as its offset, with
+ * its generation and class id left in the scratch words (Scratch below).
+ *
+ * Ownership: a Session owns its uh_heap (NULL once closed) and the external
+ * ArrayBuffer over the mapping, which it detaches before disconnecting, so
+ * JS never touches an unmapped page. The mapping itself belongs to
+ * libuniheap and goes away with the process's last session (registry.cc).
+ */
+#ifndef UNIHEAP_NODE_ADDON_H
+#define UNIHEAP_NODE_ADDON_H
+
+#include <napi.h>
+#include <string>
+
+#include <uniheap.h>
+
+namespace uhn {
+
+/* Built-in classes of the heap format (schemas/FORMAT.md, data types). */
+enum : uint32_t {
+	CLASS_STRING = 1, CLASS_BYTES = 2, CLASS_ARRAY = 5, CLASS_LIST = 6, CLASS_MAP = 8,
+	CLASS_SMAP = 11,
+};
+
+/* Scratch words (a Uint32Array the JS layer holds) carrying what a call
+ * returns besides its value: whether the value is a reference, and then its
+ * generation and class id. */
+enum : uint32_t { SCR_IS_REF = 0, SCR_GEN = 1, SCR_CLASS = 2, SCR_WORDS = 4 };
+
+/* Per-environment (main thread or worker) state. */
+struct AddonData {
+	Napi::FunctionReference make_error;	/* JS (code, message) -> Error */
+	Napi::FunctionReference session_ctor;
+	Napi::FunctionReference iter_ctor;
+	Napi::Reference<Napi::ArrayBuffer> scratch_buf;
+	uint32_t *scratch = nullptr;
+};
+
+AddonData *data(Napi::Env env);
+
+/* A failed libuniheap call: its code and uh_errmsg(), captured at once
+ * (the message is thread-local and dies with the next call). */
+struct Failure {
+	int rc;
+	std::string msg;
+};
+Failure failure(int rc);
+
+/* Throw the UniheapError subclass of f.rc with "what: <message>". Returns
+ * undefined for `return uhn::raise(...)`. */
+Napi::Value raise(Napi::Env env, const Failure &f, const std::string &what);
+Napi::Value raise(Napi::Env env, int rc, const std::string &what);
+/* Throw a binding-side UniheapError (code 0 and a message). */
+Napi::Value raise_msg(Napi::Env env, int rc, const std::string &msg);
+Napi::Value type_error(Napi::Env env, const std::string &msg);
+
+/* uh_off <-> (offset, generation). */
+static inline uh_off make_ref(double off, uint32_t gen)
+{
+	return (uh_off)off | (uh_off)(gen & 0xffffu) << 48;
+}
+Napi::Value ref_value(Napi::Env env, uh_off ref, uint32_t cls);
+/* The ref of arguments (off, gen) at index i, i + 1; 0 and a pending
+ * exception when they are no reference. */
+bool arg_ref(const Napi::CallbackInfo &info, size_t i, uh_off *out);
+
+/* values.cc */
+struct Key {
+	uh_key k{};
+	std::string bytes;	/* owns the key data of string/bytes keys */
+};
+bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out);
+Napi::Value from_key(Napi::Env env, const uh_key &k);
+/* A JS value to store: v, with hint = -1 (any value, by its JS type), a
+ * UH_T_* (the value must fit that type: arrays), or -2 (v is the offset of
+ * a reference whose generation is `gen`). Returns false with a pending
+ * exception when v cannot be stored. needs_alloc tells whether a string or
+ * bytes object must be made for it (alloc_value does that). */
+struct Stored {
+	uh_value v{};
+	std::string data;	/* string/bytes contents until allocated */
+	bool needs_alloc = false;
+};
+bool to_value(Napi::Env env, Napi::Value v, int32_t hint, uint32_t gen, Stored *out);
+int alloc_value(uh_heap *h, Stored *v);
+/* A stored value as JS; a reference sets the scratch words. */
+Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v);
+Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type);
+Napi::Value int_value(Napi::Env env, int64_t i);
+
+/* A block around a step that allocates and publishes (joins an open
+ * one). end() commits (or leaves one nesting level), or rolls an outermost
+ * step back; it returns the step's result, and failure() the first failed
+ * call's code and message, captured before the roll back could clear it.
+ *   Step st(h); int rc = st.begin(); if (rc == 0) rc = st.end(uh_...(...));
+ *   if (rc) return raise(env, st.failure(), what); */
+class Step {
+public:
+	explicit Step(uh_heap *h) : h(h) {}
+	int begin();
+	int end(int rc);
+	const Failure &failure() const { return f; }
+
+private:
+	int note(int rc);
+	uh_heap *h;
+	bool outer = false;
+	Failure f{ 0, "" };
+};
+
+}  // namespace uhn
+
+#endif

@@ -1,0 +1,386 @@
+/*
+ * collections.cc -- hash maps, sorted maps, lists and arrays. Each method
+ * is one libuniheap data-type call, atomic on its own or joining the
+ * caller's block; a value that needs a new string/bytes object is made
+ * inside the same step, so a failure leaves nothing behind.
+ *
+ * String and bytes values belong to the slot holding them: a put, set,
+ * remove or pop that replaces one frees it (UH_FREE_OLD_VALUE).
+ *
+ * Arguments: (off, gen) name the collection; `sorted` picks the sorted-map
+ * call over the hash-map one, `isArray` the array call over the list one;
+ * a value is (value, hint, gen) as values.cc's to_value() takes it.
+ */
+#include "session.h"
+
+#include <cstring>
+
+namespace uhn {
+
+#define OWNED UH_FREE_OLD_VALUE
+
+/* One data-type call of a value: made in a step when the value must be
+ * allocated first. Returns 0 or a pending exception's code. */
+template <typename Fn>
+static int store(Napi::Env env, uh_heap *h, Stored &val, const char *what, Fn fn)
+{
+	int rc;
+
+	if (!val.needs_alloc) {
+		if ((rc = fn(&val.v)) != 0)
+			raise(env, rc, what);
+		return rc;
+	}
+	Step st(h);
+	rc = st.begin();
+	if (rc == 0)
+		rc = alloc_value(h, &val);
+	if (rc == 0)
+		rc = fn(&val.v);
+	if ((rc = st.end(rc)) != 0)
+		raise(env, st.failure(), what);
+	return rc;
+}
+
+static bool arg_value(const Napi::CallbackInfo &info, size_t i, Stored *out)
+{
+	return to_value(info.Env(), info[i], info[i + 1].As<Napi::Number>().Int32Value(),
+			info[i + 2].As<Napi::Number>().Uint32Value(), out);
+}
+
+/* ---- maps ---- */
+
+/* mapNew(keyKind, sorted) -> offset (generation and class in scratch) */
+Napi::Value Session::MapNew(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t kind = info[0].As<Napi::Number>().Uint32Value();
+	bool sorted = info[1].ToBoolean();
+	uh_off off;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	rc = sorted ? uh_smap_new(h, kind, &off) : uh_map_new(h, kind, &off);
+	if (rc)
+		return raise(env, rc, sorted ? "new sorted map" : "new map");
+	return ref_value(env, off, sorted ? CLASS_SMAP : CLASS_MAP);
+}
+
+/* mapKeyKind(off, gen, sorted) -> UH_KEY_* */
+Napi::Value Session::MapKeyKind(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off m;
+	uint32_t kind;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	rc = info[2].ToBoolean() ? uh_smap_key_kind(h, m, &kind) : uh_map_key_kind(h, m, &kind);
+	if (rc)
+		return raise(env, rc, "map");
+	return Napi::Number::New(env, kind);
+}
+
+Napi::Value Session::MapLen(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off m;
+	uint64_t n;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	rc = info[2].ToBoolean() ? uh_smap_len(h, m, &n) : uh_map_len(h, m, &n);
+	if (rc)
+		return raise(env, rc, "map size");
+	return Napi::Number::New(env, (double)n);
+}
+
+/* mapGet(off, gen, sorted, kind, key) -> the value, or undefined */
+Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool sorted = info[2].ToBoolean();
+	uh_off m;
+	uh_value v;
+	Key k;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m) ||
+	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+		return env.Undefined();
+	rc = sorted ? uh_smap_get(h, m, &k.k, &v) : uh_map_get(h, m, &k.k, &v);
+	if (rc == UH_ENOTFOUND)
+		return env.Undefined();
+	if (rc)
+		return raise(env, rc, "map get");
+	return from_value(env, h, v);
+}
+
+/* mapPut(off, gen, sorted, kind, key, value, hint, valueGen) */
+Napi::Value Session::MapPut(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool sorted = info[2].ToBoolean();
+	uh_off m;
+	Key k;
+	Stored val;
+
+	if (!open(env) || !arg_ref(info, 0, &m) ||
+	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k) ||
+	    !arg_value(info, 5, &val))
+		return env.Undefined();
+	store(env, h, val, "map set", [&](const uh_value *v) {
+		return sorted ? uh_smap_put(h, m, &k.k, v, OWNED) : uh_map_put(h, m, &k.k, v, OWNED);
+	});
+	return env.Undefined();
+}
+
+/* mapRemove(off, gen, sorted, kind, key, wantOld) -> false when absent;
+ * else true, or the removed value (read before the step frees it) */
+Napi::Value Session::MapRemove(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool sorted = info[2].ToBoolean(), want = info[5].ToBoolean();
+	uh_off m;
+	uh_value old;
+	Key k;
+
+	if (!open(env) || !arg_ref(info, 0, &m) ||
+	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+		return env.Undefined();
+	Step st(h);
+	Napi::Value r = Napi::Boolean::New(env, true);
+	int rc = st.begin();
+	if (rc == 0)
+		rc = sorted ? uh_smap_remove(h, m, &k.k, &old, OWNED)
+			    : uh_map_remove(h, m, &k.k, &old, OWNED);
+	if (rc == 0 && want) {
+		r = from_value(env, h, old);
+		if (env.IsExceptionPending())
+			rc = UH_EINVAL;
+	}
+	rc = st.end(rc);
+	if (env.IsExceptionPending())
+		return env.Undefined();
+	if (rc == UH_ENOTFOUND)
+		return Napi::Boolean::New(env, false);
+	if (rc)
+		return raise(env, st.failure(), "map delete");
+	return r;
+}
+
+Napi::Value Session::MapCheck(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off m;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	rc = info[2].ToBoolean() ? uh_smap_check(h, m) : uh_map_check(h, m);
+	if (rc)
+		return raise(env, rc, "map check");
+	return env.Undefined();
+}
+
+/* mapIter(off, gen, sorted, kind, from, reverse) -> an iteration state
+ * (an ArrayBuffer holding a uh_iter). A hash map starts from a zeroed
+ * state; a sorted map from a scan at `from` (undefined: from the first or,
+ * reverse, the last key). */
+Napi::Value Session::MapIter(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool sorted = info[2].ToBoolean();
+	uh_off m;
+	Key k;
+	bool from = !info[4].IsUndefined();
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	if (from && !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+		return env.Undefined();
+	Napi::ArrayBuffer state = Napi::ArrayBuffer::New(env, sizeof(uh_iter));
+	uh_iter *it = (uh_iter *)state.Data();
+	memset(it, 0, sizeof(*it));
+	if (sorted) {
+		int rc = uh_smap_scan(h, m, from ? &k.k : nullptr,
+				      info[5].ToBoolean() ? UH_SCAN_REVERSE : 0, it);
+		if (rc)
+			return raise(env, rc, "scan");
+	}
+	return state;
+}
+
+/* iterNext(off, gen, sorted, state) -> [key, value], or null at the end */
+Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool sorted = info[2].ToBoolean();
+	uh_off m;
+	uh_key k;
+	uh_value v;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	Napi::ArrayBuffer state = info[3].As<Napi::ArrayBuffer>();
+	if (state.ByteLength() != sizeof(uh_iter))
+		return type_error(env, "not an iteration state");
+	uh_iter *it = (uh_iter *)state.Data();
+	rc = sorted ? uh_smap_next(h, m, it, &k, &v) : uh_map_next(h, m, it, &k, &v);
+	if (rc == UH_ENOTFOUND)
+		return env.Null();
+	if (rc)
+		return raise(env, rc, "map iteration");
+	Napi::Array kv = Napi::Array::New(env, 2);
+	kv.Set(0u, from_key(env, k));
+	kv.Set(1u, from_value(env, h, v));
+	return kv;
+}
+
+/* ---- lists and arrays ---- */
+
+Napi::Value Session::ListNew(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off off;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_list_new(h, &off)) != 0)
+		return raise(env, rc, "new list");
+	return ref_value(env, off, CLASS_LIST);
+}
+
+/* seqLen(off, gen, isArray) */
+Napi::Value Session::SeqLen(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off s;
+	uint64_t n;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &s))
+		return env.Undefined();
+	rc = info[2].ToBoolean() ? uh_array_len(h, s, &n) : uh_list_len(h, s, &n);
+	if (rc)
+		return raise(env, rc, "length");
+	return Napi::Number::New(env, (double)n);
+}
+
+/* seqGet(off, gen, isArray, index) -> the value; undefined past the end */
+Napi::Value Session::SeqGet(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint64_t i = (uint64_t)info[3].As<Napi::Number>().Int64Value();
+	uh_off s;
+	uh_value v;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &s))
+		return env.Undefined();
+	rc = info[2].ToBoolean() ? uh_array_get(h, s, i, &v) : uh_list_get(h, s, i, &v);
+	if (rc == UH_ERANGE)
+		return env.Undefined();
+	if (rc)
+		return raise(env, rc, "get");
+	return from_value(env, h, v);
+}
+
+/* seqSet(off, gen, isArray, index, value, hint, valueGen) */
+Napi::Value Session::SeqSet(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	bool array = info[2].ToBoolean();
+	uint64_t i = (uint64_t)info[3].As<Napi::Number>().Int64Value();
+	uh_off s;
+	Stored val;
+
+	if (!open(env) || !arg_ref(info, 0, &s) || !arg_value(info, 4, &val))
+		return env.Undefined();
+	store(env, h, val, "set", [&](const uh_value *v) {
+		return array ? uh_array_set(h, s, i, v, OWNED) : uh_list_set(h, s, i, v, OWNED);
+	});
+	return env.Undefined();
+}
+
+/* listInsert(off, gen, index, value, hint, valueGen): index -1 appends */
+Napi::Value Session::ListInsert(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	int64_t i = info[2].As<Napi::Number>().Int64Value();
+	uh_off l;
+	Stored val;
+
+	if (!open(env) || !arg_ref(info, 0, &l) || !arg_value(info, 3, &val))
+		return env.Undefined();
+	store(env, h, val, i < 0 ? "push" : "insert", [&](const uh_value *v) {
+		return i < 0 ? uh_list_append(h, l, v) : uh_list_insert(h, l, (uint64_t)i, v);
+	});
+	return env.Undefined();
+}
+
+/* listPop(off, gen, index) -> the removed value (read before the step
+ * frees a string/bytes value) */
+Napi::Value Session::ListPop(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint64_t i = (uint64_t)info[2].As<Napi::Number>().Int64Value();
+	uh_off l;
+	uh_value old;
+
+	if (!open(env) || !arg_ref(info, 0, &l))
+		return env.Undefined();
+	Step st(h);
+	Napi::Value r = env.Undefined();
+	int rc = st.begin();
+	if (rc == 0)
+		rc = uh_list_pop(h, l, i, &old, OWNED);
+	if (rc == 0) {
+		r = from_value(env, h, old);
+		if (env.IsExceptionPending())
+			rc = UH_EINVAL;
+	}
+	rc = st.end(rc);
+	if (env.IsExceptionPending())
+		return env.Undefined();
+	if (rc)
+		return raise(env, st.failure(), "pop");
+	return r;
+}
+
+/* arrayNew(elemType, length) -> offset */
+Napi::Value Session::ArrayNew(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t type = info[0].As<Napi::Number>().Uint32Value();
+	uint64_t len = (uint64_t)info[1].As<Napi::Number>().Int64Value();
+	uh_off off;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_array_new(h, type, len, &off)) != 0)
+		return raise(env, rc, "new array");
+	return ref_value(env, off, CLASS_ARRAY);
+}
+
+Napi::Value Session::ArrayElemType(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off a;
+	uint32_t t;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &a))
+		return env.Undefined();
+	if ((rc = uh_array_elem_type(h, a, &t)) != 0)
+		return raise(env, rc, "array");
+	return Napi::Number::New(env, t);
+}
+
+}  // namespace uhn

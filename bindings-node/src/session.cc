@@ -1,0 +1,391 @@
+/*
+ * session.cc -- Session life cycle, the mapping as an ArrayBuffer, blocks,
+ * classes, roots and introspection.
+ */
+#include "session.h"
+
+#include "registry.h"
+
+#include <vector>
+
+namespace uhn {
+
+#define M(name, fn) InstanceMethod(name, &Session::fn)
+
+Napi::Function Session::Define(Napi::Env env)
+{
+	return DefineClass(env, "Session", {
+		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats),
+		M("heapCheck", HeapCheck), M("begin", Begin), M("commit", Commit),
+		M("abort", Abort), M("inBlock", InBlock), M("retryWait", RetryWait),
+		M("registerClass", RegisterClass), M("classFind", ClassFind),
+		M("classInfo", ClassInfo), M("classIds", ClassIds),
+		M("rootGet", RootGet), M("rootSet", RootSet), M("rootDel", RootDel),
+		M("rootNames", RootNames), M("rootCount", RootCount),
+		M("alloc", Alloc), M("free", Free), M("objClass", ObjClass),
+		M("getI64", GetI64), M("setI64", SetI64), M("getF64", GetF64),
+		M("setF64", SetF64), M("getRef", GetRef), M("setRef", SetRef),
+		M("getStr", GetStr), M("setStr", SetStr), M("stringAt", StringAt),
+		M("mapNew", MapNew), M("mapKeyKind", MapKeyKind), M("mapLen", MapLen),
+		M("mapGet", MapGet), M("mapPut", MapPut), M("mapRemove", MapRemove),
+		M("mapCheck", MapCheck), M("mapIter", MapIter), M("iterNext", IterNext),
+		M("listNew", ListNew), M("seqLen", SeqLen), M("seqGet", SeqGet),
+		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
+		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),
+	});
+}
+
+#undef M
+
+/* new Session(socket | null, readonly): attach (an RPC; synchronous). */
+Session::Session(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Session>(info)
+{
+	Napi::Env env = info.Env();
+	std::string sock;
+	bool has_sock = info[0].IsString();
+	bool readonly = info[1].ToBoolean();
+	uh_info in;
+
+	if (has_sock)
+		sock = info[0].As<Napi::String>().Utf8Value();
+	int rc = registry_open(has_sock ? sock.c_str() : nullptr, readonly, &h);
+	if (rc) {
+		h = nullptr;
+		raise(env, rc, "connect");
+		return;
+	}
+	uh_heap_info(h, &in);
+	size = in.heap_size;
+}
+
+/* Collected without close(): nothing can reach the mapping any more. */
+Session::~Session()
+{
+	registry_close(h);
+	h = nullptr;
+}
+
+uh_heap *Session::open(Napi::Env env)
+{
+	if (!h)
+		raise_msg(env, 0, "the heap is closed");
+	return h;
+}
+
+void Session::disconnect()
+{
+	if (!buf.IsEmpty()) {
+		Napi::ArrayBuffer b = buf.Value();
+		if (!b.IsDetached())
+			b.Detach();
+		buf.Reset();
+	}
+	registry_close(h);
+	h = nullptr;
+}
+
+/* close(): detach the ArrayBuffer first, then the session (an open block
+ * is rolled back). Idempotent. */
+Napi::Value Session::Close(const Napi::CallbackInfo &info)
+{
+	disconnect();
+	return info.Env().Undefined();
+}
+
+/* buffer(): the mapping as one external ArrayBuffer (made once). */
+Napi::Value Session::Buffer(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+
+	if (!open(env))
+		return env.Undefined();
+	if (buf.IsEmpty()) {
+		Napi::ArrayBuffer b = Napi::ArrayBuffer::New(env, uh_base(h), (size_t)size);
+		buf = Napi::Persistent(b);
+	}
+	return buf.Value();
+}
+
+Napi::Value Session::Info(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_info in;
+
+	if (!open(env))
+		return env.Undefined();
+	uh_heap_info(h, &in);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("heapSize", Napi::Number::New(env, (double)in.heap_size));
+	o.Set("formatVersion", Napi::Number::New(env, in.format_version));
+	o.Set("durability", Napi::String::New(env, uh_durability_name(in.durability)));
+	o.Set("session", Napi::Number::New(env, in.session));
+	o.Set("readonly", Napi::Boolean::New(env, in.readonly != 0));
+	o.Set("name", Napi::String::New(env, in.name));
+	o.Set("path", Napi::String::New(env, in.path));
+	return o;
+}
+
+Napi::Value Session::Stats(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_stats s;
+
+	if (!open(env))
+		return env.Undefined();
+	uh_stats_get(h, &s);
+	Napi::Object o = Napi::Object::New(env);
+#define K(js, f) o.Set(js, Napi::Number::New(env, (double)s.f))
+	K("allocs", allocs); K("frees", frees); K("commits", commits);
+	K("emptyCommits", empty_commits); K("aborts", aborts); K("conflicts", conflicts);
+	K("barriers", barriers); K("flushes", flushes); K("logBytes", log_bytes);
+	K("arenaLeases", arena_leases); K("lockWaits", lock_waits);
+	K("abortsLocked", aborts_locked); K("abortsStale", aborts_stale);
+	K("abortsLogfull", aborts_logfull); K("abortsUser", aborts_user);
+	K("retries", retries); K("readWaits", read_waits);
+#undef K
+	return o;
+}
+
+Napi::Value Session::HeapCheck(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint64_t n = 0;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_heap_check(h, &n)) != 0)
+		return raise(env, rc, "heap check");
+	return Napi::Number::New(env, (double)n);
+}
+
+/* ---- blocks ---- */
+
+Napi::Value Session::Begin(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_begin(h)) != 0)
+		return raise(env, rc, "begin");
+	return env.Undefined();
+}
+
+Napi::Value Session::Commit(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_commit(h)) != 0)
+		return raise(env, rc, "commit");
+	return env.Undefined();
+}
+
+Napi::Value Session::Abort(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+
+	if (open(env) && uh_in_block(h))
+		uh_abort(h);
+	return env.Undefined();
+}
+
+Napi::Value Session::InBlock(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+
+	if (!open(env))
+		return env.Undefined();
+	return Napi::Number::New(env, uh_in_block(h));
+}
+
+Napi::Value Session::RetryWait(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+
+	if (!open(env))
+		return env.Undefined();
+	uh_retry_wait(h, info[0].As<Napi::Number>().Uint32Value());
+	return env.Undefined();
+}
+
+/* ---- classes ---- */
+
+/* registerClass(name, [[field, type, refClass], ...]) -> class id */
+Napi::Value Session::RegisterClass(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	std::string name = info[0].As<Napi::String>().Utf8Value();
+	Napi::Array spec = info[1].As<Napi::Array>();
+	std::vector<std::string> names(spec.Length());
+	std::vector<uh_field_spec> fields(spec.Length());
+	uint32_t id;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	for (uint32_t i = 0; i < spec.Length(); i++) {
+		Napi::Array f = spec.Get(i).As<Napi::Array>();
+		names[i] = f.Get(0u).As<Napi::String>().Utf8Value();
+		fields[i].name = names[i].c_str();
+		fields[i].type = f.Get(1u).As<Napi::Number>().Uint32Value();
+		fields[i].ref_class = f.Get(2u).As<Napi::Number>().Uint32Value();
+	}
+	rc = uh_class_register(h, name.c_str(), fields.data(), (uint32_t)fields.size(), &id);
+	if (rc)
+		return raise(env, rc, name);
+	return Napi::Number::New(env, id);
+}
+
+/* classFind(name) -> class id, or -1 when the heap has no such class */
+Napi::Value Session::ClassFind(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	std::string name = info[0].As<Napi::String>().Utf8Value();
+	uint32_t id;
+
+	if (!open(env))
+		return env.Undefined();
+	if (uh_class_find(h, name.c_str(), &id) != 0)
+		return Napi::Number::New(env, -1);
+	return Napi::Number::New(env, id);
+}
+
+/* classInfo(id) -> [id, name, kind, payload, [[field, type, offset,
+ * refClass], ...]], or null for an unused id */
+Napi::Value Session::ClassInfo(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t id = info[0].As<Napi::Number>().Uint32Value();
+	uh_class_info ci;
+	uh_field_info fi;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if (uh_class_info_get(h, id, &ci) != 0)
+		return env.Null();
+	Napi::Array fields = Napi::Array::New(env, ci.nfields);
+	for (uint32_t i = 0; i < ci.nfields; i++) {
+		if ((rc = uh_field_info_get(h, id, i, &fi)) != 0)
+			return raise(env, rc, "field info");
+		Napi::Array f = Napi::Array::New(env, 4);
+		f.Set(0u, Napi::String::New(env, fi.name));
+		f.Set(1u, Napi::Number::New(env, fi.type));
+		f.Set(2u, Napi::Number::New(env, fi.offset));
+		f.Set(3u, Napi::Number::New(env, fi.ref_class));
+		fields.Set(i, f);
+	}
+	Napi::Array out = Napi::Array::New(env, 5);
+	out.Set(0u, Napi::Number::New(env, id));
+	out.Set(1u, Napi::String::New(env, ci.name));
+	out.Set(2u, Napi::Number::New(env, ci.kind));
+	out.Set(3u, Napi::Number::New(env, ci.payload_size));
+	out.Set(4u, fields);
+	return out;
+}
+
+/* classIds() -> the ids of every class in the heap's class table */
+Napi::Value Session::ClassIds(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_class_info ci;
+	uint32_t n = 0;
+
+	if (!open(env))
+		return env.Undefined();
+	Napi::Array out = Napi::Array::New(env);
+	for (uint32_t id = 1; id < 65536; id++)
+		if (uh_class_info_get(h, id, &ci) == 0)
+			out.Set(n++, Napi::Number::New(env, id));
+	return out;
+}
+
+/* ---- roots ---- */
+
+/* rootGet(name) -> the object (a reference: offset + scratch), a string,
+ * or undefined when there is no such root */
+Napi::Value Session::RootGet(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	std::string name = info[0].As<Napi::String>().Utf8Value();
+	uh_value v{};
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	v.type = UH_T_REF;
+	if ((rc = uh_root_get(h, name.c_str(), &v.u.ref)) == UH_ENOTFOUND)
+		return env.Undefined();
+	if (rc)
+		return raise(env, rc, "root " + name);
+	return from_value(env, h, v);
+}
+
+/* rootSet(name, off, gen) */
+Napi::Value Session::RootSet(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	std::string name = info[0].As<Napi::String>().Utf8Value();
+	uh_off ref;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 1, &ref))
+		return env.Undefined();
+	if ((rc = uh_root_set(h, name.c_str(), ref)) != 0)
+		return raise(env, rc, "root " + name);
+	return env.Undefined();
+}
+
+/* rootDel(name) -> false when there was no such root */
+Napi::Value Session::RootDel(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	std::string name = info[0].As<Napi::String>().Utf8Value();
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_root_del(h, name.c_str())) == UH_ENOTFOUND)
+		return Napi::Boolean::New(env, false);
+	if (rc)
+		return raise(env, rc, "root " + name);
+	return Napi::Boolean::New(env, true);
+}
+
+/* rootNames() -> the root names, a snapshot */
+Napi::Value Session::RootNames(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint64_t cur = 0;
+	const char *name;
+	size_t len;
+	uh_off v;
+	uint32_t n = 0;
+
+	if (!open(env))
+		return env.Undefined();
+	Napi::Array out = Napi::Array::New(env);
+	while (uh_root_next(h, &cur, &name, &len, &v) == 0)
+		out.Set(n++, Napi::String::New(env, name, len));
+	return out;
+}
+
+Napi::Value Session::RootCount(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint64_t n = 0;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	if ((rc = uh_root_count(h, &n)) != 0)
+		return raise(env, rc, "roots");
+	return Napi::Number::New(env, (double)n);
+}
+
+}  // namespace uhn

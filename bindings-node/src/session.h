@@ -1,0 +1,89 @@
+/*
+ * session.h -- Session: one libuniheap session, as a JS object.
+ *
+ * Methods are grouped by file: session.cc (life cycle, blocks, classes,
+ * roots, introspection), fields.cc (objects and their fields),
+ * collections.cc (maps, sorted maps, lists, arrays and their iterators).
+ * Every method first checks that the session is open (HeapClosedError).
+ */
+#ifndef UNIHEAP_NODE_SESSION_H
+#define UNIHEAP_NODE_SESSION_H
+
+#include "addon.h"
+
+namespace uhn {
+
+class Session : public Napi::ObjectWrap<Session> {
+public:
+	static Napi::Function Define(Napi::Env env);
+	explicit Session(const Napi::CallbackInfo &info);
+	~Session() override;
+
+	uh_heap *h = nullptr;	/* owned; NULL once closed */
+
+private:
+	/* nullptr, and HeapClosedError pending, once closed. */
+	uh_heap *open(Napi::Env env);
+	void disconnect();
+
+	Napi::Reference<Napi::ArrayBuffer> buf;	/* the mapping, detached at close */
+	uint64_t size = 0;
+
+	/* session.cc */
+	Napi::Value Close(const Napi::CallbackInfo &info);
+	Napi::Value Buffer(const Napi::CallbackInfo &info);
+	Napi::Value Info(const Napi::CallbackInfo &info);
+	Napi::Value Stats(const Napi::CallbackInfo &info);
+	Napi::Value HeapCheck(const Napi::CallbackInfo &info);
+	Napi::Value Begin(const Napi::CallbackInfo &info);
+	Napi::Value Commit(const Napi::CallbackInfo &info);
+	Napi::Value Abort(const Napi::CallbackInfo &info);
+	Napi::Value InBlock(const Napi::CallbackInfo &info);
+	Napi::Value RetryWait(const Napi::CallbackInfo &info);
+	Napi::Value RegisterClass(const Napi::CallbackInfo &info);
+	Napi::Value ClassFind(const Napi::CallbackInfo &info);
+	Napi::Value ClassInfo(const Napi::CallbackInfo &info);
+	Napi::Value ClassIds(const Napi::CallbackInfo &info);
+	Napi::Value RootGet(const Napi::CallbackInfo &info);
+	Napi::Value RootSet(const Napi::CallbackInfo &info);
+	Napi::Value RootDel(const Napi::CallbackInfo &info);
+	Napi::Value RootNames(const Napi::CallbackInfo &info);
+	Napi::Value RootCount(const Napi::CallbackInfo &info);
+
+	/* fields.cc */
+	Napi::Value Alloc(const Napi::CallbackInfo &info);
+	Napi::Value Free(const Napi::CallbackInfo &info);
+	Napi::Value ObjClass(const Napi::CallbackInfo &info);
+	Napi::Value GetI64(const Napi::CallbackInfo &info);
+	Napi::Value SetI64(const Napi::CallbackInfo &info);
+	Napi::Value GetF64(const Napi::CallbackInfo &info);
+	Napi::Value SetF64(const Napi::CallbackInfo &info);
+	Napi::Value GetRef(const Napi::CallbackInfo &info);
+	Napi::Value SetRef(const Napi::CallbackInfo &info);
+	Napi::Value GetStr(const Napi::CallbackInfo &info);
+	Napi::Value SetStr(const Napi::CallbackInfo &info);
+	Napi::Value StringAt(const Napi::CallbackInfo &info);
+
+	/* collections.cc */
+	Napi::Value MapNew(const Napi::CallbackInfo &info);
+	Napi::Value MapKeyKind(const Napi::CallbackInfo &info);
+	Napi::Value MapLen(const Napi::CallbackInfo &info);
+	Napi::Value MapGet(const Napi::CallbackInfo &info);
+	Napi::Value MapPut(const Napi::CallbackInfo &info);
+	Napi::Value MapRemove(const Napi::CallbackInfo &info);
+	Napi::Value MapCheck(const Napi::CallbackInfo &info);
+	Napi::Value MapIter(const Napi::CallbackInfo &info);
+	Napi::Value IterNext(const Napi::CallbackInfo &info);
+	Napi::Value ListNew(const Napi::CallbackInfo &info);
+	Napi::Value SeqLen(const Napi::CallbackInfo &info);
+	Napi::Value SeqGet(const Napi::CallbackInfo &info);
+	Napi::Value SeqSet(const Napi::CallbackInfo &info);
+	Napi::Value ListInsert(const Napi::CallbackInfo &info);
+	Napi::Value ListPop(const Napi::CallbackInfo &info);
+	Napi::Value ArrayNew(const Napi::CallbackInfo &info);
+	Napi::Value ArrayElemType(const Napi::CallbackInfo &info);
+};
+
+}  // namespace uhn
+
+#endif

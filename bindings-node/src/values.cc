@@ -1,0 +1,292 @@
+/*
+ * values.cc -- JS values <-> libuniheap values and keys.
+ *
+ * Values: null/undefined (a null reference), boolean, number (a safe
+ * integer is an i64, any other number an f64), bigint (an i64, exact or
+ * refused), string, Buffer/Uint8Array (bytes), and references, which the
+ * JS layer passes as (offset, generation). A string or bytes value becomes a
+ * new string/bytes object owned by the slot that holds it. Nothing else is
+ * coerced: a string is never taken for bytes, nor a number for a string.
+ */
+#include "addon.h"
+
+#include <cmath>
+
+namespace uhn {
+
+static const double SAFE = 9007199254740991.0;	/* 2^53 - 1 */
+
+Napi::Value int_value(Napi::Env env, int64_t i)
+{
+	if (i >= -(int64_t)SAFE && i <= (int64_t)SAFE)
+		return Napi::Number::New(env, (double)i);
+	return Napi::BigInt::New(env, i);
+}
+
+Napi::Value ref_value(Napi::Env env, uh_off ref, uint32_t cls)
+{
+	uint32_t *scr = data(env)->scratch;
+
+	if (ref == 0) {
+		scr[SCR_IS_REF] = 0;
+		return env.Null();
+	}
+	scr[SCR_IS_REF] = 1;
+	scr[SCR_GEN] = UH_REF_GEN(ref);
+	scr[SCR_CLASS] = cls;
+	return Napi::Number::New(env, (double)UH_REF_OFFSET(ref));
+}
+
+bool arg_ref(const Napi::CallbackInfo &info, size_t i, uh_off *out)
+{
+	double off = info[i].As<Napi::Number>().DoubleValue();
+	uint32_t gen = info[i + 1].As<Napi::Number>().Uint32Value();
+
+	if (!(off >= 0 && off < 281474976710656.0) || off != std::floor(off)) {
+		raise_msg(info.Env(), UH_EINVAL, "not an object offset: " + std::to_string(off));
+		return false;
+	}
+	*out = make_ref(off, gen);
+	return true;
+}
+
+Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type)
+{
+	const void *p;
+	size_t len;
+	uint32_t cls;
+	int rc = type == UH_T_STRING ? uh_string_get(h, s, (const char **)&p, &len)
+				     : uh_bytes_get(h, s, &p, &len);
+
+	if (rc)
+		return raise(env, rc, type == UH_T_STRING ? "string" : "bytes");
+	Napi::Value v = type == UH_T_STRING
+		? Napi::Value(Napi::String::New(env, (const char *)p, len))
+		: Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len));
+	/* The copy is good only if the object was not freed meanwhile. */
+	if ((rc = uh_obj_class(h, s, &cls)) != 0)
+		return raise(env, rc, "string or bytes value freed while it was read");
+	return v;
+}
+
+Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v)
+{
+	uint32_t cls;
+	int rc;
+
+	data(env)->scratch[SCR_IS_REF] = 0;
+	switch (v.type) {
+	case UH_T_BOOL: return Napi::Boolean::New(env, v.u.i != 0);
+	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64: return int_value(env, v.u.i);
+	case UH_T_F32: case UH_T_F64: return Napi::Number::New(env, v.u.f);
+	case UH_T_STRING: case UH_T_BYTES:
+		return v.u.ref ? string_at(env, h, v.u.ref, v.type) : env.Null();
+	case UH_T_REF:
+		if (v.u.ref == 0)
+			return env.Null();
+		if ((rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
+			return raise(env, rc, "reference");
+		if (cls == CLASS_STRING || cls == CLASS_BYTES)
+			return string_at(env, h, v.u.ref, cls == CLASS_STRING ? UH_T_STRING : UH_T_BYTES);
+		return ref_value(env, v.u.ref, cls);
+	}
+	return env.Null();
+}
+
+/* An integer of a JS number or bigint; false and a pending exception if v
+ * is neither, not an integer, or outside i64. */
+static bool to_int(Napi::Env env, Napi::Value v, int64_t *out, const char *what)
+{
+	if (v.IsBigInt()) {
+		bool lossless;
+		*out = v.As<Napi::BigInt>().Int64Value(&lossless);
+		if (!lossless)
+			raise_msg(env, UH_ERANGE, std::string(what) + " does not fit i64");
+		return lossless;
+	}
+	if (!v.IsNumber()) {
+		type_error(env, std::string(what) + " must be an integer (number or bigint)");
+		return false;
+	}
+	double d = v.As<Napi::Number>().DoubleValue();
+	if (d != std::floor(d) || std::isinf(d)) {
+		raise_msg(env, UH_ERANGE, std::string(what) + " must be an integer, not " +
+			  v.ToString().Utf8Value());
+		return false;
+	}
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+		raise_msg(env, UH_ERANGE, std::string(what) + " " + v.ToString().Utf8Value() +
+			  " does not fit i64");
+		return false;
+	}
+	*out = (int64_t)d;
+	return true;
+}
+
+static bool bytes_of(Napi::Value v, std::string *out)
+{
+	if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+		return false;
+	Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+	out->assign((const char *)a.Data(), a.ByteLength());
+	return true;
+}
+
+/* By the JS type of v (hint -1). */
+static bool auto_value(Napi::Env env, Napi::Value v, Stored *out)
+{
+	uh_value &u = out->v;
+
+	if (v.IsBoolean()) {
+		u.type = UH_T_BOOL;
+		u.u.i = v.As<Napi::Boolean>().Value();
+	} else if (v.IsNumber()) {
+		double d = v.As<Napi::Number>().DoubleValue();
+		bool safe = d == std::floor(d) && std::fabs(d) <= SAFE && !(d == 0 && std::signbit(d));
+		u.type = safe ? UH_T_I64 : UH_T_F64;
+		if (safe)
+			u.u.i = (int64_t)d;
+		else
+			u.u.f = d;
+	} else if (v.IsBigInt()) {
+		u.type = UH_T_I64;
+		return to_int(env, v, &u.u.i, "bigint value");
+	} else if (v.IsString()) {
+		u.type = UH_T_STRING;
+		out->data = v.As<Napi::String>().Utf8Value();
+		out->needs_alloc = true;
+	} else if (bytes_of(v, &out->data)) {
+		u.type = UH_T_BYTES;
+		out->needs_alloc = true;
+	} else {
+		type_error(env, "cannot store " + v.ToString().Utf8Value() + " in the heap: store null, "
+			   "a boolean, number, bigint, string, Buffer/Uint8Array or a persistent "
+			   "object (PObject, PMap, PSortedMap, PList, PArray)");
+		return false;
+	}
+	return true;
+}
+
+bool to_value(Napi::Env env, Napi::Value v, int32_t hint, uint32_t gen, Stored *out)
+{
+	uh_value &u = out->v;
+
+	u = uh_value{};
+	if (hint == -2) {
+		u.type = UH_T_REF;
+		u.u.ref = make_ref(v.As<Napi::Number>().DoubleValue(), gen);
+		return true;
+	}
+	if (v.IsNull() || v.IsUndefined()) {
+		if (hint >= (int32_t)UH_T_BOOL && hint <= (int32_t)UH_T_F64) {
+			type_error(env, "null cannot be stored in an array of numbers");
+			return false;
+		}
+		u.type = hint > 0 ? (uint32_t)hint : UH_T_REF;
+		return true;
+	}
+	if (hint < 0)
+		return auto_value(env, v, out);
+	u.type = (uint32_t)hint;
+	switch (hint) {
+	case UH_T_BOOL:
+		if (v.IsBoolean()) {
+			u.u.i = v.As<Napi::Boolean>().Value();
+			return true;
+		}
+		[[fallthrough]];	/* 0 and 1 are accepted */
+	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64:
+		return to_int(env, v, &u.u.i, "element");
+	case UH_T_F32: case UH_T_F64:
+		if (!v.IsNumber())
+			return type_error(env, "element must be a number"), false;
+		u.u.f = v.As<Napi::Number>().DoubleValue();
+		return true;
+	case UH_T_STRING:
+		if (!v.IsString())
+			return type_error(env, "element must be a string or null"), false;
+		out->data = v.As<Napi::String>().Utf8Value();
+		out->needs_alloc = true;
+		return true;
+	case UH_T_BYTES:
+		if (!bytes_of(v, &out->data))
+			return type_error(env, "element must be a Buffer/Uint8Array or null"), false;
+		out->needs_alloc = true;
+		return true;
+	}
+	type_error(env, "element must be a persistent object or null");
+	return false;
+}
+
+int alloc_value(uh_heap *h, Stored *v)
+{
+	if (!v->needs_alloc)
+		return 0;
+	v->needs_alloc = false;
+	if (v->v.type == UH_T_STRING)
+		return uh_string_new(h, v->data.data(), v->data.size(), &v->v.u.ref);
+	return uh_bytes_new(h, v->data.data(), v->data.size(), &v->v.u.ref);
+}
+
+static const char *const KIND_NAMES[] = { "?", "strings", "bytes (Buffer/Uint8Array)",
+					  "integers" };
+
+bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out)
+{
+	uh_key &k = out->k;
+
+	k = uh_key{};
+	k.kind = kind;
+	if (kind == UH_KEY_STRING && v.IsString()) {
+		out->bytes = v.As<Napi::String>().Utf8Value();
+	} else if (kind == UH_KEY_BYTES && bytes_of(v, &out->bytes)) {
+	} else if (kind == UH_KEY_I64 && (v.IsNumber() || v.IsBigInt())) {
+		return to_int(env, v, &k.i64, "key");
+	} else {
+		std::string got = v.IsString() ? "a string" : v.IsNumber() ? "a number" :
+				  v.IsBigInt() ? "a bigint" : v.IsTypedArray() ? "a typed array" :
+				  v.IsNull() ? "null" : v.IsUndefined() ? "undefined" : "an object";
+		raise_msg(env, UH_ETYPE, std::string("this map's keys are ") +
+			  KIND_NAMES[kind <= 3 ? kind : 0] + ", not " + got);
+		return false;
+	}
+	k.data = out->bytes.data();
+	k.len = out->bytes.size();
+	return true;
+}
+
+Napi::Value from_key(Napi::Env env, const uh_key &k)
+{
+	if (k.kind == UH_KEY_I64)
+		return int_value(env, k.i64);
+	if (k.kind == UH_KEY_STRING)
+		return Napi::String::New(env, (const char *)k.data, k.len);
+	return Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)k.data, k.len);
+}
+
+int Step::note(int rc)
+{
+	if (rc && !f.rc)
+		f = uhn::failure(rc);
+	return rc;
+}
+
+int Step::begin()
+{
+	outer = uh_in_block(h) == 0;
+	return note(uh_begin(h));
+}
+
+int Step::end(int rc)
+{
+	note(rc);
+	if (rc == 0)
+		return note(uh_commit(h));
+	if (outer)
+		uh_abort(h);
+	else
+		uh_commit(h);	/* leave our level; a doomed block stays doomed */
+	return rc;
+}
+
+}  // namespace uhn
