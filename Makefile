@@ -2,15 +2,18 @@
 #   make          build everything (CMake + Ninja, in ./build; the Python
 #                 extension in place in bindings-python/uniheap)
 #   make test     install missing packages, build, run every test (ctest, pytest
-#                 for the Python binding, pytest for tests/service)
+#                 for the Python binding, pytest for tests/service, node --test
+#                 for the Node binding)
 #   make python   build only the Python extension (pip install ./bindings-python
 #                 installs it instead)
+#   make node     build only the Node addon (bindings-node/build; npm install
+#                 ./bindings-node builds it too)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
 #   make bench    build, then run the C and Python benchmarks (bench/)
 #   make install  build, then install into $(PREFIX) (default /usr/local;
 #                 DESTDIR is honoured): programs, libuniheap, uniheap.h,
 #                 pkg-config and CMake package files, man pages, systemd units
-#   make deps     install missing Debian packages (apt-get only if needed)
+#   make deps     install missing Debian, Python and npm packages (only if needed)
 #   make clean    remove ./build and the in-place Python extension
 
 BUILD ?= build
@@ -32,16 +35,27 @@ PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps test demo bench clean python install
+# Node >= 20 (with its headers, /usr/include/node); npm packages of the
+# Node binding's build, tests and benchmark come from its package-lock.json.
+NODE ?= node
+NPM ?= npm
+NODE_TESTS = bindings-node/test/*.test.js
+
+.PHONY: all deps test demo bench clean python node install
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 	@$(MAKE) --no-print-directory python
+	@$(MAKE) --no-print-directory node
 
 python: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target uniheap
 	cd bindings-python && UNIHEAP_BUILD=$(abspath $(BUILD)) \
 		$(PY) -W ignore setup.py -q build_ext --inplace
+
+node: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target uniheap
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bindings-node/scripts/build.js
 
 # Configure once; later builds re-run cmake by themselves when a
 # CMakeLists.txt or a globbed folder changes.
@@ -78,6 +92,14 @@ deps:
 	else \
 		echo "deps: all Python packages present"; \
 	fi
+	@command -v $(NODE) >/dev/null || { echo "deps: Node.js >= 20 is missing (nodejs)"; exit 1; }
+	@if [ ! -f bindings-node/node_modules/.package-lock.json ] || \
+	    [ bindings-node/package-lock.json -nt bindings-node/node_modules/.package-lock.json ]; then \
+		echo "deps: npm ci (bindings-node)"; \
+		cd bindings-node && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "deps: all npm packages present"; \
+	fi
 
 # Every runner always runs (each ends with its own summary); the exit
 # status fails if any failed. tests/service: heapd as installed and run as
@@ -88,7 +110,8 @@ test: deps all
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
-	exit $$(( c || p || s ))
+	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
+	exit $$(( c || p || s || n ))
 
 demo: deps all
 	BUILD=$(BUILD) scripts/demo.sh
@@ -108,7 +131,9 @@ bench: deps all
 	fi
 	@echo "== bench/python/bench_py.py"
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bench_py.py
+	@echo "== bench/node/bench.js"
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bench/node/bench.js
 
 clean:
 	rm -rf $(BUILD) bindings-python/build bindings-python/uniheap/_uniheap*.so \
-		bindings-python/uniheap/libuniheap.so.0
+		bindings-python/uniheap/libuniheap.so.0 bindings-node/build

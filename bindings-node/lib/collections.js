@@ -98,6 +98,37 @@ function afterNew(obj, st, off, cls) {
 
 // ---- maps ----
 
+// Objects made by wrapping (Object.create) have no private brands: shared
+// code of the proxies lives in functions, not private methods.
+
+function keyKind(m) {
+  check(m);
+  let k = m[kKind];
+  if (k === undefined) {
+    k = m[kH].s.mapKeyKind(m[kO], m[kG], m.constructor.sorted);
+    m[kKind] = k;
+  }
+  return k;
+}
+
+function* scan(m, from, to, reverse, mode) {
+  const kind = keyKind(m);
+  const st = m[kH];
+  const s = st.s;
+  const o = m[kO];
+  const g = m[kG];
+  const sorted = m.constructor.sorted;
+  const state = s.mapIter(o, g, sorted, kind, from, reverse);
+  for (;;) {
+    if (st.closed) throw closedError();
+    const kv = s.iterNext(o, g, sorted, state);
+    if (kv === null) return;
+    kv[1] = fromNative(st, kv[1]);
+    if (to !== undefined && past(kind, kv[0], to, reverse)) return;
+    yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
+  }
+}
+
 class PMap extends PCollection {
   static sorted = false;
 
@@ -120,17 +151,7 @@ class PMap extends PCollection {
 
   /** 'string', 'bytes' or 'int', fixed at creation. */
   get keyType() {
-    return KEY_NAMES[this.#kind()];
-  }
-
-  #kind() {
-    check(this);
-    let k = this[kKind];
-    if (k === undefined) {
-      k = this[kH].s.mapKeyKind(this[kO], this[kG], this.constructor.sorted);
-      this[kKind] = k;
-    }
-    return k;
+    return KEY_NAMES[keyKind(this)];
   }
 
   get size() {
@@ -139,13 +160,13 @@ class PMap extends PCollection {
   }
 
   get(key) {
-    const kind = this.#kind();
+    const kind = keyKind(this);
     const st = this[kH];
     return fromNative(st, st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key));
   }
 
   has(key) {
-    const kind = this.#kind();
+    const kind = keyKind(this);
     const st = this[kH];
     const r = st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key);
     scratch[0] = 0;
@@ -153,7 +174,7 @@ class PMap extends PCollection {
   }
 
   set(key, value) {
-    const kind = this.#kind();
+    const kind = keyKind(this);
     const st = this[kH];
     const v = toNative(st, value, 'PMap.set');
     st.s.mapPut(this[kO], this[kG], this.constructor.sorted, kind, key, v, conv.hint, conv.gen);
@@ -161,16 +182,16 @@ class PMap extends PCollection {
   }
 
   delete(key) {
-    const kind = this.#kind();
+    const kind = keyKind(this);
     return this[kH].s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, false);
   }
 
   /** Remove key and return its value (undefined when absent), atomically. */
   take(key) {
-    const kind = this.#kind();
+    const kind = keyKind(this);
     const st = this[kH];
     const r = st.s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, true);
-    return r === false ? undefined : fromNative(st, r);
+    return r === undefined ? undefined : fromNative(st, r);
   }
 
   clear() {
@@ -184,34 +205,16 @@ class PMap extends PCollection {
     this[kH].s.mapCheck(this[kO], this[kG], this.constructor.sorted);
   }
 
-  * #scan(from, to, reverse, mode) {
-    const kind = this.#kind();
-    const st = this[kH];
-    const s = st.s;
-    const o = this[kO];
-    const g = this[kG];
-    const sorted = this.constructor.sorted;
-    const state = s.mapIter(o, g, sorted, kind, from, reverse);
-    for (;;) {
-      if (st.closed) throw closedError();
-      const kv = s.iterNext(o, g, sorted, state);
-      if (kv === null) return;
-      kv[1] = fromNative(st, kv[1]);
-      if (to !== undefined && past(kind, kv[0], to, reverse)) return;
-      yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
-    }
-  }
-
   keys() {
-    return this.#scan(undefined, undefined, false, 0);
+    return scan(this, undefined, undefined, false, 0);
   }
 
   values() {
-    return this.#scan(undefined, undefined, false, 1);
+    return scan(this, undefined, undefined, false, 1);
   }
 
   entries() {
-    return this.#scan(undefined, undefined, false, 2);
+    return scan(this, undefined, undefined, false, 2);
   }
 
   [Symbol.iterator]() {
@@ -226,7 +229,7 @@ class PMap extends PCollection {
    * undefined leaves that end open. */
   range(from, to, { reverse = false } = {}) {
     if (!this.constructor.sorted) throw new TypeError('range() needs a PSortedMap');
-    return this.#scan(from, to, reverse, 2);
+    return scan(this, from, to, reverse, 2);
   }
 
   get [Symbol.toStringTag]() {
@@ -296,6 +299,13 @@ class PSortedMap extends PMap {
 
 // ---- lists and arrays ----
 
+/** Index i (negative: from the end) of a sequence of length len, or -1. */
+function seqIndex(i, len, what) {
+  if (!Number.isInteger(i)) throw new TypeError(`${what}: index must be an integer, not ${inspect(i)}`);
+  const j = i < 0 ? i + len : i;
+  return j >= 0 && j < len ? j : -1;
+}
+
 const INDEX_RE = /^(?:0|[1-9][0-9]*)$/;
 
 // Index access (list[i], list[i] = v, i in list) through a JS Proxy; every
@@ -335,16 +345,10 @@ class PSequence extends PCollection {
     return this[kH].s.seqLen(this[kO], this[kG], this.constructor.isArray);
   }
 
-  #index(i, len, what) {
-    if (!Number.isInteger(i)) throw new TypeError(`${what}: index must be an integer, not ${inspect(i)}`);
-    const j = i < 0 ? i + len : i;
-    return j >= 0 && j < len ? j : -1;
-  }
-
   /** The value at index i (negative: from the end); undefined outside. */
   at(i) {
     const n = this.length;
-    const j = this.#index(i, n, 'at()');
+    const j = seqIndex(i, n, 'at()');
     if (j < 0) return undefined;
     const st = this[kH];
     return fromNative(st, st.s.seqGet(this[kO], this[kG], this.constructor.isArray, j));
@@ -353,7 +357,7 @@ class PSequence extends PCollection {
   /** Replace the value at index i (negative: from the end). */
   set(i, value) {
     const n = this.length;
-    const j = this.#index(i, n, 'set()');
+    const j = seqIndex(i, n, 'set()');
     if (j < 0) {
       throw new RangeError(`index ${i} is out of range for a ${this.constructor.name} of ` +
         `length ${n}${this.constructor.isArray ? '' : ' (use push() to grow it)'}`);
@@ -443,6 +447,13 @@ function same(a, b) {
   return Object.is(a, b) || (a === b);
 }
 
+function listInsert(l, i, value, what) {
+  const st = l[kH];
+  check(l);
+  const v = toNative(st, value, what);
+  st.s.listInsert(l[kO], l[kG], i, v, conv.hint, conv.gen);
+}
+
 class PList extends PSequence {
   /** new PList(heap, iterable?) */
   constructor(heap, iterable) {
@@ -454,16 +465,9 @@ class PList extends PSequence {
     return self;
   }
 
-  #insert(i, value, what) {
-    const st = this[kH];
-    check(this);
-    const v = toNative(st, value, what);
-    st.s.listInsert(this[kO], this[kG], i, v, conv.hint, conv.gen);
-  }
-
   /** Append values; returns the new length. */
   push(...values) {
-    for (const v of values) this.#insert(-1, v, 'PList.push');
+    for (const v of values) listInsert(this, -1, v, 'PList.push');
     return this.length;
   }
 
@@ -473,7 +477,7 @@ class PList extends PSequence {
     if (!Number.isInteger(i)) throw new TypeError(`insert(): index must be an integer, not ${inspect(i)}`);
     let j = i < 0 ? i + n : i;
     j = j < 0 ? 0 : j > n ? n : j;
-    this.#insert(j, value, 'PList.insert');
+    listInsert(this, j, value, 'PList.insert');
   }
 
   unshift(...values) {

@@ -73,22 +73,29 @@ function slowGet(obj, f) {
   return s.getStr(obj[kO], obj[kG], f.index, f.type, f.what);
 }
 
-const HEAD = `const v = this[kV], b = this[kB];
-if (v.u32[(b + 8) >>> 2] !== this[kW] || v.i32[(b + 12) >>> 2] >= 0 || this[kH].depth !== 0)
+// The header check before the load, and again after it: a value copied
+// while the object was freed (and its slot maybe reused: another
+// generation) is not returned.
+const HEAD = `const v = this[kV], b = this[kB], w = this[kW];
+if (v.u32[(b + 8) >>> 2] !== w || v.i32[(b + 12) >>> 2] >= 0 || this[kH].depth !== 0)
   return slow(this, f);`;
+const AGAIN = `if (v.u32[(b + 8) >>> 2] !== w || v.i32[(b + 12) >>> 2] >= 0) return slow(this, f);`;
 
 // The 8 bytes at FO as lo (u32) and hi, between two loads of the lock word.
 const PAIR = (hi) => `const lw = v.f64[b >>> 3];
 const lo = v.u32[(b + FO) >>> 2], hi = v.${hi}[(b + FO + 4) >>> 2];
-if (v.f64[b >>> 3] !== lw || !(lw >= 0)) return slow(this, f);`;
+if (v.f64[b >>> 3] !== lw || !(lw >= 0)) return slow(this, f);
+${AGAIN}`;
+
+const ONE = (load) => `const x = ${load};\n${AGAIN}\nreturn x;`;
 
 const READ = {
-  [T.bool]: 'return v.u8[b + FO] !== 0;',
-  [T.i8]: 'return v.i8[b + FO];',
-  [T.i16]: 'return v.i16[(b + FO) >>> 1];',
-  [T.i32]: 'return v.i32[(b + FO) >>> 2];',
-  [T.f32]: 'return v.f32[(b + FO) >>> 2];',
-  [T.f64]: 'return v.f64[(b + FO) >>> 3];',
+  [T.bool]: ONE('v.u8[b + FO] !== 0'),
+  [T.i8]: ONE('v.i8[b + FO]'),
+  [T.i16]: ONE('v.i16[(b + FO) >>> 1]'),
+  [T.i32]: ONE('v.i32[(b + FO) >>> 2]'),
+  [T.f32]: ONE('v.f32[(b + FO) >>> 2]'),
+  [T.f64]: ONE('v.f64[(b + FO) >>> 3]'),
   [T.i64]: `${PAIR('i32')}
 if (hi < 0x200000 && hi >= -0x200000 && (hi !== -0x200000 || lo !== 0)) return hi * 4294967296 + lo;
 throw unsafe(f, BigInt.asIntN(64, BigInt(hi >>> 0) << 32n | BigInt(lo)));`,

@@ -249,6 +249,10 @@ class PObject {
   constructor(heap, values) {
     const C = new.target;
     const L = layoutOf(C);
+    if (L.generic) {
+      throw new TypeError(`${L.name} is read through a generic proxy class: declare the class ` +
+        '(heap.defineClass) to make objects of it');
+    }
     const [st, vals] = heapArgs(C, heap, values);
     if (st.closed) throw closedError();
     if (vals !== undefined && (vals === null || typeof vals !== 'object')) {

@@ -138,8 +138,9 @@ Napi::Value Session::MapPut(const Napi::CallbackInfo &info)
 	return env.Undefined();
 }
 
-/* mapRemove(off, gen, sorted, kind, key, wantOld) -> false when absent;
- * else true, or the removed value (read before the step frees it) */
+/* mapRemove(off, gen, sorted, kind, key, wantOld) -> whether key was
+ * there; with wantOld, the removed value (read before the step frees it),
+ * or undefined when absent */
 Napi::Value Session::MapRemove(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -166,7 +167,7 @@ Napi::Value Session::MapRemove(const Napi::CallbackInfo &info)
 	if (env.IsExceptionPending())
 		return env.Undefined();
 	if (rc == UH_ENOTFOUND)
-		return Napi::Boolean::New(env, false);
+		return want ? env.Undefined() : Napi::Boolean::New(env, false);
 	if (rc)
 		return raise(env, st.failure(), "map delete");
 	return r;
