@@ -36,7 +36,9 @@ PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection
 PREFIX ?= /usr/local
 
 # Node >= 20 (with its headers, /usr/include/node); npm packages of the
-# Node binding's build, tests and benchmark come from its package-lock.json.
+# Node binding's build, tests and benchmark come from its package-lock.json
+# (npm install, not npm ci: npm ci refuses a lock that, as npm writes it,
+# lacks the other platforms' optional builds of lmdb's msgpackr-extract).
 NODE ?= node
 NPM ?= npm
 NODE_TESTS = bindings-node/test/*.test.js
@@ -95,8 +97,8 @@ deps:
 	@command -v $(NODE) >/dev/null || { echo "deps: Node.js >= 20 is missing (nodejs)"; exit 1; }
 	@if [ ! -f bindings-node/node_modules/.package-lock.json ] || \
 	    [ bindings-node/package-lock.json -nt bindings-node/node_modules/.package-lock.json ]; then \
-		echo "deps: npm ci (bindings-node)"; \
-		cd bindings-node && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+		echo "deps: npm install (bindings-node, as package-lock.json pins it)"; \
+		cd bindings-node && $(NPM) install --ignore-scripts --no-audit --no-fund --loglevel=error; \
 	else \
 		echo "deps: all npm packages present"; \
 	fi
