@@ -10,6 +10,7 @@
 //
 // See bindings-node/README.md for the whole API.
 const native = require('./native');
+const { F64 } = require('./internal');
 const errors = require('./errors');
 const { Heap, Roots, connect } = require('./heap');
 const { PObject } = require('./objects');
@@ -26,6 +27,8 @@ module.exports = {
   PSortedMap,
   PList,
   PArray,
+  /** uniheap.f64(3): store 3 as an f64 in a collection, not as an integer. */
+  f64: (value) => new F64(value),
   UniheapError: errors.UniheapError,
   ConflictError: errors.ConflictError,
   FreedObjectError: errors.FreedObjectError,

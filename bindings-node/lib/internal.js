@@ -87,7 +87,22 @@ function isProxy(v) {
 // leaves hint and generation in conv, to be passed right after it.
 const conv = { hint: -1, gen: 0 };
 
+/** A number to store as an f64 even when it is integral (JS has one
+ * number type; Python, Java and C tell 3 from 3.0): uniheap.f64(3). */
+class F64 {
+  constructor(value) {
+    if (typeof value !== 'number') throw new TypeError(`f64(value): value must be a number, not ${typeof value}`);
+    this.value = value;
+    Object.freeze(this);
+  }
+}
+
 function toNative(st, v, what) {
+  if (v instanceof F64) {
+    conv.hint = 7;
+    conv.gen = 0;
+    return v.value;
+  }
   if (isProxy(v)) {
     if (v[kH] !== st) {
       throw new TypeError(`${what}: the object belongs to another heap connection`);
@@ -104,5 +119,5 @@ function toNative(st, v, what) {
 
 module.exports = {
   kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
-  initProxy, live, check, freedError, classAt, fromNative, isProxy, toNative, conv,
+  initProxy, live, check, freedError, classAt, fromNative, isProxy, toNative, conv, F64,
 };
