@@ -1,0 +1,806 @@
+package org.uniheap;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A heap served by heapd, mapped into this JVM: the entry point of uniheap.
+ *
+ * {@snippet :
+ * try (Heap heap = Heap.connect()) {          // $UNIHEAP_SOCKET or the default socket
+ *     Account ada = heap.root("ada", Account.class);
+ *     if (ada == null) {
+ *         ada = heap.create(Account.class, a -> a.owner("ada"));
+ *         heap.roots().put("ada", ada);
+ *     }
+ *     heap.atomic(() -> ada.balance(ada.balance() + 10));
+ * }
+ * }
+ *
+ * <p><b>Threads.</b> A Heap is shared by all the threads of the JVM,
+ * virtual ones included. It maps the heap once and keeps a pool of
+ * libuniheap sessions over that mapping: a thread borrows one for a block
+ * (for the block's whole run) or for a single write or data-type operation,
+ * and gives it back. Field reads outside a block read the mapping directly
+ * and borrow nothing. Proxies are not tied to a thread or a session.
+ *
+ * <p><b>Closing.</b> {@link #close()} rolls back a block the closing thread
+ * has open, stops direct reads (every later use of the heap or its proxies
+ * throws {@link HeapClosedException}), and disconnects the sessions: idle
+ * ones at once, borrowed ones when their thread gives them back, so no
+ * thread ever touches an unmapped page.
+ */
+public final class Heap implements AutoCloseable {
+    private static final int UH_READONLY = 1;
+    private static final int DEFAULT_MAX_SESSIONS = 64;
+    private static final VarHandle OPEN_BLOCKS;
+
+    static {
+        try {
+            OPEN_BLOCKS = MethodHandles.lookup().findVarHandle(Heap.class, "openBlocks", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The whole mapping; closed (accesses throw) when the heap closes. */
+    final MemorySegment seg;
+    final long base;
+    private final long size;
+    private final boolean readOnly;
+    private final Arena arena;
+    private final SessionPool pool;
+    final HeapClasses classes;
+    private final ThreadLocal<BlockState> blockHere = new ThreadLocal<>();
+    private final Roots roots = new Roots(this);
+    /** Outermost blocks open, in all threads: while 0, no thread needs the
+     * thread-local lookup before a direct read. */
+    volatile int openBlocks;
+    private volatile boolean closed;
+    private volatile int maxTries = 100;
+
+    /** A connection option for {@link #connect(Path, Option...)}. */
+    public static final class Option {
+        /** Map the heap read-only: every write throws {@link ReadOnlyException};
+         * blocks read a consistent snapshot. */
+        public static final Option READ_ONLY = new Option(0);
+        final int maxSessions;
+
+        private Option(int maxSessions) {
+            this.maxSessions = maxSessions;
+        }
+
+        /**
+         * At most n libuniheap sessions (default 64): threads beyond that
+         * many in blocks or writes at once wait for one. heapd has 1023
+         * session slots per heap, for all processes.
+         * @throws IllegalArgumentException unless 1 <= n <= 1023
+         */
+        public static Option maxSessions(int n) {
+            if (n < 1 || n > 1023)
+                throw new IllegalArgumentException("maxSessions must be 1..1023, not " + n);
+            return new Option(n);
+        }
+    }
+
+    private Heap(Session first, boolean readOnly, int maxSessions) {
+        long b;
+        try {
+            b = (long) Native.BASE.invokeExact(first.h);
+            int rc = (int) Native.HEAP_INFO.invokeExact(first.h, first.at + Session.INFO);
+            if (rc != 0)
+                throw Errors.of(rc, "heap info");
+        } catch (Throwable t) {
+            first.disconnect();
+            throw Errors.rethrow(t);
+        }
+        this.base = b;
+        this.size = first.scratch.get(JAVA_LONG, Session.INFO);
+        this.readOnly = readOnly;
+        this.arena = Arena.ofShared();
+        this.seg = Native.mapping(base, size, arena);
+        this.pool = new SessionPool(first, readOnly ? UH_READONLY : 0, maxSessions);
+        this.classes = new HeapClasses(this);
+    }
+
+    /** Connect to heapd on $UNIHEAP_SOCKET, else the default socket
+     * ($XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock).
+     * @throws DisconnectedException if no heapd answers there */
+    public static Heap connect() {
+        return connect(null);
+    }
+
+    /**
+     * Connect to the heapd serving {@code socket} and map its heap.
+     * @param socket heapd's socket, or null for the default
+     * @param options {@link Option#READ_ONLY}, {@link Option#maxSessions(int)}
+     * @throws DisconnectedException if no heapd answers there
+     * @throws UniheapException if the heap file cannot be mapped, or the JVM
+     *         lacks {@code --enable-native-access}
+     */
+    public static Heap connect(Path socket, Option... options) {
+        if (Native.LOAD_ERROR != null)
+            throw new UniheapException(Native.LOAD_ERROR.getMessage(), Native.LOAD_ERROR);
+        boolean ro = false;
+        int max = DEFAULT_MAX_SESSIONS;
+        for (Option o : options) {
+            if (o == Option.READ_ONLY)
+                ro = true;
+            else
+                max = Objects.requireNonNull(o, "option").maxSessions;
+        }
+        Session s = Session.connect(socket == null ? null : socket.toString(), ro ? UH_READONLY : 0);
+        return new Heap(s, ro, max);
+    }
+
+    // ---- life cycle ----
+
+    /** True once closed. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Connected with {@link Option#READ_ONLY}. */
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
+    /**
+     * Roll back a block this thread has open, stop every use of the heap
+     * and its proxies, and detach from heapd. Idempotent. Blocks of other
+     * threads are rolled back when they end (their next operation throws
+     * {@link HeapClosedException}).
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed)
+                return;
+            closed = true;
+        }
+        BlockState b = blockHere.get();
+        if (b != null && b.depth > 0)
+            rollbackAll(b);
+        arena.close();    // waits for direct reads in flight; later ones throw
+        pool.close();
+    }
+
+    HeapClosedException closedError() {
+        return new HeapClosedException("the heap is closed");
+    }
+
+    // ---- sessions: a block's, or one borrowed for one operation ----
+
+    /** The calling thread's open block on this heap, or null. */
+    BlockState blockHere() {
+        return blockHere.get();
+    }
+
+    BlockState current() {
+        return openBlocks == 0 ? null : blockHere.get();
+    }
+
+    Session acquire(BlockState b) {
+        if (closed)
+            throw closedError();
+        return b != null ? b.session : pool.borrow();
+    }
+
+    void release(BlockState b, Session s) {
+        if (b == null)
+            pool.giveBack(s);
+    }
+
+    /** Sessions opened so far by this heap (at most the maxSessions option). */
+    public int sessionsOpened() {
+        return pool.opened();
+    }
+
+    // ---- blocks ----
+
+    /** Tries of {@link #atomic(Supplier)} before it gives up (default 100). */
+    public int maxTries() {
+        return maxTries;
+    }
+
+    /** Set the tries of {@link #atomic(Supplier)}; 1..1000000. */
+    public void maxTries(int n) {
+        if (n < 1 || n > 1_000_000)
+            throw new IllegalArgumentException("maxTries must be 1..1000000, not " + n);
+        maxTries = n;
+    }
+
+    /** True while the calling thread has a block open on this heap. */
+    public boolean inBlock() {
+        BlockState b = current();
+        return b != null && b.depth > 0;
+    }
+
+    /**
+     * Begin a failure-atomic block, or one more nested level of this
+     * thread's open block. See {@link Block}.
+     */
+    public Block begin() {
+        BlockState b = current();
+        if (b != null) {
+            Session s = acquire(b);
+            int rc = s.begin();
+            if (rc != 0)
+                throw Errors.of(rc, "begin");
+            return new Block(this, b, ++b.depth);
+        }
+        Session s = acquire(null);
+        int rc = s.begin();
+        if (rc != 0) {
+            UniheapException e = Errors.of(rc, "begin");
+            pool.giveBack(s);
+            throw e;
+        }
+        b = start(s);
+        return new Block(this, b, 1);
+    }
+
+    private BlockState start(Session s) {
+        BlockState b = new BlockState(s);
+        b.depth = 1;
+        s.wrote = false;
+        blockHere.set(b);
+        OPEN_BLOCKS.getAndAdd(this, 1);
+        return b;
+    }
+
+    private void finish(BlockState b) {
+        b.depth = 0;
+        blockHere.remove();
+        OPEN_BLOCKS.getAndAdd(this, -1);
+        pool.giveBack(b.session);
+    }
+
+    /** End one level: commit it (commit true) or abandon it. */
+    void endLevel(BlockState b, boolean commit) {
+        Session s = b.session;
+        if (b.depth > 1) {
+            if (!commit)
+                b.rollbackOnly = true;
+            int rc = s.commit(true);   // leaves one level; a doomed block stays doomed
+            b.depth--;
+            if (commit && rc != 0)
+                throw Errors.of(rc, "commit");
+            return;
+        }
+        UniheapException err = null;
+        if (!commit) {
+            s.abort();
+        } else if (closed) {
+            s.abort();
+            err = new HeapClosedException("the heap was closed while this block ran: rolled back");
+        } else if (b.rollbackOnly) {
+            s.abort();
+            err = new UniheapException("commit(): rolled back, because a nested block ended "
+                    + "without commit()");
+        } else {
+            int rc = s.commit(!s.wrote);
+            if (rc != 0)
+                err = Errors.of(rc, "commit");
+        }
+        finish(b);
+        if (err != null)
+            throw err;
+    }
+
+    void rollbackAll(BlockState b) {
+        b.session.abort();
+        finish(b);
+    }
+
+    /** Run body in a block; see {@link #atomic(Supplier)}. */
+    public void atomic(Runnable body) {
+        Objects.requireNonNull(body, "body");
+        atomic(() -> {
+            body.run();
+            return null;
+        });
+    }
+
+    /**
+     * Run body in a failure-atomic block and commit it, re-running it when
+     * the block loses a conflict with another session, after libuniheap's
+     * randomized backoff (10 µs doubling to 10 ms), up to {@link #maxTries()}
+     * times. Any other exception rolls the block back and propagates. Called
+     * inside a block, it just runs body (the enclosing block is the one
+     * retried). body must be safe to run again: only its effects on the heap
+     * are rolled back.
+     * @return body's result, from the try that committed
+     * @throws ConflictException after maxTries lost conflicts
+     */
+    public <T> T atomic(Supplier<T> body) {
+        Objects.requireNonNull(body, "body");
+        if (current() != null)
+            return body.get();
+        Session s = acquire(null);
+        try {
+            for (int tries = 0;; tries++) {   // bound: maxTries
+                if (tries > 0)
+                    s.retryWait(tries);   // may sleep up to 10 ms: an ordinary downcall
+                T[] out = runOnce(s, body, tries + 1 >= maxTries);
+                if (out != null)
+                    return out[0];
+            }
+        } finally {
+            pool.giveBack(s);
+        }
+    }
+
+    /* One try: {result} once committed, null after a lost conflict that
+     * may be retried. */
+    @SuppressWarnings("unchecked")
+    private <T> T[] runOnce(Session s, Supplier<T> body, boolean last) {
+        if (closed)
+            throw closedError();
+        int rc = s.begin();
+        if (rc != 0)
+            throw Errors.of(rc, "begin");
+        BlockState b = start(s);
+        boolean open = true;
+        try {
+            T r = body.get();
+            if (b.rollbackOnly)
+                throw new UniheapException("atomic(): rolled back, because a nested block ended "
+                        + "without commit()");
+            if (closed)
+                throw new HeapClosedException("the heap was closed while this block ran: rolled back");
+            rc = s.commit(!s.wrote);
+            open = false;    // committed, or rolled back by the failed commit
+            if (rc == 0)
+                return (T[]) new Object[] {r};
+            UniheapException e = Errors.of(rc, "atomic(): commit");
+            if (rc != Errors.ECONFLICT || last)
+                throw giveUp(e, last);
+            return null;
+        } catch (ConflictException e) {
+            if (open) {
+                s.abort();
+                open = false;
+            }
+            if (last)
+                throw giveUp(e, true);
+            return null;
+        } finally {
+            if (open)
+                s.abort();
+            b.depth = 0;
+            blockHere.remove();
+            OPEN_BLOCKS.getAndAdd(this, -1);
+        }
+    }
+
+    private UniheapException giveUp(UniheapException e, boolean last) {
+        if (!last || !(e instanceof ConflictException))
+            return e;
+        return new ConflictException(Errors.ECONFLICT, "atomic(): gave up after " + maxTries
+                + " tries lost conflicts (raise heap.maxTries() or make the block smaller); last: "
+                + e.getMessage());
+    }
+
+    // ---- objects ----
+
+    /**
+     * A new object of a persistent class, zeroed (nulls, 0, false). Outside
+     * a block it is unreachable (and reclaimed by the next heapd recovery)
+     * until you store a reference to it, e.g. as a root.
+     * @throws InvalidValueException if type is no persistent interface
+     * @throws ClassMismatchException if the heap has the class with another layout
+     */
+    public <T extends PObject> T create(Class<T> type) {
+        ProxyType t = classes.declared(Declared.of(type));
+        long ref = allocate(t.classId, t.name);
+        return type.cast(t.maker.make(this, t, ref));
+    }
+
+    /** A new object, initialized by init in the same block (see
+     * {@link #atomic(Supplier)}): all of it or nothing. */
+    public <T extends PObject> T create(Class<T> type, Consumer<? super T> init) {
+        Objects.requireNonNull(init, "init");
+        return atomic(() -> {
+            T o = create(type);
+            init.accept(o);
+            return o;
+        });
+    }
+
+    private long allocate(int classId, String what) {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            s.wrote = true;
+            int rc = s.alloc(classId);
+            if (rc != 0)
+                throw Errors.of(rc, "new " + what);
+            return s.outLong();
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /**
+     * Free an object (at commit, inside a block). Its proxies then throw
+     * {@link FreedObjectException}. Free only what nothing else refers to.
+     */
+    public void free(PObject obj) {
+        long ref = refOf(Objects.requireNonNull(obj, "obj"));
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            s.wrote = true;
+            int rc = s.free(ref);
+            if (rc != 0)
+                throw Errors.of(rc, "free " + obj.className());
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /**
+     * The object a persistent reference names (see {@link PObject#ref()}).
+     * @throws FreedObjectException if ref is not a live object of this heap
+     */
+    public PObject proxy(long ref) {
+        if (ref == 0)
+            throw new FreedObjectException(Errors.EFREED, "reference 0 is null");
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            int rc = s.objClass(ref);
+            if (rc != 0)
+                throw Errors.of(rc, "reference " + ref);
+        } finally {
+            release(b, s);
+        }
+        return wrapObject(ref);
+    }
+
+    /** The reference of a proxy of this heap. */
+    long refOf(PObject obj) {
+        if (obj.heap() != this)
+            throw new InvalidValueException(Errors.EINVAL, "the " + obj.className() + " at offset "
+                    + (obj.ref() & ProxyBase.OFFSET_MASK) + " belongs to another heap connection");
+        return obj.ref();
+    }
+
+    /** A proxy of the object ref names; its header is checked here. */
+    PObject wrapObject(long ref) {
+        ProxyType t = typeAt(ref);
+        return t.maker.make(this, t, ref);
+    }
+
+    /** A value read from a reference: strings and bytes objects as String
+     * and byte[], anything else as a proxy. */
+    Object wrapValue(long ref) {
+        ProxyType t = typeAt(ref);
+        if (t.classId == ProxyType.CLASS_STRING)
+            return new String(Blobs.read(this, ref, t.classId, "string"), StandardCharsets.UTF_8);
+        if (t.classId == ProxyType.CLASS_BYTES)
+            return Blobs.read(this, ref, t.classId, "bytes");
+        return t.maker.make(this, t, ref);
+    }
+
+    private ProxyType typeAt(long ref) {
+        long o = ref & ProxyBase.OFFSET_MASK;
+        long w;
+        try {
+            w = (long) ProxyBase.LONG_AT.getAcquire(seg, o + 8);
+        } catch (IllegalStateException e) {
+            throw closedError();
+        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+            throw new FreedObjectException(Errors.EFREED, "reference " + ref + " is not an object "
+                    + "of this heap");
+        }
+        int word = (int) w;
+        if ((int) (w >>> 32) >= 0 || (word >>> 16) != (int) (ref >>> 48))
+            throw new FreedObjectException(Errors.EFREED, "the object at offset " + o
+                    + " has been freed");
+        return classes.type(word & 0xffff);
+    }
+
+    <T extends PObject> T as(PObject p, Class<T> cls) {
+        ProxyType t = classes.declared(Declared.of(cls));
+        if (t.classId != p.classId())
+            throw new TypeMismatchException("the " + p.className() + " at offset "
+                    + (p.ref() & ProxyBase.OFFSET_MASK) + " is not a " + t.name + " ("
+                    + cls.getName() + ")");
+        return cls.cast(t.maker.make(this, t, p.ref()));
+    }
+
+    /** A NUL-terminated string inside the mapping (class and field names). */
+    String cString(long addr) {
+        try {
+            return seg.getString(addr - base);
+        } catch (IllegalStateException e) {
+            throw closedError();
+        }
+    }
+
+    String className(int classId) {
+        try {
+            return classes.type(classId).name;
+        } catch (UniheapException e) {
+            return "#" + classId;
+        }
+    }
+
+    // ---- field reads inside a block, and writes (from ProxyBase) ----
+
+    long readI64(BlockState b, ProxyBase p, int index) {
+        Session s = acquire(b);
+        int rc = s.getI64(p.ref, index);
+        if (rc != 0)
+            throw Errors.of(rc, p.what(index));
+        return s.outLong();
+    }
+
+    double readF64(BlockState b, ProxyBase p, int index) {
+        Session s = acquire(b);
+        int rc = s.getF64(p.ref, index);
+        if (rc != 0)
+            throw Errors.of(rc, p.what(index));
+        return s.outDouble();
+    }
+
+    long readRef(BlockState b, ProxyBase p, int index) {
+        Session s = acquire(b);
+        int rc = s.getRef(p.ref, index);
+        if (rc != 0)
+            throw Errors.of(rc, p.what(index));
+        return s.outLong();
+    }
+
+    void writeI64(ProxyBase p, int index, long v) {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            s.wrote = true;
+            int rc = s.setI64(p.ref, index, v);
+            if (rc != 0)
+                throw Errors.of(rc, p.what(index));
+        } finally {
+            release(b, s);
+        }
+    }
+
+    void writeF64(ProxyBase p, int index, double v) {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            s.wrote = true;
+            int rc = s.setF64(p.ref, index, v);
+            if (rc != 0)
+                throw Errors.of(rc, p.what(index));
+        } finally {
+            release(b, s);
+        }
+    }
+
+    void writeRef(ProxyBase p, int index, PObject v) {
+        long r = v == null ? 0 : refOf(v);
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            s.wrote = true;
+            int rc = s.setRef(p.ref, index, r);
+            if (rc != 0)
+                throw Errors.of(rc, p.what(index));
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /** A string or bytes field owns its value: the new value replaces and
+     * frees the old one in one step. */
+    void writeBlob(ProxyBase p, int index, boolean string, byte[] data) {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            Steps.run(s, b == null, p.what(index), () -> {
+                int rc = s.getRef(p.ref, index);
+                long old = s.outLong(), now = 0;
+                if (rc == 0 && data != null) {
+                    rc = s.newBlob(string, data);
+                    now = s.outLong();
+                }
+                if (rc == 0)
+                    rc = s.setRef(p.ref, index, now);
+                if (rc == 0 && old != 0 && old != now)
+                    rc = s.free(old);
+                return rc;
+            });
+        } finally {
+            release(b, s);
+        }
+    }
+
+    // ---- roots ----
+
+    /**
+     * The heap's named durable roots: name -> object. A root set inside a
+     * block commits with it, so "allocate and publish" is one atomic step.
+     * {@code put} and {@code remove} return the previous object.
+     */
+    public Map<String, PObject> roots() {
+        return roots;
+    }
+
+    /**
+     * The root {@code name} through a persistent interface (declaring it in
+     * this JVM first); null if there is no such root.
+     * @throws TypeMismatchException if the root's object is of another class
+     */
+    public <T extends PObject> T root(String name, Class<T> type) {
+        ProxyType t = classes.declared(Declared.of(type));
+        PObject p = roots.get(name);
+        if (p == null)
+            return null;
+        if (p.classId() != t.classId)
+            throw new TypeMismatchException("root '" + name + "' is a " + p.className() + ", not a "
+                    + t.name + " (" + type.getName() + ")");
+        return type.cast(type.isInstance(p) ? p : t.maker.make(this, t, p.ref()));
+    }
+
+    // ---- data types ----
+
+    /**
+     * A new empty hash map whose keys are {@code String}, {@link Bytes} or
+     * {@code Long} (fixed for the map's life).
+     */
+    public <K, V> PMap<K, V> newMap(Class<K> keyType) {
+        return PMap.create(this, keyType);
+    }
+
+    /** A new hash map holding data's entries (filled in blocks of 256 steps;
+     * unreachable until published, so a failure leaves nothing visible). */
+    public <K, V> PMap<K, V> newMap(Class<K> keyType, Map<? extends K, ? extends V> data) {
+        PMap<K, V> m = PMap.create(this, keyType);
+        Steps.fill(this, data.entrySet(), e -> m.set(e.getKey(), e.getValue()));
+        return m;
+    }
+
+    /** A new empty sorted map (a B+-tree) keyed by {@code String} (code point
+     * order), {@link Bytes} (unsigned bytewise) or {@code Long}. */
+    public <K, V> PSortedMap<K, V> newSortedMap(Class<K> keyType) {
+        return PSortedMap.create(this, keyType);
+    }
+
+    /** A new sorted map holding data's entries. */
+    public <K, V> PSortedMap<K, V> newSortedMap(Class<K> keyType, Map<? extends K, ? extends V> data) {
+        PSortedMap<K, V> m = PSortedMap.create(this, keyType);
+        Steps.fill(this, data.entrySet(), e -> m.set(e.getKey(), e.getValue()));
+        return m;
+    }
+
+    /** A new empty list. */
+    public <E> PList<E> newList() {
+        return PList.create(this);
+    }
+
+    /** A new list holding values, in order. */
+    public <E> PList<E> newList(Collection<? extends E> values) {
+        PList<E> l = PList.create(this);
+        Steps.fill(this, values, l::add);
+        return l;
+    }
+
+    /**
+     * A new fixed-length array of one element type, zeroed (null for
+     * references): {@code long.class} (or {@code Long.class}),
+     * {@code int.class}, {@code short.class}, {@code byte.class},
+     * {@code boolean.class}, {@code double.class}, {@code float.class},
+     * {@code String.class}, {@code byte[].class} or a {@link PObject} type.
+     */
+    public <E> PArray<E> newArray(Class<E> elemType, long length) {
+        return PArray.create(this, elemType, length);
+    }
+
+    // ---- introspection ----
+
+    /** Facts of the heap and of this connection. */
+    public HeapInfo info() {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            int rc = (int) Native.HEAP_INFO.invokeExact(s.h, s.at + Session.INFO);
+            if (rc != 0)
+                throw Errors.of(rc, "heap info");
+            MemorySegment m = s.scratch;
+            long i = Session.INFO;
+            long durName = (long) Native.DURABILITY_NAME.invokeExact(m.get(JAVA_INT, i + 12));
+            return new HeapInfo(m.get(JAVA_LONG, i), m.get(JAVA_INT, i + 8),
+                    Native.cString(durName, 64), m.get(JAVA_INT, i + 20) != 0,
+                    m.getString(i + 24), m.getString(i + 88), pool.opened());
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /** libuniheap's counters, summed over this heap's sessions (counters of
+     * sessions other threads are using may lag a little). */
+    public HeapStats stats() {
+        if (closed)
+            throw closedError();
+        long[] sum = new long[HeapStats.COUNT];
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(8L * HeapStats.COUNT, 8);
+            for (Session s : pool.sessions()) {
+                int rc = (int) Native.STATS_GET.invokeExact(s.h, out.address());
+                if (rc != 0)
+                    continue;
+                for (int i = 0; i < sum.length; i++)
+                    sum[i] += out.getAtIndex(JAVA_LONG, i);
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+        return new HeapStats(sum);
+    }
+
+    /**
+     * Check the heap: every object reachable from the roots must be valid,
+     * every reference of the right class, every map sound. Meant for a
+     * quiet heap. Not inside a block.
+     * @return the number of objects visited
+     * @throws UniheapException naming the first problem
+     */
+    public long check() {
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            int rc = (int) Native.HEAP_CHECK.invokeExact(s.h, s.at + Session.OUT);
+            if (rc != 0)
+                throw Errors.of(rc, "heap check");
+            return s.outLong();
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /** The heap's class table. */
+    public List<ClassInfo> classes() {
+        List<ClassInfo> out = new ArrayList<>();
+        for (int id = 1; id < HeapClasses.CAP; id++) {
+            ProxyType t = classes.typeIfExists(id);
+            if (t == null)
+                continue;
+            List<ClassInfo.Field> fields = new ArrayList<>();
+            for (int i = 0; i < t.names.length; i++)
+                fields.add(new ClassInfo.Field(t.names[i], FieldType.of(t.types[i]), t.offsets[i],
+                        t.refClass[i]));
+            out.add(new ClassInfo(id, t.name, t.kind, t.payload, List.copyOf(fields)));
+        }
+        return out;
+    }
+
+    @Override
+    public String toString() {
+        if (closed)
+            return "Heap[closed]";
+        HeapInfo i = info();
+        return "Heap[" + i.name() + ", " + i.durability() + ", " + i.size() + " bytes"
+                + (readOnly ? ", read-only" : "") + "]";
+    }
+}

@@ -1,0 +1,128 @@
+package org.uniheap;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.Comparator;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Map keys: {@code String} (UTF-8), {@link Bytes} and {@code Long}, as
+ * libuniheap's uh_key, and their order in sorted maps.
+ */
+final class Keys {
+    private Keys() {
+    }
+
+    static final int STRING = 1, BYTES = 2, I64 = 3;
+    private static final int MAX_LEN = 4096;   // UH_KEY_MAX_LEN
+
+    /** Code point order: the order of the UTF-8 bytes sorted maps use
+     * (String.compareTo, UTF-16 order, differs above U+FFFF). */
+    static final Comparator<String> CODE_POINT_ORDER = new Comparator<>() {
+        @Override
+        public int compare(String a, String b) {
+            int n = Math.min(a.length(), b.length());
+            for (int i = 0; i < n; i++) {
+                char x = a.charAt(i), y = b.charAt(i);
+                if (x != y) {
+                    if (Character.isSurrogate(x) || Character.isSurrogate(y))
+                        return Integer.compare(a.codePointAt(i), b.codePointAt(i));
+                    return Character.compare(x, y);
+                }
+            }
+            return Integer.compare(a.length(), b.length());
+        }
+
+        @Override
+        public String toString() {
+            return "code point order";
+        }
+    };
+
+    /** The key kind of a key class. */
+    static int kindOf(Class<?> keyType) {
+        if (keyType == String.class)
+            return STRING;
+        if (keyType == Bytes.class)
+            return BYTES;
+        if (keyType == Long.class || keyType == long.class)
+            return I64;
+        throw new InvalidValueException(Errors.EINVAL, "map keys are String, Bytes or Long, not "
+                + keyType.getName());
+    }
+
+    static String kindName(int kind) {
+        return switch (kind) {
+            case STRING -> "String";
+            case BYTES -> "Bytes";
+            case I64 -> "Long";
+            default -> "kind " + kind;
+        };
+    }
+
+    /**
+     * Write key as the uh_key of s.
+     * @throws NullPointerException for a null key
+     * @throws ClassCastException for a key of another class than the map's
+     */
+    static void put(Session s, int kind, Object key) {
+        if (key == null)
+            throw new NullPointerException("persistent maps have no null keys");
+        MemorySegment m = s.scratch;
+        long k = Session.KEY;
+        m.set(JAVA_INT, k, kind);
+        m.set(JAVA_INT, k + 4, 0);
+        if (kind == I64 && key instanceof Long l) {
+            m.set(JAVA_LONG, k + 8, 0L);
+            m.set(JAVA_LONG, k + 16, 0L);
+            m.set(JAVA_LONG, k + 24, l);
+            return;
+        }
+        byte[] b;
+        if (kind == STRING && key instanceof String str)
+            b = str.getBytes(StandardCharsets.UTF_8);
+        else if (kind == BYTES && key instanceof Bytes by)
+            b = by.raw();
+        else
+            throw new ClassCastException("this map's keys are " + kindName(kind) + ", not "
+                    + key.getClass().getName() + (key instanceof byte[] ? " (wrap it: Bytes.of(...))" : ""));
+        if (b.length > MAX_LEN)
+            throw new InvalidValueException(Errors.EINVAL, "a key has at most " + MAX_LEN
+                    + " bytes, this one " + b.length);
+        MemorySegment.copy(b, 0, m, JAVA_BYTE, Session.KEYBUF, b.length);
+        m.set(JAVA_LONG, k + 8, s.at + Session.KEYBUF);
+        m.set(JAVA_LONG, k + 16, (long) b.length);
+        m.set(JAVA_LONG, k + 24, 0L);
+    }
+
+    /** The key libuniheap returned in s's uh_key (its bytes are in the mapping). */
+    static Object from(Heap heap, Session s) {
+        MemorySegment m = s.scratch;
+        long k = Session.KEY;
+        int kind = m.get(JAVA_INT, k);
+        if (kind == I64)
+            return m.get(JAVA_LONG, k + 24);
+        long data = m.get(JAVA_LONG, k + 8);
+        int len = (int) m.get(JAVA_LONG, k + 16);
+        byte[] b = new byte[len];
+        try {
+            MemorySegment.copy(heap.seg, JAVA_BYTE, data - heap.base, b, 0, len);
+        } catch (IllegalStateException e) {
+            throw heap.closedError();
+        }
+        return kind == STRING ? new String(b, StandardCharsets.UTF_8) : Bytes.wrap(b);
+    }
+
+    /** Order of two keys of one kind, as a sorted map orders them. */
+    @SuppressWarnings("unchecked")
+    static int compare(int kind, Object a, Object b) {
+        return switch (kind) {
+            case STRING -> CODE_POINT_ORDER.compare((String) a, (String) b);
+            case I64 -> Long.compare((Long) a, (Long) b);
+            default -> ((Comparable<Object>) a).compareTo(b);
+        };
+    }
+}

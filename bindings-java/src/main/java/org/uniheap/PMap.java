@@ -1,0 +1,193 @@
+package org.uniheap;
+
+import java.util.AbstractMap;
+import java.util.AbstractSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A persistent hash map, as a {@link java.util.Map}: keys all {@code String},
+ * all {@link Bytes} or all {@code Long} (fixed at creation,
+ * {@link Heap#newMap(Class)}); values null, {@code Boolean}, numbers,
+ * {@code String}, {@code byte[]} or persistent objects (see
+ * {@link Heap#newMap(Class)}).
+ *
+ * <p>Each operation is atomic on its own and joins the calling thread's
+ * block. A String or byte[] value belongs to its entry: replacing or
+ * removing it frees it in the same step; a replaced object (a reference)
+ * never is. {@code put} and {@code remove} return the previous value, which
+ * costs a read; {@link #set(Object, Object)} does not.
+ *
+ * <p>java.util contracts: {@code equals} and {@code hashCode} compare
+ * contents, as for any Map (use {@link #ref()} for identity); iteration
+ * order is unspecified; iterators see or miss concurrent changes (they never
+ * throw ConcurrentModificationException) and support {@code remove}; null
+ * keys are refused with NullPointerException and keys of another class with
+ * ClassCastException.
+ *
+ * @param <K> the key type: String, Bytes or Long
+ * @param <V> the value type
+ */
+public final class PMap<K, V> extends AbstractMap<K, V> implements PObject {
+    private final Heap heap;
+    private final ProxyType type;
+    private final long ref;
+    private int kind;   // key kind, 0 until read (fixed at creation)
+
+    private PMap(Heap heap, ProxyType type, long ref) {
+        this.heap = heap;
+        this.type = type;
+        this.ref = ref;
+    }
+
+    static PObject make(Heap heap, ProxyType type, long ref) {
+        return new PMap<>(heap, type, ref);
+    }
+
+    static <K, V> PMap<K, V> create(Heap heap, Class<K> keyType) {
+        int kind = Keys.kindOf(keyType);
+        long ref = DataTypes.create(heap, "new map", Native.MAP_NEW, kind);
+        PMap<K, V> m = new PMap<>(heap, heap.classes.type(ProxyType.CLASS_MAP), ref);
+        m.kind = kind;
+        return m;
+    }
+
+    private int kind() {
+        int k = kind;
+        if (k == 0)
+            kind = k = MapOps.keyKind(heap, ref, false);
+        return k;
+    }
+
+    /** The key class: String, Bytes or Long. */
+    public Class<?> keyType() {
+        return switch (kind()) {
+            case Keys.STRING -> String.class;
+            case Keys.BYTES -> Bytes.class;
+            default -> Long.class;
+        };
+    }
+
+    @Override
+    public int size() {
+        return MapOps.intSize(longSize());
+    }
+
+    /** The number of entries, beyond Integer.MAX_VALUE too. */
+    public long longSize() {
+        return MapOps.size(heap, ref, false);
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return longSize() == 0;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public V get(Object key) {
+        Object v = MapOps.get(heap, ref, false, kind(), key);
+        return v == MapOps.MISSING ? null : (V) v;
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+        return MapOps.get(heap, ref, false, kind(), key) != MapOps.MISSING;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public V put(K key, V value) {
+        Object old = MapOps.put(heap, ref, false, kind(), key, value, true);
+        return old == MapOps.MISSING ? null : (V) old;
+    }
+
+    /** Put without reading the previous value (one call less than put). */
+    public void set(K key, V value) {
+        MapOps.put(heap, ref, false, kind(), key, value, false);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public V remove(Object key) {
+        Object old = MapOps.remove(heap, ref, false, kind(), key);
+        return old == MapOps.MISSING ? null : (V) old;
+    }
+
+    /** Check the map's structure (libuniheap's uh_map_check).
+     * @throws UniheapException naming the first problem */
+    public void check() {
+        MapOps.check(heap, ref, false);
+    }
+
+    @Override
+    public Set<Map.Entry<K, V>> entrySet() {
+        return new AbstractSet<>() {
+            @Override
+            public Iterator<Map.Entry<K, V>> iterator() {
+                return DataTypes.entries(PMap.this,
+                        new MapOps.Cursor<K, V>(heap, ref, false, kind(), null, false));
+            }
+
+            @Override
+            public int size() {
+                return PMap.this.size();
+            }
+        };
+    }
+
+    /** {@code uniheap.map@4160{a=1, b=2, ...}}, at most 16 entries. */
+    @Override
+    public String toString() {
+        return DataTypes.describe(this, entrySet().iterator());
+    }
+
+    // ---- PObject ----
+
+    @Override
+    public Heap heap() {
+        return heap;
+    }
+
+    @Override
+    public long ref() {
+        return ref;
+    }
+
+    @Override
+    public String className() {
+        return type.name;
+    }
+
+    @Override
+    public int classId() {
+        return type.classId;
+    }
+
+    @Override
+    public List<String> fieldNames() {
+        return List.of();
+    }
+
+    @Override
+    public Object getField(String name) {
+        return type.fieldIndex(name);
+    }
+
+    @Override
+    public void setField(String name, Object value) {
+        type.fieldIndex(name);
+    }
+
+    @Override
+    public <T extends PObject> T as(Class<T> cls) {
+        return DataTypes.as(this, cls);
+    }
+
+    @Override
+    public boolean isLive() {
+        return DataTypes.isLive(heap, ref, type);
+    }
+}

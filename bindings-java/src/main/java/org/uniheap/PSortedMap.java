@@ -1,0 +1,179 @@
+package org.uniheap;
+
+import java.util.List;
+
+/**
+ * A persistent sorted map (a B+-tree), as a {@link java.util.NavigableMap}:
+ * keys all {@code String} (ordered by code point, the order of their UTF-8
+ * bytes), all {@link Bytes} (unsigned bytewise) or all {@code Long}
+ * (numeric), fixed at creation ({@link Heap#newSortedMap(Class)}). Values
+ * as in {@link PMap}.
+ *
+ * <p>Every navigation method and every view (subMap, headMap, tailMap,
+ * descendingMap, navigableKeySet) reads the tree in place: views are live
+ * and write through. {@link #comparator()} returns the code point order for
+ * String keys (String.compareTo differs above U+FFFF) and null (natural
+ * order) for Long and Bytes keys. Size of a bounded view counts its entries.
+ * The rest is as for {@link PMap}: contents-based equals/hashCode, atomic
+ * operations that join the calling thread's block, iterators that see or
+ * miss concurrent changes.
+ *
+ * @param <K> the key type: String, Bytes or Long
+ * @param <V> the value type
+ */
+public final class PSortedMap<K, V> extends SortedView<K, V> implements PObject {
+    private final Heap heap;
+    private final ProxyType type;
+    private final long ref;
+    private int kind;
+
+    private PSortedMap(Heap heap, ProxyType type, long ref) {
+        super(false, null, false, false, null, false, false);
+        this.heap = heap;
+        this.type = type;
+        this.ref = ref;
+    }
+
+    static PObject make(Heap heap, ProxyType type, long ref) {
+        return new PSortedMap<>(heap, type, ref);
+    }
+
+    static <K, V> PSortedMap<K, V> create(Heap heap, Class<K> keyType) {
+        int kind = Keys.kindOf(keyType);
+        long ref = DataTypes.create(heap, "new sorted map", Native.SMAP_NEW, kind);
+        PSortedMap<K, V> m = new PSortedMap<>(heap, heap.classes.type(ProxyType.CLASS_SMAP), ref);
+        m.kind = kind;
+        return m;
+    }
+
+    @Override
+    PSortedMap<K, V> base() {
+        return this;
+    }
+
+    int kind() {
+        int k = kind;
+        if (k == 0)
+            kind = k = MapOps.keyKind(heap, ref, true);
+        return k;
+    }
+
+    /** The key class: String, Bytes or Long. */
+    public Class<?> keyType() {
+        return switch (kind()) {
+            case Keys.STRING -> String.class;
+            case Keys.BYTES -> Bytes.class;
+            default -> Long.class;
+        };
+    }
+
+    void checkKeyType(Object k) {
+        if (k == null)
+            throw new NullPointerException("persistent maps have no null keys");
+        Class<?> want = keyType();
+        if (!want.isInstance(k))
+            throw new ClassCastException("this map's keys are " + want.getSimpleName() + ", not "
+                    + k.getClass().getName());
+    }
+
+    MapOps.Cursor<K, V> cursor(Object from, boolean reverse) {
+        return new MapOps.Cursor<>(heap, ref, true, kind(), from, reverse);
+    }
+
+    @SuppressWarnings("unchecked")
+    V getRaw(Object key) {
+        Object v = MapOps.get(heap, ref, true, kind(), key);
+        return v == MapOps.MISSING ? null : (V) v;
+    }
+
+    boolean containsRaw(Object key) {
+        return MapOps.get(heap, ref, true, kind(), key) != MapOps.MISSING;
+    }
+
+    @SuppressWarnings("unchecked")
+    V putRaw(K key, V value) {
+        Object old = MapOps.put(heap, ref, true, kind(), key, value, true);
+        return old == MapOps.MISSING ? null : (V) old;
+    }
+
+    @SuppressWarnings("unchecked")
+    V removeRaw(Object key) {
+        Object old = MapOps.remove(heap, ref, true, kind(), key);
+        return old == MapOps.MISSING ? null : (V) old;
+    }
+
+    /** Put without reading the previous value (one call less than put). */
+    public void set(K key, V value) {
+        checkKeyType(key);
+        MapOps.put(heap, ref, true, kind(), key, value, false);
+    }
+
+    @Override
+    public int size() {
+        return MapOps.intSize(longSize());
+    }
+
+    /** The number of entries, beyond Integer.MAX_VALUE too. */
+    public long longSize() {
+        return MapOps.size(heap, ref, true);
+    }
+
+    /** Check the tree's structure (libuniheap's uh_smap_check).
+     * @throws UniheapException naming the first problem */
+    public void check() {
+        MapOps.check(heap, ref, true);
+    }
+
+    /** {@code uniheap.sortedmap@4160{a=1, b=2, ...}}, at most 16 entries. */
+    @Override
+    public String toString() {
+        return DataTypes.describe(this, entryIterator());
+    }
+
+    // ---- PObject ----
+
+    @Override
+    public Heap heap() {
+        return heap;
+    }
+
+    @Override
+    public long ref() {
+        return ref;
+    }
+
+    @Override
+    public String className() {
+        return type.name;
+    }
+
+    @Override
+    public int classId() {
+        return type.classId;
+    }
+
+    @Override
+    public List<String> fieldNames() {
+        return List.of();
+    }
+
+    @Override
+    public Object getField(String name) {
+        return type.fieldIndex(name);
+    }
+
+    @Override
+    public void setField(String name, Object value) {
+        type.fieldIndex(name);
+    }
+
+    @Override
+    public <T extends PObject> T as(Class<T> cls) {
+        return DataTypes.as(this, cls);
+    }
+
+    @Override
+    public boolean isLive() {
+        return DataTypes.isLive(heap, ref, type);
+    }
+}

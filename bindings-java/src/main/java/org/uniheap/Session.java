@@ -1,0 +1,251 @@
+package org.uniheap;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * One libuniheap session ({@code uh_heap *}) and its scratch memory: the
+ * out-parameters, key and value structs and small buffers of its calls.
+ *
+ * <p>Used by one thread at a time: a thread borrows it from the heap's
+ * {@link SessionPool} for a block or a single operation. Every method
+ * returns libuniheap's code; the caller turns a failure into an exception
+ * at once (uh_errmsg() is thread-local).
+ */
+final class Session {
+    /* Scratch layout (bytes). */
+    static final long OUT = 0;        // uh_value or a u64/u32 out-parameter
+    static final long OUT2 = 16;      // a second uh_value (old values)
+    static final long KEY = 32;       // uh_key {u32 kind, u32, ptr data, size_t len, i64}
+    static final long ITER = 64;      // uh_iter (64 bytes)
+    static final long ROOT = 128;     // uh_root_next: cursor, name, name_len, value
+    static final long CINFO = 160;    // uh_class_info (24 bytes)
+    static final long FINFO = 184;    // uh_field_info (24 bytes)
+    static final long STATS = 256;    // uh_stats (17 u64)
+    static final long INFO = 512;     // uh_info (4184 bytes)
+    static final long KEYBUF = 4736;  // bytes of a string or bytes key
+    static final int KEYBUF_CAP = 4104;   // > UH_KEY_MAX_LEN: too long is libuniheap's to say
+    static final long DATA = 12288;   // small strings and bytes, names
+    static final int DATA_CAP = 12288;
+    private static final long SCRATCH = DATA + DATA_CAP;
+
+    final long h;
+    final MemorySegment scratch;
+    final long at;     // scratch address
+    /** Outermost block open on this session wrote something (a commit that
+     * may persist); see {@link Native#COMMIT_QUICK}. */
+    boolean wrote;
+
+    Session(long h) {
+        this.h = h;
+        this.scratch = Arena.ofAuto().allocate(SCRATCH, 16);
+        this.at = scratch.address();
+    }
+
+    // ---- opening and closing ----
+
+    /** uh_connect; the new session or an exception. */
+    static Session connect(String socket, int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_LONG);
+            long sock = socket == null ? 0 : a.allocateFrom(socket).address();
+            int rc = (int) Native.CONNECT.invokeExact(sock, flags, out.address());
+            if (rc != 0)
+                throw Errors.of(rc, "connect to heapd at " + (socket == null ? "the default socket" : socket));
+            return new Session(out.get(JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_session_open: one more session over this one's mapping. Safe
+     * while another thread uses this session: it reads only the shared
+     * mapping's fixed facts, and its out-parameter is not in our scratch. */
+    Session open(int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_LONG);
+            int rc = (int) Native.SESSION_OPEN.invokeExact(h, flags, out.address());
+            if (rc != 0)
+                throw Errors.of(rc, "open one more session");
+            return new Session(out.get(JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_disconnect; an open block is rolled back. Can't fail. */
+    void disconnect() {
+        try {
+            Native.DISCONNECT.invokeExact(h);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    // ---- out-parameters ----
+
+    long outLong() {
+        return scratch.get(JAVA_LONG, OUT);
+    }
+
+    int outInt() {
+        return scratch.get(JAVA_INT, OUT);
+    }
+
+    double outDouble() {
+        return scratch.get(JAVA_DOUBLE, OUT);
+    }
+
+    /** The type of the uh_value at off. */
+    int valueType(long off) {
+        return scratch.get(JAVA_INT, off);
+    }
+
+    long valueBits(long off) {
+        return scratch.get(JAVA_LONG, off + 8);
+    }
+
+    void setValue(long off, int type, long bits) {
+        scratch.set(JAVA_INT, off, type);
+        scratch.set(JAVA_INT, off + 4, 0);
+        scratch.set(JAVA_LONG, off + 8, bits);
+    }
+
+    // ---- calls (each returns libuniheap's code) ----
+
+    static int call(MethodHandle mh, long h) {
+        try {
+            return (int) mh.invokeExact(h);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int begin() {
+        return call(Native.BEGIN, h);
+    }
+
+    int commit(boolean quick) {
+        return call(quick ? Native.COMMIT_QUICK : Native.COMMIT, h);
+    }
+
+    int abort() {
+        return call(Native.ABORT, h);
+    }
+
+    int retryWait(int tries) {
+        try {
+            return (int) Native.RETRY_WAIT.invokeExact(h, tries);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int alloc(int classId) {
+        try {
+            return (int) Native.ALLOC.invokeExact(h, classId, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int free(long ref) {
+        try {
+            return (int) Native.FREE.invokeExact(h, ref);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int objClass(long ref) {
+        try {
+            return (int) Native.OBJ_CLASS.invokeExact(h, ref, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int getI64(long ref, int field) {
+        try {
+            return (int) Native.GET_I64.invokeExact(h, ref, field, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int setI64(long ref, int field, long v) {
+        try {
+            return (int) Native.SET_I64.invokeExact(h, ref, field, v);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int getF64(long ref, int field) {
+        try {
+            return (int) Native.GET_F64.invokeExact(h, ref, field, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int setF64(long ref, int field, double v) {
+        try {
+            return (int) Native.SET_F64.invokeExact(h, ref, field, v);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int getRef(long ref, int field) {
+        try {
+            return (int) Native.GET_REF.invokeExact(h, ref, field, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int setRef(long ref, int field, long v) {
+        try {
+            return (int) Native.SET_REF.invokeExact(h, ref, field, v);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_string_new / uh_bytes_new of data; the new reference in OUT. */
+    int newBlob(boolean string, byte[] data) {
+        long n = data.length;
+        try {
+            if (n <= DATA_CAP) {
+                MemorySegment.copy(data, 0, scratch, JAVA_BYTE, DATA, data.length);
+                return string ? (int) Native.STRING_NEW.invokeExact(h, at + DATA, n, at + OUT)
+                        : (int) Native.BYTES_NEW.invokeExact(h, at + DATA, n, at + OUT);
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(n);
+                MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, data.length);
+                return string ? (int) Native.STRING_NEW.invokeExact(h, buf.address(), n, at + OUT)
+                        : (int) Native.BYTES_NEW.invokeExact(h, buf.address(), n, at + OUT);
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** Put a NUL-terminated UTF-8 name into DATA; its address, or 0 if it
+     * does not fit (the caller reports the name as too long). */
+    long cName(byte[] utf8) {
+        if (utf8.length >= DATA_CAP)
+            return 0;
+        MemorySegment.copy(utf8, 0, scratch, JAVA_BYTE, DATA, utf8.length);
+        scratch.set(JAVA_BYTE, DATA + utf8.length, (byte) 0);
+        return at + DATA;
+    }
+}
