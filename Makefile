@@ -3,13 +3,14 @@
 #                 extension in place in bindings-python/uniheap)
 #   make test     install missing packages, build, run every test (ctest, pytest
 #                 for the Python binding, pytest for tests/service, node --test
-#                 for the Node binding)
+#                 for the Node binding, Surefire for the Java binding)
 #   make python   build only the Python extension (pip install ./bindings-python
 #                 installs it instead)
 #   make node     build only the Node addon (bindings-node/build; npm install
 #                 ./bindings-node builds it too)
+#   make java     build only the Java binding's jar (bindings-java/java.mk)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
-#   make bench    build, then run the C and Python benchmarks (bench/)
+#   make bench    build, then run the C, Python, Node and Java benchmarks (bench/)
 #   make install  build, then install into $(PREFIX) (default /usr/local;
 #                 DESTDIR is honoured): programs, libuniheap, uniheap.h,
 #                 pkg-config and CMake package files, man pages, systemd units
@@ -22,7 +23,7 @@ CTEST_FLAGS ?= --output-on-failure -j2
 
 DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 	libpmem2-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-	protobuf-compiler-grpc liblmdb-dev help2man systemd strace
+	protobuf-compiler-grpc liblmdb-dev help2man systemd strace maven
 
 # sudo only when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -49,6 +50,7 @@ all: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@$(MAKE) --no-print-directory node
+	@$(MAKE) --no-print-directory java
 
 python: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target uniheap
@@ -58,6 +60,9 @@ python: $(BUILD)/build.ninja
 node: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target uniheap
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bindings-node/scripts/build.js
+
+# make java, java-deps, java-test, java-bench (after all: the default goal).
+include bindings-java/java.mk
 
 # Configure once; later builds re-run cmake by themselves when a
 # CMakeLists.txt or a globbed folder changes.
@@ -102,6 +107,7 @@ deps:
 	else \
 		echo "deps: all npm packages present"; \
 	fi
+	@$(MAKE) --no-print-directory java-deps
 
 # Every runner always runs (each ends with its own summary); the exit
 # status fails if any failed. tests/service: heapd as installed and run as
@@ -113,7 +119,8 @@ test: deps all
 	UNIHEAP_BUILD=$(abspath $(BUILD)) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
-	exit $$(( c || p || s || n ))
+	$(MAKE) --no-print-directory java-test; j=$$?; \
+	exit $$(( c || p || s || n || j ))
 
 demo: deps all
 	BUILD=$(BUILD) scripts/demo.sh
@@ -135,7 +142,10 @@ bench: deps all
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bench_py.py
 	@echo "== bench/node/bench.js"
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bench/node/bench.js
+	@echo "== bench/java (JMH)"
+	@$(MAKE) --no-print-directory java-bench
 
 clean:
 	rm -rf $(BUILD) bindings-python/build bindings-python/uniheap/_uniheap*.so \
-		bindings-python/uniheap/libuniheap.so.0 bindings-node/build
+		bindings-python/uniheap/libuniheap.so.0 bindings-node/build bindings-java/target \
+		bench/java/target

@@ -116,7 +116,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
     @SuppressWarnings("unchecked")
     public E set(int index, E element) {
         return (E) SeqOps.set(heap, ref, Native.ARRAY_GET, Native.ARRAY_SET, index, element, elem(),
-                "array set");
+                longSize(), "array set");
     }
 
     /** Element index of an integer array, as a long. */
@@ -131,7 +131,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
 
     /** Set element index of an integer array (range-checked). */
     public void setLong(int index, long v) {
-        SeqOps.set(heap, ref, null, Native.ARRAY_SET, index, v, elem(), "array set");
+        SeqOps.set(heap, ref, null, Native.ARRAY_SET, index, v, elem(), longSize(), "array set");
     }
 
     /** Element index of a float array, as a double. */
@@ -144,7 +144,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
 
     /** Set element index of a float array. */
     public void setDouble(int index, double v) {
-        SeqOps.set(heap, ref, null, Native.ARRAY_SET, index, v, elem(), "array set");
+        SeqOps.set(heap, ref, null, Native.ARRAY_SET, index, v, elem(), longSize(), "array set");
     }
 
     /** {@code uniheap.array@4160[1, 2, ...]}, at most 16 elements. */

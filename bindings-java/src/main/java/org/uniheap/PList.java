@@ -68,7 +68,7 @@ public final class PList<E> extends AbstractList<E> implements RandomAccess, POb
     @Override
     @SuppressWarnings("unchecked")
     public E set(int index, E element) {
-        return (E) SeqOps.set(heap, ref, Native.LIST_GET, Native.LIST_SET, index, element, 0, "list set");
+        return (E) SeqOps.set(heap, ref, Native.LIST_GET, Native.LIST_SET, index, element, 0, -1, "list set");
     }
 
     @Override

@@ -52,11 +52,13 @@ final class SeqOps {
     /**
      * setFn(h, ref, index, &value, flags) with the old value freed if it is
      * a string or bytes; returns the old value when getFn is not null.
-     * want: the element type required (arrays), 0 for any.
+     * want: the element type required (arrays), 0 for any. length: the
+     * fixed length of an array, whose index is checked here so that
+     * UH_ERANGE then means a value out of range; -1 for a list.
      */
     static Object set(Heap heap, long ref, MethodHandle getFn, MethodHandle setFn, long index,
-                      Object value, int want, String what) {
-        if (index < 0)
+                      Object value, int want, long length, String what) {
+        if (index < 0 || length >= 0 && index >= length)
             throw outOfRange(index, what);
         BlockState b = heap.current();
         Session s = heap.acquire(b);
@@ -76,7 +78,7 @@ final class SeqOps {
                         old[0] = keep(heap, s, raw, what);
                     }
                     rc = (int) setFn.invokeExact(s.h, ref, index, s.at + Session.OUT2, FREE_OLD_VALUE);
-                    if (rc == Errors.ERANGE)
+                    if (rc == Errors.ERANGE && length < 0)
                         throw outOfRange(index, what);
                     return rc;
                 } catch (Throwable t) {
