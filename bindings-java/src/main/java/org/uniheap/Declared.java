@@ -1,33 +1,36 @@
 package org.uniheap;
 
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The persistent interfaces this JVM has declared (their generated proxy
- * classes were loaded), by interface and by heap class name.
+ * classes were loaded), by interface and by heap class name. Several
+ * interfaces may declare one heap name: an object of that class is
+ * proxied by the first whose layout is the heap's.
  */
 final class Declared {
     private Declared() {
     }
 
     private static final ConcurrentHashMap<Class<?>, ProxyBase.Layout> BY_TYPE = new ConcurrentHashMap<>();
-    private static final ConcurrentHashMap<String, ProxyBase.Layout> BY_NAME = new ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<String, List<ProxyBase.Layout>> BY_NAME = new ConcurrentHashMap<>();
 
     static void add(ProxyBase.Layout l) {
         BY_TYPE.put(l.type, l);
-        BY_NAME.putIfAbsent(l.name, l);
+        BY_NAME.computeIfAbsent(l.name, n -> new CopyOnWriteArrayList<>()).add(l);
     }
 
-    /** The layout declared under a heap class name, or null. */
-    static ProxyBase.Layout byName(String name) {
-        return BY_NAME.get(name);
+    /** The layouts declared under a heap class name, in declaration order. */
+    static List<ProxyBase.Layout> byName(String name) {
+        return BY_NAME.getOrDefault(name, List.of());
     }
 
     /**
      * The layout of a persistent interface; loads its generated proxy
      * class the first time.
      * @throws InvalidValueException if type is no persistent interface
-     * @throws ClassMismatchException if another interface declares the same name
      */
     static ProxyBase.Layout of(Class<?> type) {
         ProxyBase.Layout l = BY_TYPE.get(type);
@@ -38,11 +41,6 @@ final class Declared {
                 throw new InvalidValueException(type.getName() + " has no generated proxy: is it "
                         + "annotated @Persistent?");
         }
-        ProxyBase.Layout owner = BY_NAME.get(l.name);
-        if (owner != l)
-            throw new ClassMismatchException(Errors.ECLASSMISMATCH, "heap class " + l.name
-                    + " is declared twice in this JVM, by " + owner.type.getName() + " and by "
-                    + type.getName() + ": declare it once");
         return l;
     }
 

@@ -41,12 +41,13 @@ final class HeapClasses {
         if (t == null)
             throw new NotFoundException(Errors.ENOTFOUND, "class id " + id
                     + " is not in the heap's class table");
-        ProxyBase.Layout l = t.kind == ProxyType.KIND_RECORD ? Declared.byName(t.name) : null;
-        if (l != null) {
-            try {
-                return declared(l);
-            } catch (ClassMismatchException e) {
-                // declared here with another layout: read it generically
+        if (t.kind == ProxyType.KIND_RECORD) {
+            for (ProxyBase.Layout l : Declared.byName(t.name)) {
+                try {
+                    return declared(l);
+                } catch (ClassMismatchException e) {
+                    // declared here with another layout: try the next, else generic
+                }
             }
         }
         t = t.with(null, builtin(id));
