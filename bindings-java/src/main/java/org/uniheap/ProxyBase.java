@@ -207,11 +207,21 @@ public abstract class ProxyBase implements PObject {
         else if (t == FieldType.BYTES.code() && value instanceof Bytes b)
             setBytes(i, b.raw());
         else if (t == FieldType.REF.code() && (value == null || value instanceof PObject))
-            setRef(i, (PObject) value);
+            setRef(i, checkTarget(i, (PObject) value));
         else
             throw new TypeMismatchException(what(i) + " is a " + FieldType.nameOf(t)
                     + " field: it takes " + javaTypes(t) + ", not "
                     + (value == null ? "null" : value.getClass().getName()));
+    }
+
+    /* A typed ref to the class itself (or along a cycle) is untyped in the
+     * heap: the declared Java type is checked here, as setters check it. */
+    private PObject checkTarget(int i, PObject v) {
+        Class<?> target = type.layout == null ? null : type.layout.targets[i];
+        if (v != null && target != null && !target.isInstance(v))
+            throw new TypeMismatchException(what(i) + " refers to " + target.getName()
+                    + " objects, not to a " + v.className());
+        return v;
     }
 
     private static boolean isIntegral(Object v) {
