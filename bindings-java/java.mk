@@ -40,5 +40,6 @@ java-test: java-check-jdk
 
 java-bench: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
-	@$(MVN_OFFLINE) -q -f bench/java package
+	@$(MVN_OFFLINE) -q -f bench/java package dependency:build-classpath \
+		-Dmdep.outputFile=target/classpath.txt
 	@JAVA_HOME=$(JAVA25_HOME) UNIHEAP_BUILD=$(abspath $(BUILD)) bench/java/run.sh

@@ -22,11 +22,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * {@snippet :
  * try (Heap heap = Heap.connect()) {          // $UNIHEAP_SOCKET or the default socket
- *     Account ada = heap.root("ada", Account.class);
- *     if (ada == null) {
- *         ada = heap.create(Account.class, a -> a.owner("ada"));
- *         heap.roots().put("ada", ada);
- *     }
+ *     Account ada = heap.atomic(() -> {       // find or create, publish: one atomic step
+ *         Account a = heap.root("ada", Account.class);
+ *         if (a == null) {
+ *             a = heap.create(Account.class);
+ *             a.owner("ada");
+ *             heap.roots().put("ada", a);
+ *         }
+ *         return a;
+ *     });
  *     heap.atomic(() -> ada.balance(ada.balance() + 10));
  * }
  * }
@@ -117,8 +121,8 @@ public final class Heap implements AutoCloseable {
         this.classes = new HeapClasses(this);
     }
 
-    /** Connect to heapd on $UNIHEAP_SOCKET, else the default socket
-     * ($XDG_RUNTIME_DIR/uniheap/heapd.sock, else ./var/heapd.sock).
+    /** Connect to heapd on $UNIHEAP_SOCKET, else on the default socket
+     * (libuniheap's uh_default_socket() rule, the same for every client).
      * @throws DisconnectedException if no heapd answers there */
     public static Heap connect() {
         return connect(null);

@@ -127,6 +127,18 @@ class BadInputTest extends HeapTest {
     }
 
     @Test
+    void withoutNativeAccessTheErrorNamesTheFlag() throws Exception {
+        java.util.List<String> argv = new java.util.ArrayList<>(Procs.jvm(org.uniheap.test.workers.ConnectOnce.class));
+        argv.remove("--enable-native-access=ALL-UNNAMED");
+        argv.add(1, "--illegal-native-access=deny");
+        Procs.Result r = Procs.run(heapd, argv, 60);
+        assertTrue(r.output().contains("error: ") && r.output().contains("--enable-native-access"), r.output());
+        argv.add(1, "--enable-native-access=ALL-UNNAMED");
+        r = Procs.run(heapd, argv, 60);
+        assertTrue(r.output().contains("connected"), r.output());
+    }
+
+    @Test
     void errorsCarryCodes() {
         UniheapException e = assertThrows(FreedObjectException.class, () -> heap.proxy(16));
         assertEquals(-7, e.code());
