@@ -27,6 +27,24 @@ final class DataTypes {
         }
     }
 
+    /** fn(h, ref, &out): a length or a kind; the u64 written (u32 ones in
+     * its low half). */
+    static long query(Heap heap, long ref, MethodHandle fn, String what) {
+        BlockState b = heap.current();
+        Session s = heap.acquire(b);
+        try {
+            s.scratch.set(java.lang.foreign.ValueLayout.JAVA_LONG, Session.OUT, 0L);
+            int rc = (int) fn.invokeExact(s.h, ref, s.at + Session.OUT);
+            if (rc != 0)
+                throw Errors.of(rc, what);
+            return s.outLong();
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        } finally {
+            heap.release(b, s);
+        }
+    }
+
     /** The entries of an iterator, with Iterator.remove and Entry.setValue
      * writing through to the map. */
     static <K, V> Iterator<Map.Entry<K, V>> entries(Map<K, V> map, Iterator<Map.Entry<K, V>> c) {
@@ -91,12 +109,6 @@ final class DataTypes {
         if (v instanceof PObject p)
             return p.className() + "@" + (p.ref() & ProxyBase.OFFSET_MASK);
         return String.valueOf(v);
-    }
-
-    static <T extends PObject> T as(PObject p, Class<T> cls) {
-        if (cls.isInstance(p))
-            return cls.cast(p);
-        throw new TypeMismatchException("a " + p.className() + " is not a " + cls.getName());
     }
 
     /** The object's header still names it (a data type's payload size varies). */

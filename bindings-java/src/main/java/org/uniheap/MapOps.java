@@ -22,35 +22,11 @@ final class MapOps {
     private static final int MAX_RETRIES = 1000;
 
     static int keyKind(Heap heap, long ref, boolean sorted) {
-        BlockState b = heap.current();
-        Session s = heap.acquire(b);
-        try {
-            int rc = sorted ? (int) Native.SMAP_KEY_KIND.invokeExact(s.h, ref, s.at + Session.OUT)
-                    : (int) Native.MAP_KEY_KIND.invokeExact(s.h, ref, s.at + Session.OUT);
-            if (rc != 0)
-                throw Errors.of(rc, "map");
-            return s.outInt();
-        } catch (Throwable t) {
-            throw Errors.rethrow(t);
-        } finally {
-            heap.release(b, s);
-        }
+        return (int) DataTypes.query(heap, ref, sorted ? Native.SMAP_KEY_KIND : Native.MAP_KEY_KIND, "map");
     }
 
     static long size(Heap heap, long ref, boolean sorted) {
-        BlockState b = heap.current();
-        Session s = heap.acquire(b);
-        try {
-            int rc = sorted ? (int) Native.SMAP_LEN.invokeExact(s.h, ref, s.at + Session.OUT)
-                    : (int) Native.MAP_LEN.invokeExact(s.h, ref, s.at + Session.OUT);
-            if (rc != 0)
-                throw Errors.of(rc, "map size");
-            return s.outLong();
-        } catch (Throwable t) {
-            throw Errors.rethrow(t);
-        } finally {
-            heap.release(b, s);
-        }
+        return DataTypes.query(heap, ref, sorted ? Native.SMAP_LEN : Native.MAP_LEN, "map size");
     }
 
     /** The value of key, or MISSING. */

@@ -1,7 +1,6 @@
 package org.uniheap;
 
 import java.util.AbstractList;
-import java.util.List;
 import java.util.RandomAccess;
 
 /**
@@ -15,7 +14,7 @@ import java.util.RandomAccess;
  *
  * @param <E> the element type (boxed)
  */
-public final class PArray<E> extends AbstractList<E> implements RandomAccess, PObject {
+public final class PArray<E> extends AbstractList<E> implements RandomAccess, DataType {
     private final Heap heap;
     private final ProxyType type;
     private final long ref;
@@ -89,7 +88,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
     private int elem() {
         int e = elem;
         if (e == 0)
-            elem = e = (int) SeqOps.length(heap, ref, Native.ARRAY_ELEM_TYPE, "array element type");
+            elem = e = (int) DataTypes.query(heap, ref, Native.ARRAY_ELEM_TYPE, "array element type");
         return e;
     }
 
@@ -102,7 +101,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
     public long longSize() {
         long n = length;
         if (n < 0)
-            length = n = SeqOps.length(heap, ref, Native.ARRAY_LEN, "array length");
+            length = n = DataTypes.query(heap, ref, Native.ARRAY_LEN, "array length");
         return n;
     }
 
@@ -160,7 +159,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
         return sb.append(n > 16 ? ", ...]" : "]").toString();
     }
 
-    // ---- PObject ----
+    // ---- PObject (the rest: DataType) ----
 
     @Override
     public Heap heap() {
@@ -173,37 +172,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, PO
     }
 
     @Override
-    public String className() {
-        return type.name;
-    }
-
-    @Override
     public int classId() {
         return type.classId;
-    }
-
-    @Override
-    public List<String> fieldNames() {
-        return List.of();
-    }
-
-    @Override
-    public Object getField(String name) {
-        return type.fieldIndex(name);
-    }
-
-    @Override
-    public void setField(String name, Object value) {
-        type.fieldIndex(name);
-    }
-
-    @Override
-    public <T extends PObject> T as(Class<T> cls) {
-        return DataTypes.as(this, cls);
-    }
-
-    @Override
-    public boolean isLive() {
-        return DataTypes.isLive(heap, ref, type);
     }
 }

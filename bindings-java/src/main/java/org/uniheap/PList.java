@@ -1,7 +1,6 @@
 package org.uniheap;
 
 import java.util.AbstractList;
-import java.util.List;
 import java.util.RandomAccess;
 
 /**
@@ -16,7 +15,7 @@ import java.util.RandomAccess;
  *
  * @param <E> the element type
  */
-public final class PList<E> extends AbstractList<E> implements RandomAccess, PObject {
+public final class PList<E> extends AbstractList<E> implements RandomAccess, DataType {
     private final Heap heap;
     private final ProxyType type;
     private final long ref;
@@ -56,7 +55,7 @@ public final class PList<E> extends AbstractList<E> implements RandomAccess, POb
 
     /** The number of elements, beyond Integer.MAX_VALUE too. */
     public long longSize() {
-        return SeqOps.length(heap, ref, Native.LIST_LEN, "list size");
+        return DataTypes.query(heap, ref, Native.LIST_LEN, "list size");
     }
 
     @Override
@@ -158,7 +157,7 @@ public final class PList<E> extends AbstractList<E> implements RandomAccess, POb
         return sb.append(n > 16 ? ", ...]" : "]").toString();
     }
 
-    // ---- PObject ----
+    // ---- PObject (the rest: DataType) ----
 
     @Override
     public Heap heap() {
@@ -171,37 +170,7 @@ public final class PList<E> extends AbstractList<E> implements RandomAccess, POb
     }
 
     @Override
-    public String className() {
-        return type.name;
-    }
-
-    @Override
     public int classId() {
         return type.classId;
-    }
-
-    @Override
-    public List<String> fieldNames() {
-        return List.of();
-    }
-
-    @Override
-    public Object getField(String name) {
-        return type.fieldIndex(name);
-    }
-
-    @Override
-    public void setField(String name, Object value) {
-        type.fieldIndex(name);
-    }
-
-    @Override
-    public <T extends PObject> T as(Class<T> cls) {
-        return DataTypes.as(this, cls);
-    }
-
-    @Override
-    public boolean isLive() {
-        return DataTypes.isLive(heap, ref, type);
     }
 }

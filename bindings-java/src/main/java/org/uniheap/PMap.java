@@ -3,7 +3,6 @@ package org.uniheap;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -30,7 +29,7 @@ import java.util.Set;
  * @param <K> the key type: String, Bytes or Long
  * @param <V> the value type
  */
-public final class PMap<K, V> extends AbstractMap<K, V> implements PObject {
+public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
     private final Heap heap;
     private final ProxyType type;
     private final long ref;
@@ -144,7 +143,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements PObject {
         return DataTypes.describe(this, entrySet().iterator());
     }
 
-    // ---- PObject ----
+    // ---- PObject (the rest: DataType) ----
 
     @Override
     public Heap heap() {
@@ -157,37 +156,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements PObject {
     }
 
     @Override
-    public String className() {
-        return type.name;
-    }
-
-    @Override
     public int classId() {
         return type.classId;
-    }
-
-    @Override
-    public List<String> fieldNames() {
-        return List.of();
-    }
-
-    @Override
-    public Object getField(String name) {
-        return type.fieldIndex(name);
-    }
-
-    @Override
-    public void setField(String name, Object value) {
-        type.fieldIndex(name);
-    }
-
-    @Override
-    public <T extends PObject> T as(Class<T> cls) {
-        return DataTypes.as(this, cls);
-    }
-
-    @Override
-    public boolean isLive() {
-        return DataTypes.isLive(heap, ref, type);
     }
 }

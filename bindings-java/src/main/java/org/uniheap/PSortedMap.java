@@ -1,6 +1,5 @@
 package org.uniheap;
 
-import java.util.List;
 
 /**
  * A persistent sorted map (a B+-tree), as a {@link java.util.NavigableMap}:
@@ -21,7 +20,7 @@ import java.util.List;
  * @param <K> the key type: String, Bytes or Long
  * @param <V> the value type
  */
-public final class PSortedMap<K, V> extends SortedView<K, V> implements PObject {
+public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType {
     private final Heap heap;
     private final ProxyType type;
     private final long ref;
@@ -130,7 +129,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements PObject 
         return DataTypes.describe(this, entryIterator());
     }
 
-    // ---- PObject ----
+    // ---- PObject (the rest: DataType) ----
 
     @Override
     public Heap heap() {
@@ -143,37 +142,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements PObject 
     }
 
     @Override
-    public String className() {
-        return type.name;
-    }
-
-    @Override
     public int classId() {
         return type.classId;
-    }
-
-    @Override
-    public List<String> fieldNames() {
-        return List.of();
-    }
-
-    @Override
-    public Object getField(String name) {
-        return type.fieldIndex(name);
-    }
-
-    @Override
-    public void setField(String name, Object value) {
-        type.fieldIndex(name);
-    }
-
-    @Override
-    public <T extends PObject> T as(Class<T> cls) {
-        return DataTypes.as(this, cls);
-    }
-
-    @Override
-    public boolean isLive() {
-        return DataTypes.isLive(heap, ref, type);
     }
 }

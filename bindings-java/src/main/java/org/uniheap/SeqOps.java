@@ -106,20 +106,4 @@ final class SeqOps {
             throw new ConflictException(what + ": the element was replaced meanwhile");
         return v;
     }
-
-    /** lenFn(h, ref, &len). */
-    static long length(Heap heap, long ref, MethodHandle lenFn, String what) {
-        BlockState b = heap.current();
-        Session s = heap.acquire(b);
-        try {
-            int rc = (int) lenFn.invokeExact(s.h, ref, s.at + Session.OUT);
-            if (rc != 0)
-                throw Errors.of(rc, what);
-            return s.outLong();
-        } catch (Throwable t) {
-            throw Errors.rethrow(t);
-        } finally {
-            heap.release(b, s);
-        }
-    }
 }
