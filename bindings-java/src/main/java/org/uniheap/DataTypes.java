@@ -103,6 +103,19 @@ final class DataTypes {
         return sb.append('}').toString();
     }
 
+    /** {@code name@offset<kind>[e0, e1, ...]}, at most 16 elements. */
+    static String describe(PObject p, String kind, java.util.List<?> list) {
+        StringBuilder sb = new StringBuilder(p.className()).append('@')
+                .append(p.ref() & ProxyBase.OFFSET_MASK);
+        if (!p.isLive())
+            return sb.append(p.heap().isClosed() ? " (heap closed)" : " (freed)").toString();
+        sb.append(kind).append('[');
+        int n = list.size();
+        for (int i = 0; i < n && i < 16; i++)
+            sb.append(i > 0 ? ", " : "").append(show(list.get(i)));
+        return sb.append(n > 16 ? ", ...]" : "]").toString();
+    }
+
     static String show(Object v) {
         if (v instanceof byte[] b)
             return Bytes.wrap(b).toString();

@@ -149,14 +149,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, Da
     /** {@code uniheap.array@4160[1, 2, ...]}, at most 16 elements. */
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder(type.name).append('@').append(ref & ProxyBase.OFFSET_MASK);
-        if (!isLive())
-            return sb.append(heap.isClosed() ? " (heap closed)" : " (freed)").toString();
-        sb.append('<').append(elementType().heapName()).append(">[");
-        int n = size();
-        for (int i = 0; i < n && i < 16; i++)
-            sb.append(i > 0 ? ", " : "").append(DataTypes.show(get(i)));
-        return sb.append(n > 16 ? ", ...]" : "]").toString();
+        return DataTypes.describe(this, isLive() ? "<" + elementType().heapName() + ">" : "", this);
     }
 
     // ---- PObject (the rest: DataType) ----

@@ -310,6 +310,11 @@ class CollectionsTest extends HeapTest {
         refs.set(1, acc);
         assertEquals(acc, refs.get(1));
         assertEquals(FieldType.REF, refs.elementType());
+        assertTrue(a.toString().matches("uniheap\\.array@\\d+<i64>\\[0, 0, 0, 42, -1, .*\\]"), a.toString());
+        PList<Object> l = heap.newList(java.util.Arrays.asList(1L, "two", null));
+        assertTrue(l.toString().matches("uniheap\\.list@\\d+\\[1, two, null\\]"), l.toString());
+        PMap<String, Object> m = heap.newMap(String.class, Map.of("k", 1L));
+        assertTrue(m.toString().matches("uniheap\\.map@\\d+\\{k=1\\}"), m.toString());
     }
 
     @Test
