@@ -1,8 +1,9 @@
 package org.uniheap;
 
 /**
- * A block outgrew its session's redo log (1 MiB by default,
- * {@code heapd --log-size}): split it into smaller blocks.
+ * libuniheap's UH_ELOGFULL, kept for compatibility: a block's redo log now
+ * grows as the block needs, and a block is bounded by the heap's free space
+ * ({@link HeapFullException}, the block rolled back).
  */
 public class BlockTooLargeException extends UniheapException {
     private static final long serialVersionUID = 1L;

@@ -7,9 +7,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import org.uniheap.Block;
-import org.uniheap.BlockTooLargeException;
 import org.uniheap.ConflictException;
 import org.uniheap.Heap;
+import org.uniheap.HeapFullException;
+import org.uniheap.PList;
 import org.uniheap.UniheapException;
 
 /** Failure-atomic blocks: commit, rollback, nesting, conflicts, retries. */
@@ -185,16 +186,31 @@ class BlocksTest extends HeapTest {
     }
 
     @Test
-    void blockTooLarge() {
-        Account a = account(0);
-        BlockTooLargeException e = assertThrows(BlockTooLargeException.class, () -> heap.atomic(() -> {
-            for (int i = 0; i < 200_000; i++)
-                heap.create(Account.class).owner("a rather long owner name to fill the log " + i);
-        }));
-        assertEquals(-14, e.code());
-        assertEquals("UH_ELOGFULL", e.codeName());
-        a.balance(1);   // the heap goes on
-        assertEquals(1, a.balance());
+    void blockBiggerThanTheLogAreaCommits() {
+        // far more than the 1 MiB a session's log starts with: the log grows
+        PList<Object> l = heap.newList();
+        heap.atomic(() -> {
+            for (int i = 0; i < 20_000; i++)
+                l.add("an element of a block bigger than the first log extent " + i);
+        });
+        assertEquals(20_000, l.size());
+        assertEquals("an element of a block bigger than the first log extent 19999", l.get(19_999));
+    }
+
+    @Test
+    void blockThatFillsTheHeapIsRolledBack() throws Exception {
+        try (Heapd small = Heapd.start("16M"); Heap h = Heap.connect(small.socket)) {
+            Account a = h.create(Account.class, x -> x.balance(1));
+            HeapFullException e = assertThrows(HeapFullException.class, () -> h.atomic(() -> {
+                a.balance(2);
+                for (int i = 0; i < 100_000; i++)
+                    h.create(Account.class).owner("x".repeat(900));
+            }));
+            assertEquals("UH_ENOSPC", e.codeName());
+            assertEquals(1, a.balance());
+            a.balance(3);   // the heap goes on
+            assertEquals(3, a.balance());
+        }
     }
 
     @Test
