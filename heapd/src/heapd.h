@@ -63,7 +63,12 @@ struct hd_session_info {
 	uint64_t token;
 	uint64_t log_off, log_size;	/* 0 for readonly sessions */
 };
+/* prev_session/prev_token: 0, or the session this same process (pid) had
+ * with a heapd that ended (re-attach): it is recovered like a dead
+ * client's and its arenas go to the new session. A prev_session that is
+ * not active is ignored; one of another process or token is refused. */
 int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *client,
+		      uint32_t prev_session, uint64_t prev_token,
 		      struct hd_session_info *out, char *err, size_t errlen);
 /* The session's stream ended. graceful: it said Goodbye. Either way its
  * log is replayed (if committed) or rolled back, its locks released, its
@@ -116,7 +121,7 @@ struct hd_status {
 void hd_status_get(struct hd *hd, struct hd_status *out);
 
 struct hd_stats {
-	uint64_t attaches, detaches, sessions_reaped;
+	uint64_t attaches, detaches, sessions_reaped, reattaches;
 	uint64_t logs_replayed, logs_rolled_back, locks_released;
 	uint64_t arenas_leased, arenas_returned, classes_registered;
 	uint64_t log_extents_leased, log_trims;

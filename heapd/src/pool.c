@@ -310,6 +310,25 @@ static int upgrade_datatype_classes(struct hd *hd, char *err, size_t errlen)
 	return rc;
 }
 
+/* A new heapd is starting on this heap: clients of the previous one see
+ * heapd_starts move before their next commit (and re-attach). The full
+ * fence orders this store before recovery reads their logs' states. */
+static int count_start(struct hd *hd, char *err, size_t errlen)
+{
+	struct uh_hdr *h = hd->hdr;
+	volatile int rc = 0;
+
+	TX_BEGIN(hd->pop) {
+		pmemobj_tx_add_range_direct(&h->heapd_starts, sizeof(h->heapd_starts));
+		__atomic_add_fetch(&h->heapd_starts, 1, __ATOMIC_SEQ_CST);
+	} TX_ONABORT {
+		rc = hd_err(err, errlen, UH_EIO, "cannot update the header of %s: %s", hd->path,
+			    pmemobj_errormsg());
+	} TX_END
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return rc;
+}
+
 /* Format 1 is format 2 with every generation 0, so the upgrade is one
  * transaction: the version and the checksum that covers it (FORMAT.md 13).
  * A client of the previous heapd still running maps the heap as version
@@ -319,7 +338,7 @@ static int upgrade_v1(struct hd *hd, char *err, size_t errlen)
 	struct uh_hdr *h = hd->hdr;
 	volatile int rc = 0;
 
-	if (hd->rec.gc_deferred)
+	if (hd->ninherited)
 		return hd_err(err, errlen, UH_EIO,
 			      "%s has heap format version 1 and clients of the previous heapd "
 			      "still use it; stop them, then start heapd again to upgrade it "
@@ -692,6 +711,8 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
 		rc = upgrade_datatype_classes(hd, err, errlen);
 	}
+	if (!rc)
+		rc = count_start(hd, err, errlen);
 	if (!rc)
 		rc = hd_recover_locked(hd, err, errlen);
 	if (!rc && hd->hdr->format_version == UH_FORMAT_VERSION_V1)

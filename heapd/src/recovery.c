@@ -3,10 +3,13 @@
  *
  *  1. Session logs. Every ACTIVE session slot left by a previous run is
  *     either a client still running (same pid and /proc start time: it
- *     outlived the old heapd and will reconnect) or a dead one, whose log
+ *     outlived the old heapd and will re-attach) or a dead one, whose log
  *     is replayed (committed) or rolled back exactly as a detach does.
- *  2. Recovery GC (J-NVM), only when no old client is alive, since a live
- *     client holds objects and locks heapd cannot see:
+ *  2. Recovery GC (J-NVM). Clients still running (FORMAT.md 9) are first
+ *     waited for until none is in the middle of a commit (bounded: else
+ *     the GC is deferred); then every valid object in their arenas is a
+ *     root, their arenas are neither cleared nor swept, and their locks
+ *     and leases are kept:
  *       - zero every arena bitmap;
  *       - mark from the root map with an explicit stack (never recursion:
  *         a long list would overflow the C stack). A reference is valid
@@ -34,6 +37,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
 #include "logapply.h"
@@ -55,6 +59,10 @@ struct gc_class {
 
 struct gc {
 	struct hd *hd;
+	const uint8_t *running;	/* session slot -> 1: a client still running; may be NULL */
+	/* Per span of the index: for an arena of a running client, the mark
+	 * bits (its own bitmap is the client's, left as it is); else NULL. */
+	uint64_t **side;
 	char *base;
 	struct uh_arena_index *ix;
 	struct gc_class *cls;	/* [ncls], indexed by class id */
@@ -174,11 +182,15 @@ static int gc_push(struct gc *g, uint64_t off)
  * the highest version seen) and return 1; if it was marked already, 0. */
 static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s, uint32_t slot)
 {
-	if (uh_bitmap_set(uh_arena_bitmap(g->base, s->arena_off), slot))
+	uint64_t *bm = g->side && g->side[s - g->ix->v] ? g->side[s - g->ix->v] :
+		       uh_arena_bitmap(g->base, s->arena_off);
+	if (uh_bitmap_set(bm, slot))
 		return 0;
 	struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
 	uint64_t w = oh->lock;
-	if (uh_lock_is_locked(w)) {
+	if (uh_lock_is_locked(w) && g->running && g->running[uh_lock_owner(w)]) {
+		w = uh_lock_old_version(w);	/* its owner runs and will release it */
+	} else if (uh_lock_is_locked(w)) {
 		w = uh_lock_old_version(w);	/* the bytes in place are of it */
 		oh->lock = w;
 		g->locks_cleared++;
@@ -384,16 +396,72 @@ static int gc_mark_all(struct gc *g, char *err, size_t errlen)
 /* ------------------------------------------------------------------ */
 /* Sweeping. */
 
+/* Directory index of span s's arena, if the directory agrees. */
+static int64_t span_dir_index(struct gc *g, const struct uh_arena_span *s);
+
+/* Span s is an arena leased to a client still running: its bitmap is that
+ * client's to set, and everything valid in it may be that client's. */
+static int span_live(struct gc *g, const struct uh_arena_span *s)
+{
+	return g->side && g->side[s - g->ix->v];
+}
+
+/* Side mark bits for the arenas of running clients. 0 or UH_ENOMEM. */
+static int side_bitmaps(struct gc *g)
+{
+	if (!g->running)
+		return 0;
+	g->side = calloc(g->ix->n ? g->ix->n : 1, sizeof(*g->side));
+	if (!g->side)
+		return UH_ENOMEM;
+	for (uint32_t i = 0; i < g->ix->n; i++) {	/* bounded by the index */
+		const struct uh_arena_span *s = &g->ix->v[i];
+		int64_t idx = span_dir_index(g, s);
+		uint32_t owner = idx < 0 ? 0 : hd_arena_dir(g->hd)[idx].owner;
+		if (!owner || owner >= g->hd->hdr->session_cap || !g->running[owner])
+			continue;
+		if (!(g->side[i] = calloc(((size_t)s->nslots + 63) / 64, 8)))
+			return UH_ENOMEM;
+	}
+	return 0;
+}
+
 static void zero_bitmaps(struct gc *g)
 {
 	for (uint32_t i = 0; i < g->ix->n; i++) {	/* bounded by the index */
 		const struct uh_arena_span *s = &g->ix->v[i];
+		if (span_live(g, s))
+			continue;
 		memset(uh_arena_bitmap(g->base, s->arena_off), 0,
 		       ((size_t)s->nslots + 63) / 64 * 8);
 	}
 }
 
-/* Directory index of span s's arena, if the directory agrees. */
+/* Every valid object of the arenas of clients still running is a root:
+ * objects they allocated and have not published yet (or allocated in a
+ * block still open) are unreachable from the root map. */
+static int mark_live_arenas(struct gc *g)
+{
+	int rc = 0;
+	for (uint32_t i = 0; i < g->ix->n && !rc; i++) {	/* bounded by the index */
+		const struct uh_arena_span *s = &g->ix->v[i];
+		if (!span_live(g, s))
+			continue;
+		for (uint32_t k = 0; k < s->nslots && !rc; k++) {	/* bounded by nslots */
+			uint64_t off = s->first_slot + (uint64_t)k * s->slot_size;
+			const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
+			const struct uh_arena_span *sp;
+			uint32_t slot;
+			uint64_t ref = uh_ref_make(off, uh_word_gen(oh->class_word));
+			if (gc_check(g, ref, 0, &sp, &slot))
+				rc = gc_mark(g, off, sp, slot);
+		}
+	}
+	while (!rc && g->n > 0)
+		rc = gc_scan(g, g->stack[--g->n]);
+	return rc;
+}
+
 static int64_t span_dir_index(struct gc *g, const struct uh_arena_span *s)
 {
 	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(g->base + s->arena_off);
@@ -431,7 +499,7 @@ static void gc_sweep(struct gc *g)
 	for (uint32_t i = 0; i < g->ix->n; i++) {	/* bounded by the index */
 		const struct uh_arena_span *s = &g->ix->v[i];
 		int64_t idx = span_dir_index(g, s);
-		if (idx < 0)
+		if (idx < 0 || span_live(g, s))
 			continue;
 		if (hd_arena_dir(g->hd)[idx].kind == UH_ARENA_SMALL) {
 			sweep_small(g, s);
@@ -446,13 +514,15 @@ static void gc_sweep(struct gc *g)
 	g->hd->persist.drain(g->hd->persist.ctx);
 }
 
-/* Leases do not survive a restart: every session is gone by now. Writing
- * owner 0 is idempotent, so plain stores plus one persist are enough. */
-static void unlease_all(struct hd *hd)
+/* Leases do not survive a restart, except those of clients still running.
+ * Writing owner 0 is idempotent, so plain stores plus one persist are
+ * enough. */
+static void unlease_all(struct hd *hd, const uint8_t *live)
 {
 	struct uh_arena_ent *dir = hd_arena_dir(hd);
 	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
-		if (dir[i].owner != 0) {
+		uint32_t o = dir[i].owner;
+		if (o != 0 && !(live && o < hd->hdr->session_cap && live[o])) {
 			dir[i].owner = 0;
 			hd->persist.flush(hd->persist.ctx, &dir[i].owner, sizeof(dir[i].owner));
 		}
@@ -474,14 +544,18 @@ static void count_skipped_arenas(struct hd *hd)
 static int gc_finish_header(struct hd *hd, uint64_t maxv)
 {
 	struct uh_hdr *h = hd->hdr;
-	uint64_t clock = (h->clock > maxv ? h->clock : maxv) + 1;
 	volatile int rc = 0;
+	/* Clients still running add to the clock: raise it atomically. */
+	uint64_t c = __atomic_load_n(&h->clock, __ATOMIC_ACQUIRE);
+	while (c <= maxv && !__atomic_compare_exchange_n(&h->clock, &c, maxv + 1, 0,
+							  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;	/* bound: each failure saw the clock move up */
+	__atomic_add_fetch(&h->clock, 1, __ATOMIC_ACQ_REL);
+	uh_persist_range(&hd->persist, &h->clock, sizeof(h->clock));
 	TX_BEGIN(hd->pop) {
 		pmemobj_tx_add_range_direct(&h->gc_runs, 16);	/* gc_runs, last_recovery_ns */
-		pmemobj_tx_add_range_direct(&h->clock, sizeof(h->clock));
 		h->gc_runs++;
 		h->last_recovery_ns = hd_now_ns();
-		h->clock = clock;
 	} TX_ONABORT {
 		rc = UH_EINTERNAL;
 	} TX_END
@@ -490,6 +564,9 @@ static int gc_finish_header(struct hd *hd, uint64_t maxv)
 
 static void gc_free(struct gc *g)
 {
+	for (uint32_t i = 0; g->side && i < g->ix->n; i++)	/* bounded by the index */
+		free(g->side[i]);
+	free(g->side);
 	free(g->cls);
 	free(g->refbuf);
 	free(g->stack);
@@ -500,21 +577,27 @@ static int recovery_gc(struct hd *hd, char *err, size_t errlen)
 	struct gc g;
 	memset(&g, 0, sizeof(g));
 	g.hd = hd;
+	g.running = hd->ninherited ? hd->inherited : NULL;
 	g.base = hd->base;
 	g.ix = &hd->ix;
 	g.cap = GC_STACK_INIT;
 	g.stack = malloc(g.cap * sizeof(*g.stack));
-	int rc = (!g.stack || gc_classes(&g)) ? UH_ENOMEM : 0;
+	int rc = (!g.stack || gc_classes(&g) || side_bitmaps(&g)) ? UH_ENOMEM : 0;
 	if (rc) {
 		gc_free(&g);
 		return hd_err(err, errlen, rc, "out of memory before recovery GC of %s", hd->path);
 	}
 	count_skipped_arenas(hd);
 	zero_bitmaps(&g);
-	rc = gc_mark_all(&g, err, errlen);
+	rc = mark_live_arenas(&g);
+	if (rc)
+		rc = hd_err(err, errlen, rc, "out of memory marking the arenas of running "
+			    "clients of %s", hd->path);
+	if (!rc)
+		rc = gc_mark_all(&g, err, errlen);
 	if (!rc) {
 		gc_sweep(&g);
-		unlease_all(hd);
+		unlease_all(hd, g.running);
 		if (gc_finish_header(hd, g.maxv))
 			rc = hd_err(err, errlen, UH_EINTERNAL, "cannot update the header of %s: %s",
 				    hd->path, pmemobj_errormsg());
@@ -541,7 +624,7 @@ static int recover_sessions(struct hd *hd)
 		if (e->state != UH_SESS_ACTIVE)
 			continue;
 		if (hd_session_owner_alive(e)) {
-			hd_log("info", "session_alive", "session=%u pid=%u note=gc_deferred", i,
+			hd_log("info", "session_alive", "session=%u pid=%u note=will_reattach", i,
 			       e->pid);
 			if (!hd->inherited)
 				hd->inherited = calloc(hd->hdr->session_cap, 1);
@@ -560,6 +643,35 @@ static int recover_sessions(struct hd *hd)
 	return alive;
 }
 
+#define HD_QUIET_WAIT_MS 10000
+
+/* No client of a previous heapd is between COMMITTED and IDLE. They saw
+ * heapd_starts move (hd_open bumped it) or will before their next commit,
+ * so none starts another one. */
+static int live_clients_quiet(struct hd *hd)
+{
+	uint64_t t0 = hd_mono_ns();
+
+	/* bound: HD_QUIET_WAIT_MS of 1 ms sleeps */
+	while (hd_mono_ns() - t0 < (uint64_t)HD_QUIET_WAIT_MS * 1000000ull) {
+		int busy = 0;
+		for (uint32_t i = 1; i < hd->hdr->session_cap && !busy; i++) {	/* < cap */
+			if (!hd->inherited || !hd->inherited[i])
+				continue;
+			const struct uh_log_hdr *log = hd_session_log_locked(hd, i);
+			uint32_t st = log ? __atomic_load_n(&log->state, __ATOMIC_ACQUIRE) : 0;
+			busy = st == UH_LOG_COMMITTED || st == UH_LOG_APPLIED;
+		}
+		if (!busy)
+			return 1;
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	hd_log("warn", "gc_deferred", "reason=\"a client of the previous heapd stayed in a "
+	       "commit for %d ms\"", HD_QUIET_WAIT_MS);
+	return 0;
+}
+
 static int rebuild_index(struct hd *hd, char *err, size_t errlen)
 {
 	if (uh_arena_index_build(&hd->ix) != 0)
@@ -575,7 +687,11 @@ int hd_recover_locked(struct hd *hd, char *err, size_t errlen)
 	int rc = rebuild_index(hd, err, errlen);
 	if (rc)
 		return rc;
-	hd->rec.gc_deferred = recover_sessions(hd);
+	/* Clients still running may be committing: wait (bounded) until none
+	 * is (reattach.c in libuniheap says why that is enough); a client
+	 * stuck mid-commit defers the GC to a later start. */
+	if (recover_sessions(hd))
+		hd->rec.gc_deferred = !live_clients_quiet(hd);
 	/* Reaping may have freed large regions: index what is left. */
 	if (!hd->rec.gc_deferred && !(rc = rebuild_index(hd, err, errlen)))
 		rc = recovery_gc(hd, err, errlen);

@@ -83,6 +83,7 @@ grpc::Status Service::Stats(grpc::ServerContext *ctx, const pb::StatsRequest *re
 		resp->set_classes_registered(st.classes_registered);
 		resp->set_log_extents_leased(st.log_extents_leased);
 		resp->set_log_trims(st.log_trims);
+		resp->set_reattaches(st.reattaches);
 		resp->set_rpc_errors(rpc_errors_.load());
 		return grpc::Status::OK;
 	});

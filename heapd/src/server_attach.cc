@@ -137,8 +137,8 @@ grpc::Status Service::attach(grpc::ServerContext *ctx, AttachStream *stream)
 
 	struct hd_session_info si;
 	char err[kErrLen] = "";
-	int rc = hd_session_attach(hd_, h.pid(), h.readonly(), h.client().c_str(), &si, err,
-				   sizeof(err));
+	int rc = hd_session_attach(hd_, h.pid(), h.readonly(), h.client().c_str(),
+				   h.previous_session(), h.previous_token(), &si, err, sizeof(err));
 	if (rc)
 		return uh_to_status(rc, err);
 	serve_session(stream, si, h);

@@ -146,7 +146,72 @@ static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 	out->log_size = log_size;
 }
 
+/* The previous session a re-attaching process names: its slot if it is
+ * active, 0 if there is none (reaped already: nothing to recover), -1
+ * with err set if it is not this process's. */
+static int64_t previous_locked(struct hd *hd, uint32_t pid, uint32_t prev, uint64_t token,
+			       char *err, size_t errlen)
+{
+	if (prev == 0 || prev >= hd->hdr->session_cap ||
+	    hd_session_tab(hd)[prev].state != UH_SESS_ACTIVE)
+		return 0;
+	const struct uh_session_ent *e = &hd_session_tab(hd)[prev];
+	if (e->pid != pid || e->token != token) {
+		hd_err(err, errlen, UH_EINVAL, "re-attach names session %u, which is not this "
+		       "process's (pid %u) or has another token", prev, pid);
+		return -1;
+	}
+	return prev;
+}
+
+static void transfer_tx(struct hd *hd, uint32_t from, uint32_t to)
+{
+	struct uh_arena_ent *dir = hd_arena_dir(hd);
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		if (dir[i].kind == UH_ARENA_UNUSED || dir[i].owner != from)
+			continue;
+		pmemobj_tx_add_range_direct(&dir[i].owner, sizeof(dir[i].owner));
+		dir[i].owner = to;
+	}
+}
+
+static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
+		       struct uh_log_hdr *log);
+static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uint64_t size,
+		       struct hd_reap_result *r);
+static void count_reap(struct hd *hd, const struct hd_reap_result *r, int graceful);
+
+/* Re-attach: the old session's log is recovered as a dead client's, its
+ * arenas (with the objects it allocated and has not published) go to the
+ * new session, its log and slot are freed. Crash-safe like a reap: the
+ * log is IDLE before the one transaction that moves and frees. */
+static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
+{
+	struct uh_session_ent *e = &hd_session_tab(hd)[old];
+	struct uh_log_hdr *log = hd_session_log_locked(hd, old);
+	struct hd_reap_result r;
+	memset(&r, 0, sizeof(r));
+	if (log)
+		finish_log(hd, old, log, e->log_size, &r);
+	TX_BEGIN(hd->pop) {
+		transfer_tx(hd, old, now);
+		release_tx(hd, old, e, log);
+	} TX_ONABORT {
+		hd_log("error", "reattach_failed", "session=%u reason=%s", old, pmemobj_errormsg());
+	} TX_END
+	if (hd->inherited && hd->inherited[old]) {
+		hd->inherited[old] = 0;
+		hd->ninherited--;
+	}
+	count_reap(hd, &r, 1);
+	hd->stats.reattaches++;
+	hd_log("info", "reattach", "session=%u previous=%u replayed=%d rolled_back=%d "
+	       "locks_released=%llu", now, old, r.replayed, r.rolled_back,
+	       (unsigned long long)r.locks_released);
+}
+
 int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *client,
+		      uint32_t prev_session, uint64_t prev_token,
 		      struct hd_session_info *out, char *err, size_t errlen)
 {
 	if (pid == 0)
@@ -154,6 +219,11 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 	int rc = 0;
 	pthread_mutex_lock(&hd->mu);
 	hd_reap_inherited_locked(hd);
+	int64_t prev = previous_locked(hd, pid, prev_session, prev_token, err, errlen);
+	if (prev < 0) {
+		rc = UH_EINVAL;
+		goto out;
+	}
 	int64_t slot = free_slot(hd);
 	if (slot < 0) {
 		rc = hd_err(err, errlen, UH_ENOSPC, "too many sessions: all %u slots are attached",
@@ -175,6 +245,8 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 	}
 	*out = info;
 	hd->stats.attaches++;
+	if (prev > 0)
+		reattach_locked(hd, (uint32_t)prev, info.session);
 	char q[160];
 	hd_log("info", "attach", "session=%u pid=%u readonly=%d client=%s", info.session, pid,
 	       readonly ? 1 : 0, hd_log_quote(q, sizeof(q), client ? client : ""));

@@ -19,6 +19,16 @@
  *    several fields outside a block may mix two commits.
  *  - Every persistent reference is a 64-bit offset from the start of the
  *    heap file (#uh_off); 0 is null.
+ *  - A heapd restart (crash, upgrade, service restart) is invisible beyond
+ *    a retry: the session notices heapd's end, keeps its mapping, and at
+ *    its next block (or next call that needs heapd) attaches anew to the
+ *    same socket on its own, waiting up to 60 s for heapd to come back.
+ *    References and pointers into the mapping stay valid. A block that was
+ *    open when heapd ended is rolled back with #UH_ECONFLICT ("heapd
+ *    restarted"), which uh_run() re-runs; a commit that passed its
+ *    durability barrier completes. If heapd now serves another heap file,
+ *    calls fail with #UH_EIO and the mapping is left alone. uh_stats counts
+ *    the re-attaches and the time they took.
  *
  * Caveats:
  *  - A #uh_heap is a session. Use it from one thread at a time; open one
@@ -77,7 +87,7 @@ uint32_t uh_format_version(void);
 #define UH_EFREED (-7)		/**< freed, invalid or out-of-range object */
 #define UH_ETYPE (-8)		/**< wrong field type or wrong class */
 #define UH_ERANGE (-9)		/**< field offset or index out of range */
-#define UH_EDISCONNECTED (-10)	/**< heapd unreachable */
+#define UH_EDISCONNECTED (-10)	/**< heapd unreachable (and did not come back) */
 #define UH_EPROTO (-11)		/**< heapd answered something unexpected */
 #define UH_EIO (-12)		/**< open/map of the heap file failed */
 #define UH_EFORK (-13)		/**< handle used in a forked child */
@@ -579,6 +589,8 @@ typedef struct uh_stats {
 	uint64_t aborts_user;		/**< uh_abort() and failed uh_run() bodies */
 	uint64_t retries;		/**< re-runs by uh_run() */
 	uint64_t read_waits;		/**< reads that waited for a committing writer */
+	uint64_t reattaches;		/**< new sessions after heapd ended or restarted */
+	uint64_t reattach_ns;		/**< time spent re-attaching (waiting for heapd) */
 } uh_stats;
 
 /** Copy this session's counters. */

@@ -154,7 +154,12 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 				return rc;
 		}
 	}
-	if ((rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a)) != 0)
+	int again;
+	if ((rc = uh_ctl_ready(h)) == 0)
+		rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
+	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
+		rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
+	if (rc)
 		return rc;
 	if ((rc = add_arena(h, sa, &a)) != 0)
 		return rc;
@@ -173,8 +178,12 @@ static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const vo
 		       uh_off *out)
 {
 	struct uhc_arena a;
-	int rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
+	int again, rc = uh_ctl_ready(h);
 
+	if (rc == 0)
+		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
+	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
+		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
 	if (rc)
 		return rc;
 	if (a.nslots != 1 || a.first_slot > h->size || a.slot_size < UH_OBJHDR_SIZE + payload ||

@@ -18,7 +18,12 @@ int uh_class_register(uh_heap *h, const char *name, const uh_field_spec *fields,
 	for (uint32_t i = 0; i < nfields; i++)
 		if (!fields[i].name)
 			return uh_err_set(UH_EINVAL, "uh_class_register: field %u has no name", i);
-	return uhc_register_class(h->ctl, name, fields, nfields, class_id);
+	int again;
+	if ((rc = uh_ctl_ready(h)) == 0)
+		rc = uhc_register_class(h->ctl, name, fields, nfields, class_id);
+	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
+		rc = uhc_register_class(h->ctl, name, fields, nfields, class_id);
+	return rc;
 }
 
 int uh_class_find(uh_heap *h, const char *name, uint32_t *class_id)

@@ -24,6 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -62,12 +63,13 @@ pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 chan_ent *chan_list;
 
 /* Reconnect quickly after a heapd restart instead of gRPC's default
- * backoff (1 s growing to 2 min), so a new attach never waits long. */
+ * backoff (1 s growing to 2 min), so a new attach (and a re-attach, which
+ * waits for the restarted heapd) never waits long. */
 grpc::ChannelArguments channel_args()
 {
 	grpc::ChannelArguments a;
-	a.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-	a.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+	a.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+	a.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
 	a.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
 	return a;
 }
@@ -228,6 +230,8 @@ struct uhc {
 	bool got_first = false;		/* first ServerMessage in `first` */
 	bool ended = false;		/* Read() returned false: stream over */
 	pb::ServerMessage first;
+	/* ended, for lock-free checks on every block (uhc_connected). */
+	std::atomic<bool> gone{ false };
 
 	/* Normally the reader is joined already (stream_finish); this only
 	 * runs on error paths, where a joinable std::thread would abort. */
@@ -256,6 +260,7 @@ void reader_main(uhc *c)
 			c->got_first = true;
 		} else {
 			c->ended = true;
+			c->gone.store(true, std::memory_order_release);
 		}
 	}
 	c->cv.notify_all();
@@ -266,6 +271,7 @@ void reader_main(uhc *c)
 	{
 		std::lock_guard<std::mutex> g(c->mu);
 		c->ended = true;
+		c->gone.store(true, std::memory_order_release);
 	}
 	c->cv.notify_all();
 }
@@ -367,8 +373,8 @@ void fill_welcome(uhc *c, const pb::Welcome &wm, struct uhc_welcome *w)
  * (e.g. the channel still held the connection of a heapd that has just
  * been restarted): heapd then has no session for it, so trying again
  * is safe. */
-int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome *w,
-	      bool *retry)
+int handshake(uhc *c, int readonly, const char *client_desc, uint32_t prev_session,
+	      uint64_t prev_token, struct uhc_welcome *w, bool *retry)
 {
 	*retry = false;
 	pb::ClientMessage hello;
@@ -377,6 +383,8 @@ int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome 
 	h->set_pid((uint32_t)c->pid);
 	h->set_client(utf8_clean(client_desc ? client_desc : ""));
 	h->set_readonly(readonly != 0);
+	h->set_previous_session(prev_session);
+	h->set_previous_token(prev_token);
 
 	c->stream = c->chan->stub->Attach(&c->ctx);
 	start_reader(c);
@@ -426,8 +434,8 @@ int handshake(uhc *c, int readonly, const char *client_desc, struct uhc_welcome 
 	return 0;
 }
 
-int do_attach(const char *socket, int readonly, const char *client_desc, uhc **out,
-	      struct uhc_welcome *w)
+int do_attach(const char *socket, int readonly, const char *client_desc, uint32_t prev_session,
+	      uint64_t prev_token, uhc **out, struct uhc_welcome *w)
 {
 	if (!socket || !*socket)
 		return uh_err_set(UH_EINVAL, "uhc_attach: no socket path");
@@ -454,7 +462,7 @@ int do_attach(const char *socket, int readonly, const char *client_desc, uhc **o
 		c->socket = socket;
 		c->chan = e;
 		bool retry;
-		rc = handshake(c.get(), readonly, client_desc, w, &retry);
+		rc = handshake(c.get(), readonly, client_desc, prev_session, prev_token, w, &retry);
 		if (rc == 0) {
 			*out = c.release();
 			return 0;
@@ -468,10 +476,11 @@ int do_attach(const char *socket, int readonly, const char *client_desc, uhc **o
 } /* namespace */
 
 extern "C" int uhc_attach(const char *socket, int readonly, const char *client_desc,
-			  uhc **out, struct uhc_welcome *w)
+			  uint32_t prev_session, uint64_t prev_token, uhc **out,
+			  struct uhc_welcome *w)
 {
 	try {
-		return do_attach(socket, readonly, client_desc, out, w);
+		return do_attach(socket, readonly, client_desc, prev_session, prev_token, out, w);
 	} catch (const std::bad_alloc &) {
 		return uh_err_set(UH_ENOMEM, "uhc_attach: out of memory");
 	} catch (const std::exception &ex) {
@@ -507,12 +516,22 @@ extern "C" void uhc_detach(uhc *c)
 	delete c;
 }
 
+extern "C" int uhc_wait_ended(uhc *c, int ms)
+{
+	if (!c || getpid() != c->pid)
+		return 0;
+	try {
+		return wait_ended(c, ms) ? 1 : 0;
+	} catch (...) {
+		return 0;
+	}
+}
+
 extern "C" int uhc_connected(uhc *c)
 {
 	if (!c || getpid() != c->pid)
 		return 0;
-	std::lock_guard<std::mutex> g(c->mu);
-	return !c->ended;
+	return !c->gone.load(std::memory_order_acquire);
 }
 
 namespace {

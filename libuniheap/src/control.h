@@ -45,15 +45,20 @@ struct uhc_welcome {
 
 /* Open the session stream and wait for Welcome (5 s deadline). On success
  * *out must be released with uhc_detach(). UH_EDISCONNECTED when nothing
- * listens on socket; UH_EPROTO when heapd refuses (message says why). */
+ * listens on socket; UH_EPROTO when heapd refuses (message says why).
+ * prev_session/prev_token: 0, or the session this process had with a
+ * heapd that ended: heapd recovers it and hands its arenas to the new one
+ * (re-attach). */
 int uhc_attach(const char *socket, int readonly, const char *client_desc,
-	       uhc **out, struct uhc_welcome *w);
+	       uint32_t prev_session, uint64_t prev_token, uhc **out, struct uhc_welcome *w);
 
 /* Send Goodbye, end the stream, free c. NULL is ignored. Can't fail. */
 void uhc_detach(uhc *c);
 
-/* Nonzero while the session stream is up (heapd alive). */
+/* Nonzero while the session stream is up (heapd alive). Lock-free. */
 int uhc_connected(uhc *c);
+/* Wait at most ms for the session stream to end; nonzero if it has. */
+int uhc_wait_ended(uhc *c, int ms);
 
 int uhc_register_class(uhc *c, const char *name, const uh_field_spec *fields,
 		       uint32_t nfields, uint32_t *class_id);

@@ -76,7 +76,10 @@ struct uh_hdr {
 	uint64_t gc_runs;		/* 264 recovery GCs completed */
 	uint64_t last_recovery_ns;	/* 272 CLOCK_REALTIME of last recovery */
 	uint32_t gen_seed;		/* 280 generation of the next arena's fresh slots */
-	uint8_t pad1[36];		/* 284 */
+	uint32_t reserved1;		/* 284 */
+	uint64_t heapd_starts;		/* 288 heapd opens of this heap: a new heapd bumps it
+					 * before recovery (clients check it at commit) */
+	uint8_t pad1[24];		/* 296 */
 
 	/* Global version clock (time-based STM), own cache line. Advanced by
 	 * committers with an atomic add; recovery persists max(version)+1. */
@@ -381,6 +384,7 @@ _Static_assert(offsetof(struct uh_hdr, hdr_checksum) == UH_HDR_CHECKSUM_LEN,
 	       "checksum follows the immutable part");
 _Static_assert(offsetof(struct uh_hdr, class_count) == 256, "mutable part");
 _Static_assert(offsetof(struct uh_hdr, gen_seed) == 280, "generation seed");
+_Static_assert(offsetof(struct uh_hdr, heapd_starts) == 288, "heapd starts");
 _Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
 _Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");

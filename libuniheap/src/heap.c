@@ -212,7 +212,7 @@ static void mapping_put(struct uh_mapping *m)
 
 /* A new session of an existing mapping must be on the very file mapped:
  * heapd may have been restarted on another heap since. */
-static int same_heap(const struct uh_mapping *m, const struct uhc_welcome *w)
+int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w)
 {
 	struct stat st;
 
@@ -240,20 +240,32 @@ static int check_header(uh_heap *h, const struct uhc_welcome *w)
 				  UH_FORMAT_VERSION);
 	if (uh_fnv1a64(h->hdr, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) != h->hdr->hdr_checksum)
 		return uh_err_set(UH_EIO, "heap header of %s is corrupt (checksum)", w->heap_path);
-	if (h->readonly)
-		return 0;
-	if (w->log_off < UH_HDR_SIZE || w->log_size < 4096 ||
-	    w->log_off > h->size - w->log_size)
-		return uh_err_set(UH_EPROTO, "heapd sent a log area outside the heap");
-	h->log = (struct uh_log_hdr *)(h->base + w->log_off);
-	h->log_size = w->log_size;
-	if (h->log->magic != UH_LOG_MAGIC || h->log->session != w->session)
-		return uh_err_set(UH_EPROTO, "session log at %llu is not initialized",
-				  (unsigned long long)w->log_off);
+	return uh_session_bind(h, w);
+}
+
+int uh_session_bind(uh_heap *h, const struct uhc_welcome *w)
+{
+	struct uh_log_hdr *log = NULL;
+
+	if (!h->readonly) {
+		if (w->log_off < UH_HDR_SIZE || w->log_size < 4096 ||
+		    w->log_off > h->size - w->log_size)
+			return uh_err_set(UH_EPROTO, "heapd sent a log area outside the heap");
+		log = (struct uh_log_hdr *)(h->base + w->log_off);
+		if (log->magic != UH_LOG_MAGIC || log->session != w->session)
+			return uh_err_set(UH_EPROTO, "session log at %llu is not initialized",
+					  (unsigned long long)w->log_off);
+	}
+	h->log = log;
+	h->log_size = log ? w->log_size : 0;
+	h->session = w->session;
+	h->token = w->token;
+	/* Read after Welcome: the heapd that welcomed us has bumped it. */
+	h->starts = __atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
-static const char *client_desc(char *buf, size_t len)
+const char *uh_client_desc(char *buf, size_t len)
 {
 	extern char *program_invocation_short_name;
 	snprintf(buf, len, "c/%s", program_invocation_short_name);
@@ -281,11 +293,11 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 	h->fork_gen = fork_gen;
 	h->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15ull;
 	h->readonly = readonly;
-	rc = uhc_attach(socket, h->readonly, client_desc(desc, sizeof(desc)), &h->ctl, w);
+	rc = uhc_attach(socket, h->readonly, uh_client_desc(desc, sizeof(desc)), 0, 0, &h->ctl, w);
 	if (rc == 0 && m) {
 		__atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
 		h->m = m;
-		rc = same_heap(m, w);
+		rc = uh_same_heap(m, w);
 	} else if (rc == 0) {
 		if (!(m = calloc(1, sizeof(*m)))) {
 			rc = uh_err_set(UH_ENOMEM, "uh_connect: out of memory");
@@ -308,7 +320,6 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 		uh_disconnect(h);
 		return rc;
 	}
-	h->session = w->session;
 	h->durability = w->durability;
 	snprintf(h->path, sizeof(h->path), "%s", w->heap_path);
 	snprintf(h->name, sizeof(h->name), "%s", w->heap_name);

@@ -81,7 +81,13 @@ static int lease(uh_heap *h, uint64_t need)
 		c->ext = v;
 		c->cap = cap;
 	}
-	if ((rc = uhc_lease_log_extent(h->ctl, size, &off, &got)) != 0)
+	/* Inside a block: heapd gone means the block is doomed, never again. */
+	int again;
+	if ((rc = uh_ctl_ready(h)) == 0)
+		rc = uhc_lease_log_extent(h->ctl, size, &off, &got);
+	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0)
+		rc = UH_EINTERNAL;	/* unreachable: blocks are never re-attached */
+	if (rc)
 		return rc;
 	struct uh_log_loc l = { h->base, h->size, h->log, h->log_size };
 	if (got < need + sizeof(struct uh_log_ext) || !uh_log_ext_at(&l, off))
@@ -132,7 +138,7 @@ void uh_logchain_trim(uh_heap *h)
 {
 	struct uh_logchain *c = &h->chain;
 
-	if (c->ext_bytes <= UH_LOG_KEEP * h->log_size || !h->ctl)
+	if (c->ext_bytes <= UH_LOG_KEEP * h->log_size || !h->ctl || !uhc_connected(h->ctl))
 		return;
 	char keep[1024];	/* the caller's message must survive */
 	snprintf(keep, sizeof(keep), "%s", uh_errmsg());

@@ -88,7 +88,7 @@ static void release_slot(uh_heap *h, uint64_t obj)
 	 * session leased it, else a session that keeps freeing big objects
 	 * would fill the arena directory. A refusal (heapd gone) is fine:
 	 * recovery GC reclaims the region. */
-	if (s->nslots == 1 && h->ctl) {
+	if (s->nslots == 1 && h->ctl && uhc_connected(h->ctl)) {
 		char keep[1024];	/* the caller's message must survive */
 		snprintf(keep, sizeof(keep), "%s", uh_errmsg());
 		if (uhc_return_arena(h->ctl, s->arena_off) == 0)
@@ -134,6 +134,16 @@ static int tx_doom(uh_heap *h, int rc)
 	return rc;
 }
 
+int uh_tx_heapd_restarted(uh_heap *h)
+{
+	if (h->tx.doomed)
+		return uh_err_set(h->tx.doomed, "block was rolled back: %s",
+				  uh_strerror(h->tx.doomed));
+	h->st.conflicts++;
+	return tx_doom(h, uh_err_set(UH_ECONFLICT, "heapd restarted: the block was rolled "
+				     "back; run it again (the next block attaches anew)"));
+}
+
 /* Doomed by an object that stayed locked past the bounded wait. */
 static int locked_out(uh_heap *h, uint64_t obj, const char *what)
 {
@@ -159,6 +169,8 @@ static int log_append(uh_heap *h, uint32_t kind, uint64_t obj, uint64_t arg,
 		uh_logchain_start(h);
 	struct uh_log_ent *e;
 	int rc = uh_logchain_reserve(h, need, (void **)&e);
+	if (rc && h->tx.doomed)
+		return rc;	/* heapd restarted under the block: rolled back */
 	if (rc) {	/* the log could not grow: heap full, or heapd gone */
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", uh_errmsg());
@@ -505,7 +517,10 @@ int uh_tx_write_single(uh_heap *h, uh_off ref, uint64_t target, const void *src,
 	target = UH_REF_OFFSET(target);
 	/* A one-entry block: the LOCK entry lets heapd release the lock if
 	 * we die holding it; the store itself is atomic, so it needs no
-	 * redo: it is either durable or not. */
+	 * redo: it is either durable or not. On the session of the heapd
+	 * that runs now (re-attach first if it changed). */
+	if (uh_heapd_changed(h) && (rc = uh_reattach(h)) != 0)
+		return rc;
 	h->tx.depth = 1;
 	h->tx.doomed = 0;
 	if ((rc = uh_tx_lock(h, obj)) != 0) {
@@ -517,6 +532,14 @@ int uh_tx_write_single(uh_heap *h, uh_off ref, uint64_t target, const void *src,
 	 * version any more; heapd, if we die, only releases the lock. */
 	__atomic_store_n(&h->log->state, UH_LOG_APPLIED, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE) != h->starts) {
+		/* A new heapd started meanwhile; it may be collecting garbage,
+		 * with this session counted as quiet: store nothing. */
+		tx_rollback(h);
+		h->tx.depth = 0;
+		h->tx.doomed = 0;
+		return uh_tx_write_single(h, ref, target, src, len);
+	}
 	store_field(h->base + target, src, len);
 	uh_flush(h, h->base + target, len);
 	uh_barrier(h);	/* the store is durable */
@@ -535,6 +558,9 @@ int uh_begin(uh_heap *h)
 {
 	int rc = uh_check_handle(h);
 	if (rc)
+		return rc;
+	/* A block runs on a session of the heapd that runs now. */
+	if (h->tx.depth == 0 && uh_heapd_changed(h) && (rc = uh_reattach(h)) != 0)
 		return rc;
 	/* Read-only handles run read-only blocks (a consistent snapshot);
 	 * every write in them fails with UH_EREADONLY. */
@@ -583,6 +609,14 @@ static int tx_commit_outer(uh_heap *h)
 		return uh_err_set(UH_ECONFLICT, "uh_commit: an object this block read was "
 				  "changed by another session; block rolled back, run it again");
 	}
+	/* heapd ended under the block: its session is for the next heapd to
+	 * recover, not to commit on. */
+	if (h->ctl && !uhc_connected(h->ctl)) {
+		uh_tx_heapd_restarted(h);
+		h->tx.doomed = 0;
+		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
+				  "back; run it again (the next block attaches anew)");
+	}
 	if (t->news_list.n) {
 		/* B0: new objects (and entries) durable before the header. */
 		for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
@@ -600,6 +634,15 @@ static int tx_commit_outer(uh_heap *h)
 	/* Readers that see our locks with the log still ACTIVE read the bytes
 	 * in place as the old version: no apply store may pass this one. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A heapd that started after the check above may be collecting
+	 * garbage: either we see its start now and roll back, or it sees
+	 * COMMITTED and waits for us (reattach.c). */
+	if (__atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE) != h->starts) {
+		uh_tx_heapd_restarted(h);
+		h->tx.doomed = 0;
+		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
+				  "back; run it again (the next block attaches anew)");
+	}
 	if (!t->news_list.n)
 		uh_logchain_flush(h);
 	uh_flush(h, log, sizeof(*log));

@@ -114,6 +114,8 @@ struct uh_heap {
 	uint64_t size;			/* m->size */
 	struct uh_hdr *hdr;		/* inside the mapping */
 	uint32_t session;
+	uint64_t token;			/* of the session: names it at re-attach */
+	uint64_t starts;		/* hdr->heapd_starts at attach */
 	uint32_t durability;
 	int readonly;
 	struct uh_log_hdr *log;		/* inside the mapping; NULL if readonly */
@@ -137,6 +139,35 @@ struct uh_heap {
 
 /* heap.c */
 int uh_check_handle(uh_heap *h);	/* fork / closed checks */
+/* Bind h to the session heapd welcomed in w (the mapping m is h's): log
+ * area, session, token. 0 or UH_EPROTO/UH_EIO. */
+int uh_session_bind(uh_heap *h, const struct uhc_welcome *w);
+/* UH_EIO naming both files unless w describes the heap m maps. */
+int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w);
+/* "c/<program>": how this process names itself to heapd. */
+const char *uh_client_desc(char *buf, size_t len);
+
+/* reattach.c: heapd's end (the session stream closed) seen, attach anew
+ * to the same socket as a new session of the same heap, heapd recovering
+ * the old one; bounded retries with backoff. Keeps the mapping, the
+ * arenas and every reference. UH_EDISCONNECTED (heapd did not come back
+ * in time), UH_EIO (heapd now serves another heap). */
+int uh_reattach(uh_heap *h);
+/* Before a call that needs heapd: 0 when the session stream is up; else
+ * inside a block the block is doomed (UH_ECONFLICT, heapd restarted: the
+ * caller's retry re-attaches), outside one uh_reattach(). */
+int uh_ctl_ready(uh_heap *h);
+/* After a control call failed with rc: when heapd went away during it
+ * (UH_EDISCONNECTED and the session stream ends), inside a block the
+ * block is doomed (UH_ECONFLICT), outside one the session re-attaches and
+ * *again is set: make the call once more. Else rc. */
+int uh_ctl_failed(uh_heap *h, int rc, int *again);
+/* The session's heapd has ended, or a new one started since we attached. */
+static inline int uh_heapd_changed(const uh_heap *h)
+{
+	return (h->ctl && !uhc_connected(h->ctl)) ||
+	       __atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE) != h->starts;
+}
 int uh_check_writable(uh_heap *h, const char *fn);	/* ... and not read-only */
 void uh_flush(uh_heap *h, const void *addr, size_t len);
 void uh_barrier(uh_heap *h);
@@ -187,6 +218,8 @@ int uh_tx_holds(uh_heap *h, uh_off obj);
  * come from a read another commit has made stale: then doom the block and
  * return UH_ECONFLICT; else return rc. */
 int uh_tx_stale_or(uh_heap *h, int rc);
+/* Doom the open block: heapd ended or restarted under it (UH_ECONFLICT). */
+int uh_tx_heapd_restarted(uh_heap *h);
 int uh_tx_log_alloc(uh_heap *h, uh_off obj, uint64_t slot_bytes);
 int uh_tx_log_free(uh_heap *h, uh_off obj);
 void uh_tx_free_state(uh_heap *h);

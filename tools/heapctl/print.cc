@@ -203,6 +203,7 @@ void print_stats(FILE *out, const pb::StatsResponse &s)
 		{"classes registered", num(s.classes_registered())},
 		{"log extents leased", num(s.log_extents_leased())},
 		{"log trims", num(s.log_trims())},
+		{"re-attaches", num(s.reattaches())},
 		{"rpc errors", num(s.rpc_errors())},
 	});
 }
