@@ -1,0 +1,104 @@
+"""heapd SIGKILLed and restarted 20 times under a running workload of C and
+Python client processes whose code has no reconnect logic (tests/c/
+prog_restart_worker.c, workers/restart_worker.py): libuniheap re-attaches
+each of them on its own, blocks in flight are re-run, nothing acknowledged
+is lost, and every worker completes."""
+import re
+import time
+
+from conftest import WORKERS, binary, spawn_python, stop_process, track, wait_for
+
+import subprocess
+
+import uniheap
+
+RESTARTS = 20
+
+
+def acks(path):
+    """[(op, re-attaches so far)] of a worker's ack file."""
+    try:
+        return [tuple(map(int, line.split())) for line in path.read_text().splitlines()]
+    except FileNotFoundError:
+        return []
+
+
+def acked(path):
+    return [op for op, _ in acks(path)]
+
+
+def reattached(path):
+    a = acks(path)
+    return a[-1][1] if a else 0
+
+
+def stop_process_all(workers):
+    for p in workers.values():
+        stop_process(p)
+
+
+def report(workers, tmp_dir, before):
+    lines = []
+    for n, p in workers.items():
+        o, e = p.communicate(timeout=10)
+        lines.append(f"{n}: exit {p.returncode}, re-attaches {reattached(tmp_dir / f'{n}.ack')} "
+                     f"(before the restart {before[n]}): {o} {e}")
+    return "\n".join(lines) + "\n"
+
+
+def test_heapd_restarts_under_load(heapd, tmp_dir):
+    stop = tmp_dir / "stop"
+    workers = {}
+    for name in ("c1", "c2"):
+        workers[name] = track(subprocess.Popen(
+            [binary("prog_restart_worker"), "--socket", heapd.sock, "--name", name,
+             "--ack", str(tmp_dir / f"{name}.ack"), "--stop", str(stop)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for name in ("py1", "py2"):
+        workers[name] = spawn_python([WORKERS / "restart_worker.py", name,
+                                      tmp_dir / f"{name}.ack", stop], heapd,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: all(acked(tmp_dir / f"{n}.ack") for n in workers), 30)
+        down = []
+        for _ in range(RESTARTS):
+            before = {n: reattached(tmp_dir / f"{n}.ack") for n in workers}
+            t0 = time.monotonic()
+            heapd.kill()
+            time.sleep(0.05)
+            heapd.start()
+            down.append(time.monotonic() - t0)
+            # every worker re-attaches and gets on with its ops
+            if not wait_for(lambda: all(reattached(tmp_dir / f"{n}.ack") > before[n]
+                                        for n in workers), 60):
+                stop_process_all(workers)
+                raise AssertionError(report(workers, tmp_dir, before) + heapd.log_tail())
+        stop.touch()
+        out = {}
+        for name, p in workers.items():
+            o, e = p.communicate(timeout=120)
+            assert p.returncode == 0, f"{name}: exit {p.returncode}: {e}"
+            out[name] = dict(re.findall(r"(\w+)=([\d.]+)", o))
+    finally:
+        stop.touch()
+        for p in workers.values():
+            stop_process(p)
+    # Nothing acknowledged is lost: every list holds 1..n, in order, and
+    # the shared counter counts every op.
+    with uniheap.connect(heapd.sock) as h:
+        total = 0
+        for name in workers:
+            ops = acked(tmp_dir / f"{name}.ack")
+            assert ops == list(range(1, len(ops) + 1))
+            assert list(h.roots[f"rs.{name}"]) == ops
+            assert int(out[name]["ops"]) == len(ops)
+            total += len(ops)
+        assert h.roots["rs.count"][0] == total
+        h.check()
+    print(f"heapd down (SIGKILL, 50 ms, start until it serves): "
+          f"mean {sum(down) / len(down) * 1e3:.0f} ms, max {max(down) * 1e3:.0f} ms")
+    for name, o in out.items():
+        print(f"{name}: ops {o['ops']}, re-attaches {o['reattaches']}, longest block that "
+              f"re-attached {o['reattach_ms_max']} ms, mean re-attach "
+              f"{float(o['reattach_ms_total']) / int(o['reattaches']):.0f} ms")
+        assert int(o["reattaches"]) == RESTARTS
