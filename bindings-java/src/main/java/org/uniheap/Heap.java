@@ -92,7 +92,7 @@ public final class Heap implements AutoCloseable {
          * At most n libuniheap sessions (default 64): threads beyond that
          * many in blocks or writes at once wait for one. heapd has 1023
          * session slots per heap, for all processes.
-         * @throws IllegalArgumentException unless 1 <= n <= 1023
+         * @throws IllegalArgumentException unless 1 &lt;= n &lt;= 1023
          */
         public static Option maxSessions(int n) {
             if (n < 1 || n > 1023)
