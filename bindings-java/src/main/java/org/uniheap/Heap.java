@@ -51,6 +51,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class Heap implements AutoCloseable {
     private static final int UH_READONLY = 1;
     private static final int DEFAULT_MAX_SESSIONS = 64;
+    private static final int STATS_ROOM = 64;   // u64s of uh_stats room, >= HeapStats.COUNT
     private static final VarHandle OPEN_BLOCKS;
 
     static {
@@ -747,7 +748,9 @@ public final class Heap implements AutoCloseable {
             throw closedError();
         long[] sum = new long[HeapStats.COUNT];
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment out = a.allocate(8L * HeapStats.COUNT, 8);
+            // uh_stats grows at its end: room for counters this binding
+            // does not know yet, so a newer libuniheap never writes past it
+            MemorySegment out = a.allocate(8L * STATS_ROOM, 8);
             for (Session s : pool.sessions()) {
                 int rc = (int) Native.STATS_GET.invokeExact(s.h, out.address());
                 if (rc != 0)

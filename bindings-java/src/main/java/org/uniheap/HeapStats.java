@@ -20,15 +20,19 @@ package org.uniheap;
  * @param abortsUser blocks rolled back by their owner
  * @param retries re-runs after a lost conflict
  * @param readWaits reads that waited for a committing writer
+ * @param reattaches new sessions after heapd ended or restarted
+ * @param reattachNs time spent re-attaching (waiting for heapd), in ns
  */
 public record HeapStats(long allocs, long frees, long commits, long emptyCommits, long aborts,
                         long conflicts, long barriers, long flushes, long logBytes, long arenaLeases,
                         long lockWaits, long abortsLocked, long abortsStale, long abortsLogFull,
-                        long abortsUser, long retries, long readWaits) {
-    static final int COUNT = 17;
+                        long abortsUser, long retries, long readWaits, long reattaches,
+                        long reattachNs) {
+    /** Counters read: the first COUNT u64 of uh_stats. */
+    static final int COUNT = 19;
 
     HeapStats(long[] c) {
         this(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13],
-                c[14], c[15], c[16]);
+                c[14], c[15], c[16], c[17], c[18]);
     }
 }

@@ -27,7 +27,6 @@ final class Session {
     static final long ROOT = 128;     // uh_root_next: cursor, name, name_len, value
     static final long CINFO = 160;    // uh_class_info (24 bytes)
     static final long FINFO = 184;    // uh_field_info (24 bytes)
-    static final long STATS = 256;    // uh_stats (17 u64)
     static final long INFO = 512;     // uh_info (4184 bytes)
     static final long KEYBUF = 4736;  // bytes of a string or bytes key
     static final int KEYBUF_CAP = 4104;   // > UH_KEY_MAX_LEN: too long is libuniheap's to say

@@ -49,6 +49,21 @@ class RootsTest extends HeapTest {
     }
 
     @Test
+    void aHeapGoesOnAcrossAHeapdRestart() throws Exception {
+        Account a = heap.create(Account.class, x -> x.balance(1));
+        heap.roots().put("roots.survivor", a);
+        PMap<String, Object> m = heap.newMap(String.class);
+        heap.roots().put("roots.survivor.map", m);
+        heapd.restart();
+        // libuniheap attaches anew by itself; the proxies and the mapping stay
+        heap.atomic(() -> a.balance(a.balance() + 1));
+        m.put("after", "restart");
+        assertEquals(2, a.balance());
+        assertEquals("restart", m.get("after"));
+        assertTrue(heap.stats().reattaches() >= 1);
+    }
+
+    @Test
     void allocatedButNeverPublishedIsReclaimed() throws Exception {
         try (Heap h = Heap.connect(heapd.socket)) {
             h.atomic(() -> {
