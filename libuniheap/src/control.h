@@ -55,7 +55,8 @@ int uhc_attach(const char *socket, int readonly, const char *client_desc,
 /* Send Goodbye, end the stream, free c. NULL is ignored. Can't fail. */
 void uhc_detach(uhc *c);
 
-/* Nonzero while the session stream is up (heapd alive). Lock-free. */
+/* Nonzero while the session stream is up (heapd alive). Lock-free, no
+ * system call; does not check for fork (the callers' handles do). */
 int uhc_connected(uhc *c);
 /* Wait at most ms for the session stream to end; nonzero if it has. */
 int uhc_wait_ended(uhc *c, int ms);
