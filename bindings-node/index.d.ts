@@ -228,6 +228,8 @@ export interface HeapStats {
   conflicts: number; barriers: number; flushes: number; logBytes: number; arenaLeases: number;
   lockWaits: number; abortsLocked: number; abortsStale: number; abortsLogfull: number;
   abortsUser: number; retries: number; readWaits: number;
+  /** New sessions after heapd ended or restarted, and the ns they took. */
+  reattaches: number; reattachNs: number;
 }
 
 export interface ClassInfo {

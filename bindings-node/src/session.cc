@@ -142,6 +142,7 @@ Napi::Value Session::Stats(const Napi::CallbackInfo &info)
 	K("abortsLocked", aborts_locked); K("abortsStale", aborts_stale);
 	K("abortsLogfull", aborts_logfull); K("abortsUser", aborts_user);
 	K("retries", retries); K("readWaits", read_waits);
+	K("reattaches", reattaches); K("reattachNs", reattach_ns);
 #undef K
 	return o;
 }

@@ -1,18 +1,22 @@
-"""heapd SIGKILLed and restarted 20 times under a running workload of C and
-Python client processes whose code has no reconnect logic (tests/c/
-prog_restart_worker.c, workers/restart_worker.py): libuniheap re-attaches
-each of them on its own, blocks in flight are re-run, nothing acknowledged
-is lost, and every worker completes."""
+"""heapd SIGKILLed and restarted 20 times under a running workload of C,
+Python and Node client processes whose code has no reconnect logic
+(tests/c/prog_restart_worker.c, workers/restart_worker.py,
+bindings-node/test/workers/restart_worker.js; Node only when its addon is
+built): libuniheap re-attaches each of them on its own, blocks in flight
+are re-run, nothing acknowledged is lost, and every worker completes."""
 import re
+import shutil
+import subprocess
 import time
 
-from conftest import WORKERS, binary, spawn_python, stop_process, track, wait_for
-
-import subprocess
+from conftest import (REPO, WORKERS, HeapD, binary, python_env, spawn_python, stop_process,
+                      track, wait_for)
 
 import uniheap
 
 RESTARTS = 20
+NODE_WORKER = REPO / "bindings-node" / "test" / "workers" / "restart_worker.js"
+NODE_ADDON = REPO / "bindings-node" / "build" / "Release" / "uniheap.node"
 
 
 def acks(path):
@@ -46,7 +50,17 @@ def report(workers, tmp_dir, before):
     return "\n".join(lines) + "\n"
 
 
-def test_heapd_restarts_under_load(heapd, tmp_dir):
+def test_heapd_restarts_under_load(tmp_dir):
+    # Each client process leases a 1 MiB arena per size class its list
+    # storages pass through: five of them need more than 64M.
+    heapd = HeapD(tmp_dir, size="256M").start()
+    try:
+        run_restarts(heapd, tmp_dir)
+    finally:
+        heapd.stop()
+
+
+def run_restarts(heapd, tmp_dir):
     stop = tmp_dir / "stop"
     workers = {}
     for name in ("c1", "c2"):
@@ -58,6 +72,11 @@ def test_heapd_restarts_under_load(heapd, tmp_dir):
         workers[name] = spawn_python([WORKERS / "restart_worker.py", name,
                                       tmp_dir / f"{name}.ack", stop], heapd,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    node = shutil.which("node")
+    if node and NODE_ADDON.exists():
+        workers["node1"] = track(subprocess.Popen(
+            [node, str(NODE_WORKER), "node1", str(tmp_dir / "node1.ack"), str(stop)],
+            env=python_env(heapd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:
         assert wait_for(lambda: all(acked(tmp_dir / f"{n}.ack") for n in workers), 30)
         down = []
