@@ -1,0 +1,58 @@
+"""A tiny end-to-end run on a real heapd: a load and runs of the YCSB
+clients on one uniheap table, data integrity on, every operation OK, and
+heapctl check passing afterwards with the exact record count."""
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from ycsbrun import clients, report
+from ycsbrun.services import Heapd, build_dir, temp_dir
+
+RECORDS = 1000
+OPS = 1000
+
+
+@pytest.fixture
+def heapd():
+    folder = temp_dir("ycsb-e2e-")
+    d = Heapd(build_dir(REPO), folder, durability="memory", size="256M")
+    yield d
+    d.stop()
+    subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def run_client(heapd, lang, phase, workload, threads=1, **extra):
+    props = {"recordcount": RECORDS, "operationcount": OPS, "dataintegrity": "true",
+             "seed": 1, **extra}
+    if lang == "java":
+        props.pop("seed")
+    argv, env = clients.command(lang, phase, "uniheap", workload, props, threads,
+                                build=build_dir(REPO))
+    r = subprocess.run(argv, env={**heapd.env(), **env}, capture_output=True, text=True,
+                       timeout=300)
+    parsed = report.parse(r.stdout)
+    expected = RECORDS if phase == "load" else OPS
+    assert report.problems(parsed, expected, r.returncode) == [], r.stdout + r.stderr
+    return parsed
+
+
+def record_count(heapd):
+    code = ("import uniheap; h = uniheap.connect(); "
+            "print(len(h.roots['ycsb.usertable'])); h.close()")
+    argv, env = clients.command("python", "run", "uniheap", "a", {})
+    r = subprocess.run([argv[0], "-c", code], env={**heapd.env(), **env}, capture_output=True,
+                       text=True, timeout=60, check=True)
+    return int(r.stdout)
+
+
+def test_load_then_run_a_and_e_with_integrity(heapd):
+    run_client(heapd, "python", "load", "a")
+    a = run_client(heapd, "python", "run", "a", threads=2)
+    assert a["VERIFY"]["Return=OK"] == a["READ"]["Operations"] > 0
+    e = run_client(heapd, "python", "run", "e")
+    assert e["SCAN"]["Return=OK"] > 0
+    inserted = e.get("INSERT", {}).get("Return=OK", 0)
+    ok, out = heapd.check()
+    assert ok, out
+    assert record_count(heapd) == RECORDS + inserted

@@ -1,0 +1,167 @@
+"""The number generators of YCSB 0.17.0's CoreWorkload, ported.
+
+Each generator draws from a random.Random it is given (one per client
+thread, like Java's ThreadLocalRandom), so a fixed `seed` property makes a
+run repeatable. The counters that the client threads share in Java (the
+load key sequence, the acknowledged insert counter of workloads D and E)
+live in counters.py; the generators here only read them.
+
+Java's long arithmetic is kept where it shows in results: fnvhash64 wraps
+at 64 bits and takes a signed abs; the zipfian draw truncates toward zero.
+"""
+import math
+
+FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
+FNV_PRIME_64 = 1099511628211
+_MASK64 = (1 << 64) - 1
+_SIGN64 = 1 << 63
+
+ZIPFIAN_CONSTANT = 0.99
+# Precomputed zeta(ITEM_COUNT, 0.99) of the scrambled zipfian: the sum has
+# 10^10 terms, too many to compute at start-up (YCSB ships the constant).
+SCRAMBLED_ZETAN = 26.46902820178302
+SCRAMBLED_ITEM_COUNT = 10_000_000_000
+
+
+def fnvhash64(val):
+    """FNV-1 over the 8 low-order octets of val, as YCSB's Utils.fnvhash64:
+    signed 64-bit wrap-around, arithmetic shift, abs of the result.
+    fnvhash64(0) == 6284781860667377211."""
+    h = FNV_OFFSET_BASIS_64
+    v = val
+    for _ in range(8):
+        h = ((h ^ (v & 0xFF)) * FNV_PRIME_64) & _MASK64
+        v >>= 8                     # Python's >> on ints is arithmetic
+    if h & _SIGN64:
+        h -= 1 << 64
+        # Java's Math.abs(Long.MIN_VALUE) stays negative; keep that too.
+        return h if h == -_SIGN64 else -h
+    return h
+
+
+class ConstantIntegerGenerator:
+    """Always the same value (the field length of constant-size fields)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def next_value(self):
+        return self.value
+
+
+class UniformLongGenerator:
+    """Uniform over [lb, ub]. Java draws abs(nextLong()) % (ub-lb+1); 63
+    random bits give the same distribution without the sign step."""
+
+    def __init__(self, rng, lb, ub):
+        if ub < lb:
+            raise ValueError(f"uniform generator: upper bound {ub} below lower bound {lb}")
+        self._bits = rng.getrandbits
+        self.lb = lb
+        self.ub = ub
+        self.interval = ub - lb + 1
+
+    def next_value(self):
+        return self._bits(63) % self.interval + self.lb
+
+
+def zetastatic(n, theta, start=0, initialsum=0.0):
+    """sum over i in [start, n) of 1/(i+1)^theta, added to initialsum."""
+    s = initialsum
+    for i in range(start, n):
+        s += 1.0 / math.pow(i + 1, theta)
+    return s
+
+
+class ZipfianGenerator:
+    """Zipfian over [min, max] (Gray et al., SIGMOD 1994), popular items
+    first: min is the most popular. zetan is computed once; when a caller
+    asks for more items (next_long(itemcount) with a bigger count, as the
+    latest generator does) it is extended incrementally, while eta keeps
+    using the item count given at construction, as in YCSB."""
+
+    def __init__(self, rng, lo, hi, theta=ZIPFIAN_CONSTANT, zetan=None):
+        self._random = rng.random
+        self.items = hi - lo + 1
+        self.base = lo
+        self.theta = theta
+        self.zeta2theta = zetastatic(2, theta)
+        self.alpha = 1.0 / (1.0 - theta)
+        self.zetan = zetastatic(self.items, theta) if zetan is None else zetan
+        self.countforzeta = self.items
+        self.eta = self._eta()
+        self._half_pow_theta = math.pow(0.5, theta)
+        self.next_value()           # YCSB draws once at construction
+
+    def _eta(self):
+        return ((1 - math.pow(2.0 / self.items, 1 - self.theta))
+                / (1 - self.zeta2theta / self.zetan))
+
+    def next_long(self, itemcount):
+        if itemcount > self.countforzeta:
+            self.zetan = zetastatic(itemcount, self.theta, self.countforzeta, self.zetan)
+            self.countforzeta = itemcount
+            self.eta = self._eta()
+        u = self._random()
+        uz = u * self.zetan
+        if uz < 1.0:
+            return self.base
+        if uz < 1.0 + self._half_pow_theta:
+            return self.base + 1
+        return self.base + int(itemcount * math.pow(self.eta * u - self.eta + 1, self.alpha))
+
+    def next_value(self):
+        return self.next_long(self.items)
+
+
+class ScrambledZipfianGenerator:
+    """Zipfian popularity spread over [min, max] by hashing: a zipfian over
+    10^10 items (with the precomputed zeta), then fnvhash64 modulo the item
+    count, so the popular keys are scattered over the key space."""
+
+    def __init__(self, rng, lo, hi):
+        self.min = lo
+        self.max = hi
+        self.itemcount = hi - lo + 1
+        self._gen = ZipfianGenerator(rng, 0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT,
+                                     SCRAMBLED_ZETAN)
+
+    def next_value(self):
+        return self.min + fnvhash64(self._gen.next_value()) % self.itemcount
+
+
+class SkewedLatestGenerator:
+    """Recent keys most popular (workload D): last - zipfian(last), where
+    last is the basis counter's last acknowledged value at each draw."""
+
+    def __init__(self, rng, basis):
+        self._basis = basis
+        self._zipf = ZipfianGenerator(rng, 0, basis.last_value() - 1)
+        self.next_value()
+
+    def next_value(self):
+        last = self._basis.last_value()
+        return last - self._zipf.next_long(last)
+
+
+class DiscreteGenerator:
+    """One of several values with given weights (the operation mix)."""
+
+    def __init__(self, rng):
+        self._random = rng.random
+        self.values = []
+
+    def add_value(self, weight, value):
+        self.values.append((weight, value))
+
+    def next_value(self):
+        total = sum(w for w, _ in self.values)
+        val = self._random()
+        for w, v in self.values:
+            pw = w / total
+            if val < pw:
+                return v
+            val -= pw
+        # Rounding left val just above the last share: YCSB asserts here;
+        # the last value is the only one it can be.
+        return self.values[-1][1]
