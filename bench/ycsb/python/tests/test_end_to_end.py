@@ -1,6 +1,7 @@
 """A tiny end-to-end run on a real heapd: a load and runs of the YCSB
 clients on one uniheap table, data integrity on, every operation OK, and
 heapctl check passing afterwards with the exact record count."""
+import os
 import subprocess
 
 import pytest
@@ -56,3 +57,16 @@ def test_load_then_run_a_and_e_with_integrity(heapd):
     ok, out = heapd.check()
     assert ok, out
     assert record_count(heapd) == RECORDS + inserted
+
+
+def test_memory_client_runs_d_with_two_threads(tmp_path):
+    """Each thread of the in-process map keeps a private table, so it draws
+    its insert keys from private counters too: reads never miss."""
+    argv, env = clients.command("python", "run", "memory", "d",
+                                {"recordcount": 500, "operationcount": 2000,
+                                 "dataintegrity": "true", "seed": 1}, threads=2)
+    r = subprocess.run(argv, env={**os.environ, **env}, capture_output=True,
+                       text=True, timeout=120)
+    parsed = report.parse(r.stdout)
+    assert report.problems(parsed, 2000, r.returncode) == [], r.stdout + r.stderr
+    assert parsed["VERIFY"]["Return=OK"] == parsed["READ"]["Operations"]

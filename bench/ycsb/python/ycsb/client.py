@@ -20,7 +20,7 @@ import threading
 import time
 import traceback
 
-from .backends import make_db
+from .backends import db_class, make_db
 from .db import DBError, DBWrapper
 from .measurements import Measurements, parse_percentiles, report_lines
 from .properties import UsageError, parse_command_line
@@ -177,7 +177,7 @@ def _process_main(index, threads, props, counters, progress, messages, start, ab
     """Body of a worker process: connect, report ready, wait for the start,
     run, send the measurements back."""
     try:
-        worker = Worker(index, threads, props, counters)
+        worker = Worker(index, threads, props, counters or make_counters(props, shared=False))
     except Exception:
         messages.put(("error", index, traceback.format_exc()))
         return 1
@@ -222,7 +222,11 @@ def _expect(procs, messages, kind, count):
 
 def _run_processes(props, threads, label):
     ctx = mp.get_context("spawn")
-    counters = make_counters(props, shared=True)
+    # A binding whose every thread keeps a private table (the in-process
+    # dict) gets private counters too: a key another thread inserted would
+    # not be in this thread's table.
+    private = getattr(db_class(props.get("db", "uniheap")), "PRIVATE_TABLES", False)
+    counters = None if private else make_counters(props, shared=True)
     progress = ctx.RawArray("q", threads)
     messages = ctx.Queue()
     start = ctx.Event()

@@ -3,7 +3,8 @@
 A dict from key to record (a dict of bytes), and a SortedList of the keys
 for scans. Nothing outlives the process and nothing is shared: each client
 thread is a process of its own, so each holds a private copy of the table.
-A transaction run (-t) therefore loads its table itself, in init(), before
+Each thread draws its keys from counters of its own, as if it were the
+only client. A transaction run (-t) loads its table itself, in init(), before
 the clock starts, with the workload's own insert path (the same keys and
 values a load would write); memory.preload=false turns that off.
 """
@@ -19,6 +20,8 @@ from ..workload import CoreWorkload, int_prop, record_count
 
 
 class MemoryDB(DB):
+    PRIVATE_TABLES = True       # each client thread its own table and counters
+
     def init(self):
         self._tables = {}
         run = self.props.get("dotransactions", "true").lower() != "false"
