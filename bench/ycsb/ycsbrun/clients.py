@@ -30,9 +30,13 @@ DB_NAMES = {
 JAVA_FLAGS = {
     "uniheap": ["--enable-native-access=ALL-UNNAMED"],
     "lmdb": ["--add-opens=java.base/java.nio=ALL-UNNAMED",
-             "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"],
+             "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED"],
     "memory": [],
-    "chronicle": [],
+    "chronicle": ["--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+                  "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+                  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+                  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+                  "-Dchronicle.analytics.disable=true"],
 }
 
 
