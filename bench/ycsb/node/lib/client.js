@@ -13,7 +13,7 @@ const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const { Measurements, reportLines, parsePercentiles } = require('./measurements');
 const { UsageError, parseCommandLine } = require('./properties');
-const { dbClass } = require('./backends');
+const { privateTables } = require('./backends');
 const { makeCounters } = require('./workload');
 
 const USAGE = `usage: node bench/ycsb/node/bin/ycsb.js [options]
@@ -114,7 +114,7 @@ async function main(argv) {
   // A binding whose every thread keeps a private table (the in-process Map)
   // gets private counters too: a key another thread inserted would not be
   // in this thread's table.
-  const counters = dbClass(p.db ?? 'uniheap').privateTables ? null : makeCounters(p, true).map((c) => c.shared());
+  const counters = privateTables(p.db ?? 'uniheap') ? null : makeCounters(p, true).map((c) => c.shared());
   const progress = new Int32Array(new SharedArrayBuffer(4 * threads));
   const workers = [];
   const exited = [];

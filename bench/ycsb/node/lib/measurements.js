@@ -9,8 +9,6 @@
 // YCSB's Recorder(3)) when the report is made, so that merging the
 // workers' measurements is a sum of counts.
 
-const hdr = require('hdr-histogram-js');
-
 const OK = 'OK';
 const ORDER = ['READ', 'UPDATE', 'INSERT', 'SCAN', 'READ-MODIFY-WRITE', 'DELETE', 'VERIFY'];
 const HIGHEST_US = 3600 * 1000 * 1000;       // one hour; longer ones are clamped
@@ -57,6 +55,9 @@ class Measurements {
   }
 
   histogram(name) {
+    // Loaded here: only the main thread makes reports (worker threads
+    // start faster without it).
+    const hdr = require('hdr-histogram-js');
     const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US,
       numberOfSignificantValueDigits: 3 });
     for (const [v, n] of this.latencies.get(name) || []) {

@@ -21,9 +21,16 @@ function dbClass(name) {
   }
 }
 
+/** True when every client thread of this binding keeps a private table
+ *  (the built-in ones are known without loading them). */
+function privateTables(name) {
+  if (name in BACKENDS) return name === 'memory';
+  return Boolean(dbClass(name).privateTables);
+}
+
 function makeDB(props) {
   const Cls = dbClass(props.db ?? 'uniheap');
   return new Cls(props);
 }
 
-module.exports = { BACKENDS, dbClass, makeDB };
+module.exports = { BACKENDS, dbClass, makeDB, privateTables };

@@ -1,6 +1,6 @@
 'use strict';
 // YCSB on Redis, the server people use to share data between processes
-// written in different languages (node-redis, npm redis).
+// written in different languages (node-redis's client, npm @redis/client).
 //
 // -p redis.socket=PATH (a UNIX socket; else redis.host/redis.port). A
 // record is a hash; the table's keys are also members of a sorted set named
@@ -8,7 +8,7 @@
 // order for scans. An insert writes both in one MULTI/EXEC; a scan fetches
 // the keys, then the hashes in one pipeline. Every call is asynchronous.
 
-const { createClient, RESP_TYPES } = require('redis');
+const { createClient, RESP_TYPES } = require('@redis/client');
 const { DB, DBError, STATUS } = require('../db');
 
 class RedisDB extends DB {

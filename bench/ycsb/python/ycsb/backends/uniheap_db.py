@@ -8,7 +8,8 @@ PMap (str -> bytes) per record otherwise.
 
 Reads and scans run in a block, so that a record is read as one snapshot
 (as LMDB's read transactions and Redis's HGETALL give); an update of one
-field is a single field write (atomic and durable on its own); inserts,
+field is a single field write (atomic and durable on its own; if it
+loses a conflict with another client it is redone as a block); inserts,
 multi-field updates and deletes are blocks. Blocks that lose a conflict
 with another client are re-run by heap.atomic(fn).
 """
@@ -151,7 +152,10 @@ class UniheapDB(DB):
     def update(self, table, key, values):
         t = self.table(table)
         if len(values) == 1:        # one field write: atomic and durable alone
-            return self._update(t, key, values)
+            try:
+                return self._update(t, key, values)
+            except uniheap.Conflict:
+                pass                # another client had the record: as a block, retried
         return self.heap.atomic(self._update, t, key, values)
 
     def _insert(self, t, key, values):

@@ -1,0 +1,161 @@
+"""results/ycsb/: the CSV of every run and the Markdown summary (uniheap
+against each peer, as ratios, per durability class; the cross-language and
+mixed runs)."""
+import csv
+import datetime
+import os
+import platform
+
+from .execute import LATENCY_OPS
+from .stores import CLASSES
+
+PEERS = {"memory": ("lmdb", "memory", "redis", "chronicle"), "sync": ("lmdb", "redis")}
+PEER_NAMES = {"lmdb": "LMDB", "memory": "in-process", "redis": "Redis", "chronicle": "Chronicle"}
+ROWS = ("load", "a", "b", "c", "d", "e", "f")
+LANG_ORDER = ("java", "python", "node")
+
+
+def write_csv(runs, path):
+    cols = ["block", "durability", "language", "backend", "loader", "phase", "workload",
+            "threads", "records", "operations", "status", "throughput_ops_s", "runtime_ms",
+            "wall_s", "exit_status"]
+    for op in LATENCY_OPS:
+        cols += [f"{op}_avg_us", f"{op}_p95_us", f"{op}_p99_us"]
+    cols += ["verify_ok", "problems"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in runs:
+            status = "skipped" if r.skipped else ("ok" if r.ok else "failed")
+            row = [r.block, r.durability, r.language, r.backend, r.loader, r.phase, r.workload,
+                   r.threads, r.records, r.operations, status, f"{r.throughput:.1f}",
+                   r.report.get("OVERALL", {}).get("RunTime(ms)", ""), f"{r.seconds:.2f}",
+                   r.exit_status]
+            for op in LATENCY_OPS:
+                row += [r.latency(op, m) if r.latency(op, m) is not None else ""
+                        for m in ("AverageLatency(us)", "95thPercentileLatency(us)",
+                                  "99thPercentileLatency(us)")]
+            row += [r.report.get("VERIFY", {}).get("Return=OK", ""),
+                    r.skipped or " | ".join(r.problems)]
+            w.writerow(row)
+
+
+def _fmt(x):
+    return f"{x:,.0f}" if x else "—"
+
+
+def _ratio(a, b):
+    return f"{a / b:.2f}×" if a and b else "—"
+
+
+def _index(runs, block):
+    """{(durability, language, backend, workload): throughput} of good runs."""
+    return {(r.durability, r.language, r.backend, r.workload): r.throughput
+            for r in runs if r.block == block and r.ok}
+
+
+def class_table(runs, durability):
+    idx = _index(runs, "matrix")
+    langs = [lang for lang in LANG_ORDER if any(k[1] == lang and k[0] == durability for k in idx)]
+    peers = [p for p in PEERS[durability]
+             if any(k[0] == durability and k[2] == p for k in idx)]
+    head = ["workload", "language", "uniheap ops/s"]
+    for p in peers:
+        head += [f"{PEER_NAMES[p]} ops/s", f"uniheap ÷ {PEER_NAMES[p]}"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for w in ROWS:
+        for lang in langs:
+            u = idx.get((durability, lang, "uniheap", w))
+            cells = [w.upper() if w != "load" else "load", lang, _fmt(u)]
+            for p in peers:
+                v = idx.get((durability, lang, p, w))
+                cells += [_fmt(v), _ratio(u, v)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def xlang_table(runs):
+    rows = [r for r in runs if r.block == "xlang" and r.phase == "run"]
+    if not rows:
+        return ""
+    lines = ["| loaded by | run by | workload | ops/s | verified reads | heapctl check, count |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        verified = r.report.get("VERIFY", {}).get("Return=OK", 0)
+        state = "skipped: " + r.skipped if r.skipped else ("ok" if r.ok else
+                                                            "FAILED: " + r.problems[0])
+        lines.append(f"| {r.loader} | {r.language} | {r.workload.upper()} | {_fmt(r.throughput)} "
+                     f"| {verified:,} | {state} |")
+    return "\n".join(lines)
+
+
+def mixed_table(runs):
+    solo = {(r.language, r.workload): r for r in runs if r.block == "solo"}
+    mixed = [r for r in runs if r.block == "mixed" and r.phase == "run"]
+    if not mixed:
+        return ""
+    lines = ["| workload | language | alone ops/s | all at once ops/s | at once ÷ alone | state |",
+             "|---|---|---|---|---|---|"]
+    for w in sorted({r.workload for r in mixed}, key=ROWS.index):
+        total_solo = total_mixed = 0.0
+        for r in [m for m in mixed if m.workload == w]:
+            s = solo.get((r.language, w))
+            st = s.throughput if s is not None and s.ok else 0.0
+            mt = r.throughput if r.ok else 0.0
+            total_solo += st
+            total_mixed += mt
+            state = "skipped: " + r.skipped if r.skipped else ("ok" if r.ok else
+                                                                "FAILED: " + r.problems[0])
+            lines.append(f"| {w.upper()} | {r.language} | {_fmt(st)} | {_fmt(mt)} "
+                         f"| {_ratio(mt, st)} | {state} |")
+        lines.append(f"| {w.upper()} | all | {_fmt(total_solo)} (sum) | {_fmt(total_mixed)} "
+                     f"| {_ratio(total_mixed, total_solo)} | |")
+    return "\n".join(lines)
+
+
+def machine():
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                         "?")
+    except OSError:
+        model = "?"
+    return f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}"
+
+
+def markdown(runs, cfg, skipped_series, command, elapsed):
+    failed = [r for r in runs if r.problems and not r.skipped]
+    out = [f"# YCSB: uniheap and its peers, {datetime.date.today().isoformat()}", "",
+           f"`{command}`: {cfg.records:,} records of 10 × 100 bytes, {cfg.operations:,} "
+           f"operations per workload, {cfg.threads} client thread(s) per run "
+           f"(Java: threads of the official client; Python: processes; Node: worker_threads), "
+           f"stores on {cfg.storage}; {machine()}; {elapsed / 60:.1f} minutes.", "",
+           "Each cell is the throughput of one run (ops/s, YCSB's [OVERALL] Throughput); "
+           "ratios are uniheap's throughput divided by the peer's, in the same language, "
+           "durability class and run of this command. Every run's Return=OK counts and exit "
+           "status were checked (see runs.csv)." + (f" **{len(failed)} run(s) failed**: "
+                                                    "see the problems column of runs.csv."
+                                                    if failed else " All runs passed."), ""]
+    for durability in cfg.classes:
+        out += [f"## Durability class `{durability}`", "",
+                "; ".join(f"{PEER_NAMES.get(b, b)}: {what}"
+                          for b, what in CLASSES[durability].items()) + ".", "",
+                class_table(runs, durability), ""]
+    x = xlang_table(runs)
+    if x:
+        out += ["## One table, every language", "",
+                "A uniheap table (class `memory`) loaded by one language with "
+                "`dataintegrity=true`, then workloads C and A run on it from each other "
+                "language, every read checked against the values YCSB derives from key and "
+                "field; after each run `heapctl check` passes and the record count is exact.",
+                "", x, ""]
+    m = mixed_table(runs)
+    if m:
+        out += ["## Every language at once", "",
+                "One uniheap table; each language alone (one client thread), then all of them "
+                "at the same time on the same records, data integrity on; `heapctl check` and "
+                "the record count after each mixed run.", "", m, ""]
+    if skipped_series:
+        out += ["## Not run", ""] + [f"- {d} {lang} {b}: {why}"
+                                     for d, lang, b, why in skipped_series] + [""]
+    return "\n".join(out)
