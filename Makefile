@@ -11,6 +11,8 @@
 #   make java     build only the Java binding's jar (bindings-java/java.mk)
 #   make demo     build, then run the two-process demo (scripts/demo.sh)
 #   make bench    build, then run the C, Python, Node and Java benchmarks (bench/)
+#   make ycsb     build, then run YCSB A-F from Java, Python and Node on
+#                 uniheap and its peers (bench/ycsb/README.md; not in make test)
 #   make install  build, then install into $(PREFIX) (default /usr/local;
 #                 DESTDIR is honoured): programs, libuniheap, uniheap.h,
 #                 pkg-config and CMake package files, man pages, systemd units
@@ -23,7 +25,7 @@ CTEST_FLAGS ?= --output-on-failure -j2
 
 DEB_PKGS := build-essential cmake ninja-build pkg-config libpmemobj-dev \
 	libpmem2-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-	protobuf-compiler-grpc liblmdb-dev help2man systemd strace maven
+	protobuf-compiler-grpc liblmdb-dev help2man systemd strace maven redis-server
 
 # sudo only when not already root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -32,7 +34,13 @@ PY ?= python3
 # Python packages the tests and benchmarks import: the import name, or
 # import:package where the two differ (grpcio and its reflection client
 # speak to heapd in tests/service).
-PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection
+PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection \
+	hdrh:hdrhistogram redis hiredis matplotlib sortedcontainers
+
+# bench/ycsb's Java bindings build with JDK 25 (beside the default JDK).
+YCSB_JAVA_HOME ?= /usr/lib/jvm/temurin-25-jdk-amd64
+YCSB_MVN := JAVA_HOME=$(YCSB_JAVA_HOME) \
+	MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" mvn -o -q -B
 
 PREFIX ?= /usr/local
 
@@ -42,9 +50,9 @@ PREFIX ?= /usr/local
 # lacks the other platforms' optional builds of lmdb's msgpackr-extract).
 NODE ?= node
 NPM ?= npm
-NODE_TESTS = bindings-node/test/*.test.js
+NODE_TESTS = bindings-node/test/*.test.js bench/ycsb/node/test/*.test.js
 
-.PHONY: all deps test demo bench clean python node install
+.PHONY: all deps test demo bench clean python node install ycsb ycsb-java
 
 all: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
@@ -108,19 +116,23 @@ deps:
 		echo "deps: all npm packages present"; \
 	fi
 	@$(MAKE) --no-print-directory java-deps
+	@YCSB_JAVA_HOME=$(YCSB_JAVA_HOME) bench/ycsb/deps.sh
 
 # Every runner always runs (each ends with its own summary); the exit
 # status fails if any failed. tests/service: heapd as installed and run as
 # a service (default socket, readiness, reflection, install, units).
-test: deps all
+# bench/ycsb: the YCSB ports' generator tests and a small end-to-end run.
+test: deps all ycsb-java
 	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
+	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
+		$(PY) -m pytest bench/ycsb/python/tests -q -p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
-	exit $$(( c || p || s || n || j ))
+	exit $$(( c || p || s || y || n || j ))
 
 demo: deps all
 	BUILD=$(BUILD) scripts/demo.sh
@@ -145,7 +157,18 @@ bench: deps all
 	@echo "== bench/java (JMH)"
 	@$(MAKE) --no-print-directory java-bench
 
+# YCSB's site.ycsb.DB bindings (bench/ycsb/java), for the official client.
+ycsb-java:
+	$(YCSB_MVN) -f bench/ycsb/java package
+
+# Benchmarks, never part of make test: YCSB_QUICK=1 for a run of a few
+# minutes; YCSB_RECORDS, YCSB_OPS, YCSB_THREADS and more in
+# bench/ycsb/ycsbrun/config.py.
+ycsb: deps all ycsb-java
+	UNIHEAP_BUILD=$(abspath $(BUILD)) YCSB_JAVA_HOME=$(YCSB_JAVA_HOME) \
+		PYTHONPATH=bench/ycsb $(PY) -m ycsbrun
+
 clean:
 	rm -rf $(BUILD) bindings-python/build bindings-python/uniheap/_uniheap*.so \
 		bindings-python/uniheap/libuniheap.so.0 bindings-node/build bindings-java/target \
-		bench/java/target
+		bench/java/target bench/ycsb/java/target
