@@ -9,7 +9,7 @@
 #   make node     build only the Node addon (bindings-node/build; npm install
 #                 ./bindings-node builds it too)
 #   make java     build only the Java binding's jar (bindings-java/java.mk)
-#   make demo     build, then run the two-process demo (scripts/demo.sh)
+#   make demo     build, then run the cross-language demo (scripts/demo.sh)
 #   make bench    build, then run the C, Python, Node and Java benchmarks (bench/)
 #   make ycsb     build, then run YCSB A-F from Java, Python and Node on
 #                 uniheap and its peers (bench/ycsb/README.md; not in make test)
@@ -121,7 +121,8 @@ deps:
 # Every runner always runs (each ends with its own summary); the exit
 # status fails if any failed. tests/service: heapd as installed and run as
 # a service (default socket, readiness, reflection, install, units).
-# bench/ycsb: the YCSB ports' generator tests and a small end-to-end run.
+# bench/ycsb: the YCSB ports' generator tests and a small end-to-end run;
+# tests/demo: make demo on a temporary heap, every language's line present.
 test: deps all ycsb-java
 	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
@@ -129,7 +130,7 @@ test: deps all ycsb-java
 	UNIHEAP_BUILD=$(abspath $(BUILD)) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
-		$(PY) -m pytest bench/ycsb/python/tests -q -p no:cacheprovider; y=$$?; \
+		$(PY) -m pytest bench/ycsb/python/tests tests/demo -q -p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
 	exit $$(( c || p || s || y || n || j ))

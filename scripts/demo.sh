@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# demo.sh -- what `make demo` runs: two separate processes share objects in
-# one persistent heap served by heapd.
+# demo.sh -- what `make demo` runs: processes written in C, Python, Java and
+# Node share objects in one persistent heap served by heapd.
 #
 #   1. start heapd on ./var/demo.heap (created on the first run, durability
 #      sync) with its socket at ./var/heapd.sock
-#   2. process 1 (demo_creator) creates or finds the root "demo.board", adds
-#      1 to its counter, and waits
-#   3. process 2 (demo_updater) finds the same root, reads it in place and
-#      adds 10
-#   4. process 1 sees the update in its own mapping
-#   5. heapctl shows the heap and its roots; heapd is stopped (always: by
+#   2. process 1 (C, demo_creator) creates or finds the root "demo.board",
+#      adds 1 to its counter, and keeps watching it
+#   3. process 2 (C, demo_updater) finds the same root, reads it in place
+#      and adds 10
+#   4. a Python process adds 100, a Java process 1000, a Node process
+#      10000: each opens the same root (classes it never declared), says
+#      what it finds there (the others' updates) and adds its amount in one
+#      failure-atomic block
+#   5. process 1 sees every update in its own mapping, as it happens
+#   6. heapctl shows the heap and its roots; heapd is stopped (always: by
 #      the PID this script started, on any exit)
 #
+# A language whose binding is not built in this tree is left out (said so).
 # Run it again: the heap keeps the board, and the counter goes on counting.
+# DEMO_VAR names another folder than ./var (the tests use a temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=${BUILD:-build}
-VAR=$PWD/var
+VAR=${DEMO_VAR:-$PWD/var}
+JAVA=${YCSB_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 HEAP=$VAR/demo.heap
 SOCK=$VAR/heapd.sock
 LOG=$VAR/heapd.log
@@ -86,11 +93,45 @@ for _ in $(seq 100); do
 done
 echo "heapd is serving ${SOCK#$PWD/} (pid $heapd_pid)"
 
+# The other languages' processes, each with the amount it adds.
+langs=()
+if ls bindings-python/uniheap/_uniheap*.so >/dev/null 2>&1; then
+	langs+=(python)
+else
+	echo "demo: python left out: its extension is not built (make python)"
+fi
+java_jar=$(ls bindings-java/target/uniheap-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
+if [ -n "$java_jar" ] && [ -x "$JAVA" ]; then
+	langs+=(java)
+else
+	echo "demo: java left out: bindings-java is not built in this tree (make java)"
+fi
+if [ -f bindings-node/package.json ] && ls bindings-node/build/Release/*.node >/dev/null 2>&1; then
+	langs+=(node)
+else
+	echo "demo: node left out: bindings-node is not built in this tree (make node)"
+fi
+declare -A amount=([python]=100 [java]=1000 [node]=10000)
+increase=10
+for l in "${langs[@]}"; do
+	increase=$((increase + amount[$l]))
+done
+
+run_lang() {
+	case $1 in
+	python) PYTHONPATH=bindings-python${PYTHONPATH:+:$PYTHONPATH} \
+		python3 examples/python/demo_board.py "${amount[python]}" ;;
+	java) "$JAVA" --enable-native-access=ALL-UNNAMED -Djava.library.path="$BUILD" \
+		-cp "$java_jar" examples/java/DemoBoard.java "${amount[java]}" ;;
+	node) node examples/node/demo_board.js "${amount[node]}" ;;
+	esac
+}
+
 step "process 1 creates (or finds) the object graph and updates it"
 rm -f "$READY"
 # Process 1 keeps running in the background; its output is shown in step
 # order (what it printed so far, then the rest once it has finished).
-"$EX/demo_creator" "$READY" >"$OUT1" 2>&1 &
+"$EX/demo_creator" "$READY" "$increase" >"$OUT1" 2>&1 &
 creator_pid=$!
 for _ in $(seq 100); do
 	[ -e "$READY" ] && break
@@ -109,7 +150,12 @@ head -n "$shown" "$OUT1"
 step "process 2 (a separate process) reads the same objects and updates them"
 "$EX/demo_updater"
 
-step "process 1, still running, notices the update"
+for l in "${langs[@]}"; do
+	step "a $l process opens the same root, sees the updates so far, adds ${amount[$l]}"
+	run_lang "$l"
+done
+
+step "process 1, still running, has seen every update"
 rc=0
 wait "$creator_pid" || rc=$?
 creator_pid=""

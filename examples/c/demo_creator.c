@@ -1,17 +1,19 @@
 /*
  * demo_creator.c -- process 1 of `make demo`.
- * Usage: demo_creator <ready-file>
+ * Usage: demo_creator <ready-file> [increase]
  *
  * Connects to heapd ($UNIHEAP_SOCKET), creates (or, on a later run, finds)
  * a small object graph published under the root "demo.board":
  *     Board { title: string, counter: ref Counter }
  *     Counter { value: i64, writer_pid: i64 }
  * adds 1 to the counter in a failure-atomic block, creates <ready-file>,
- * then watches the counter until another process changes it (20 s max)
- * and says what it saw. Prints each step in plain words.
+ * then watches the counter, saying each new value it sees and who wrote
+ * it, until other processes have added increase to it (default: until the
+ * first change; 40 s at most). Prints each step in plain words.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,10 +95,11 @@ int main(int argc, char **argv)
 	int64_t value = 0, seen = 0, writer = 0;
 	int rc;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: demo_creator <ready-file>\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: demo_creator <ready-file> [increase]\n");
 		return 2;
 	}
+	int64_t increase = argc == 3 ? strtoll(argv[2], NULL, 10) : 0;
 	printf("process 1 (pid %d): connecting to heapd\n", (int)getpid());
 	if ((rc = uh_connect(NULL, 0, &h)) != 0)
 		return fail("connect", rc);
@@ -127,25 +130,32 @@ int main(int argc, char **argv)
 	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd >= 0)
 		close(fd);
-	printf("process 1: now waiting for another process to change the counter...\n");
+	printf("process 1: now waiting for other processes to change the counter...\n");
 	fflush(stdout);
 
-	/* Plain reads outside a block: each field read is atomic. */
-	for (int i = 0; i < 2000; i++) {
+	/* Plain reads outside a block: each field read is atomic. Each new
+	 * value is reported once, with the pid that wrote it. */
+	int64_t last = value;
+	for (int i = 0; i < 4000; i++) {
 		if ((rc = uh_get_i64(h, counter, C_VALUE, &seen)) != 0)
 			return fail("reading the counter", rc);
-		if (seen != value)
-			break;
+		if (seen != last) {
+			uh_get_i64(h, counter, C_WRITER, &writer);
+			printf("process 1: sees the update in its own mapping: counter = %lld, "
+			       "written by pid %lld\n", (long long)seen, (long long)writer);
+			fflush(stdout);
+			last = seen;
+			if (seen - value >= increase)
+				break;
+		}
 		sleep_ms(10);
 	}
-	uh_get_i64(h, counter, C_WRITER, &writer);
-	if (seen == value) {
-		printf("process 1: nobody changed the counter within 20 s\n");
+	if (last == value || last - value < increase) {
+		printf("process 1: the counter did not grow by %lld within 40 s\n",
+		       (long long)(increase ? increase : 1));
 		uh_disconnect(h);
 		return 1;
 	}
-	printf("process 1: sees the update in its own mapping: counter = %lld, "
-	       "written by pid %lld\n", (long long)seen, (long long)writer);
 	uh_disconnect(h);
 	printf("process 1: detached\n");
 	return 0;

@@ -66,7 +66,7 @@ def has_db(lang, backend):
         return (JAVA_PROJECT / "target" / "classes" / "org" / "uniheap" / "ycsb" / "uniheap"
                 / "UniheapDB.class").exists()
     if lang == "node" and backend == "uniheap":
-        return (REPO / "bindings-node" / "package.json").exists()
+        return (REPO / "bindings-node" / "build" / "Release" / "uniheap.node").exists()
     return True
 
 

@@ -47,11 +47,27 @@ def record_count(heapd):
     return int(r.stdout)
 
 
+def languages_with_uniheap():
+    return [lang for lang in clients.LANGUAGES
+            if clients.available(lang) is None and clients.has_db(lang, "uniheap")]
+
+
 def test_load_then_run_a_and_e_with_integrity(heapd):
-    run_client(heapd, "python", "load", "a")
-    a = run_client(heapd, "python", "run", "a", threads=2)
-    assert a["VERIFY"]["Return=OK"] == a["READ"]["Operations"] > 0
-    e = run_client(heapd, "python", "run", "e")
+    """The table is loaded by one language and run by every language that
+    has a uniheap binding in the tree; every read verified."""
+    langs = languages_with_uniheap()
+    assert "python" in langs and "node" in langs, langs
+    loader = "java" if "java" in langs else "python"
+    run_client(heapd, loader, "load", "a")
+    for lang in langs:
+        if lang == loader:
+            continue
+        a = run_client(heapd, lang, "run", "a", threads=2)
+        assert a["VERIFY"]["Return=OK"] == a["READ"]["Operations"] > 0, lang
+        ok, out = heapd.check()
+        assert ok, out
+        assert record_count(heapd) == RECORDS
+    e = run_client(heapd, loader, "run", "e")
     assert e["SCAN"]["Return=OK"] > 0
     inserted = e.get("INSERT", {}).get("Return=OK", 0)
     ok, out = heapd.check()
