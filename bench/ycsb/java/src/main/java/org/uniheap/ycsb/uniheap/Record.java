@@ -1,0 +1,85 @@
+package org.uniheap.ycsb.uniheap;
+
+import org.uniheap.PObject;
+import org.uniheap.Persistent;
+
+/**
+ * A YCSB record in uniheap: class {@code ycsb.Record}, ten {@code bytes}
+ * fields, the same class the Python and Node bindings declare (see
+ * bench/ycsb/README.md, "One table, every language").
+ */
+@Persistent("ycsb.Record")
+public interface Record extends PObject {
+  byte[] field0();
+
+  void field0(byte[] v);
+
+  byte[] field1();
+
+  void field1(byte[] v);
+
+  byte[] field2();
+
+  void field2(byte[] v);
+
+  byte[] field3();
+
+  void field3(byte[] v);
+
+  byte[] field4();
+
+  void field4(byte[] v);
+
+  byte[] field5();
+
+  void field5(byte[] v);
+
+  byte[] field6();
+
+  void field6(byte[] v);
+
+  byte[] field7();
+
+  void field7(byte[] v);
+
+  byte[] field8();
+
+  void field8(byte[] v);
+
+  byte[] field9();
+
+  void field9(byte[] v);
+
+  /** Field {@code fieldN} by name, through the typed accessors. */
+  static byte[] get(Record r, String field) {
+    switch (field) {
+    case "field0": return r.field0();
+    case "field1": return r.field1();
+    case "field2": return r.field2();
+    case "field3": return r.field3();
+    case "field4": return r.field4();
+    case "field5": return r.field5();
+    case "field6": return r.field6();
+    case "field7": return r.field7();
+    case "field8": return r.field8();
+    case "field9": return r.field9();
+    default: return (byte[]) r.getField(field);
+    }
+  }
+
+  static void set(Record r, String field, byte[] v) {
+    switch (field) {
+    case "field0": r.field0(v); break;
+    case "field1": r.field1(v); break;
+    case "field2": r.field2(v); break;
+    case "field3": r.field3(v); break;
+    case "field4": r.field4(v); break;
+    case "field5": r.field5(v); break;
+    case "field6": r.field6(v); break;
+    case "field7": r.field7(v); break;
+    case "field8": r.field8(v); break;
+    case "field9": r.field9(v); break;
+    default: r.setField(field, v);
+    }
+  }
+}

@@ -1,0 +1,249 @@
+package org.uniheap.ycsb.uniheap;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.Vector;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.uniheap.ConflictException;
+import org.uniheap.Heap;
+import org.uniheap.PMap;
+import org.uniheap.PObject;
+import org.uniheap.PSortedMap;
+import org.uniheap.UniheapException;
+
+import org.uniheap.ycsb.RecordCodec;
+
+import site.ycsb.ByteArrayByteIterator;
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.DBException;
+import site.ycsb.Status;
+
+/**
+ * YCSB on uniheap, through the Java binding (bindings-java).
+ *
+ * <p>The schema every language uses (bench/ycsb/README.md): table T is a
+ * persistent sorted map with String keys under the root {@code ycsb.T}; a
+ * record is a {@link Record} ({@code ycsb.Record}, bytes fields
+ * field0..field9) when the workload has YCSB's default fields, and a
+ * {@code PMap<String, byte[]>} otherwise.
+ *
+ * <p>One {@link Heap} per JVM, shared by the client threads (it lends each
+ * thread a session of its pool for a block or a write), connected in
+ * {@link #setProperties} before the client's clock starts
+ * ({@code -p uniheap.socket=PATH}, else {@code $UNIHEAP_SOCKET}). Reads and
+ * scans run in a block (one snapshot of a record); an update of one field is
+ * a single field write (atomic and durable on its own; redone as a block if
+ * it loses a conflict with another client); inserts, multi-field updates
+ * and deletes are blocks, re-run by {@code heap.atomic} after a lost
+ * conflict.
+ */
+public final class UniheapDB extends DB {
+  private static final String ROOT_PREFIX = "ycsb.";
+  private static final List<String> FIELDS = List.of("field0", "field1", "field2", "field3",
+      "field4", "field5", "field6", "field7", "field8", "field9");
+  private static final Object LOCK = new Object();
+  private static final Map<String, PSortedMap<String, PObject>> TABLES = new ConcurrentHashMap<>();
+  private static Heap heap;
+  private static int users;
+  private static DBException failure;
+
+  private boolean records;
+
+  @Override
+  public void setProperties(Properties p) {
+    super.setProperties(p);
+    records = Integer.parseInt(p.getProperty("fieldcount", "10")) == 10
+        && p.getProperty("fieldnameprefix", "field").equals("field");
+    synchronized (LOCK) {
+      if (heap == null && failure == null) {
+        String socket = p.getProperty("uniheap.socket");
+        try {
+          heap = socket == null ? Heap.connect() : Heap.connect(Path.of(socket));
+        } catch (UniheapException e) {
+          failure = new DBException("uniheap: cannot connect to heapd (" + e.getMessage()
+              + "); start heapd and set UNIHEAP_SOCKET or -p uniheap.socket=PATH", e);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void init() throws DBException {
+    synchronized (LOCK) {
+      if (heap == null) {
+        throw failure != null ? failure : new DBException("uniheap: the heap is closed");
+      }
+      users++;
+    }
+  }
+
+  @Override
+  public void cleanup() throws DBException {
+    synchronized (LOCK) {
+      if (--users == 0) {
+        TABLES.clear();
+        heap.close();
+        heap = null;
+      }
+    }
+  }
+
+  /** The sorted map of a table, created (once, atomically) if the heap has none. */
+  @SuppressWarnings("unchecked")
+  private static PSortedMap<String, PObject> table(String name) {
+    return TABLES.computeIfAbsent(name, n -> heap.atomic(() -> {
+      String root = ROOT_PREFIX + n;
+      PObject t = heap.roots().get(root);
+      if (t == null) {
+        t = heap.newSortedMap(String.class);
+        heap.roots().put(root, t);
+      }
+      return (PSortedMap<String, PObject>) t;
+    }));
+  }
+
+  private static Record record(PObject p) {
+    return p instanceof Record r ? r : p.as(Record.class);
+  }
+
+  @SuppressWarnings("unchecked")
+  private void read(PObject rec, Set<String> fields, Map<String, ByteIterator> out) {
+    Iterable<String> names = fields != null ? fields : FIELDS;
+    if (records) {
+      Record r = record(rec);
+      for (String f : names) {
+        out.put(f, new ByteArrayByteIterator(Record.get(r, f)));
+      }
+    } else {
+      PMap<String, byte[]> m = (PMap<String, byte[]>) rec;
+      for (Map.Entry<String, byte[]> e : m.entrySet()) {
+        if (fields == null || fields.contains(e.getKey())) {
+          out.put(e.getKey(), new ByteArrayByteIterator(e.getValue()));
+        }
+      }
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void write(PObject rec, Map<String, byte[]> values) {
+    if (records) {
+      Record r = record(rec);
+      for (Map.Entry<String, byte[]> e : values.entrySet()) {
+        Record.set(r, e.getKey(), e.getValue());
+      }
+    } else {
+      PMap<String, byte[]> m = (PMap<String, byte[]>) rec;
+      for (Map.Entry<String, byte[]> e : values.entrySet()) {
+        m.set(e.getKey(), e.getValue());
+      }
+    }
+  }
+
+  private PObject create(Map<String, byte[]> values) {
+    PObject rec = records ? heap.create(Record.class) : heap.newMap(String.class);
+    write(rec, values);
+    return rec;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void free(PObject rec, boolean records) {
+    if (records) {
+      Record r = record(rec);
+      for (String f : FIELDS) {
+        Record.set(r, f, null);     // a field owns its bytes value
+      }
+    } else {
+      ((PMap<String, byte[]>) rec).clear();
+    }
+    heap.free(rec);
+  }
+
+  @Override
+  public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
+    PSortedMap<String, PObject> t = table(table);
+    return heap.atomic(() -> {
+      result.clear();                 // a re-run starts afresh
+      PObject rec = t.get(key);
+      if (rec == null) {
+        return Status.NOT_FOUND;
+      }
+      read(rec, fields, result);
+      return Status.OK;
+    });
+  }
+
+  @Override
+  public Status scan(String table, String startkey, int count, Set<String> fields,
+                     Vector<HashMap<String, ByteIterator>> result) {
+    PSortedMap<String, PObject> t = table(table);
+    return heap.atomic(() -> {
+      result.clear();
+      for (PObject rec : t.tailMap(startkey, true).values()) {
+        if (result.size() >= count) {
+          break;
+        }
+        HashMap<String, ByteIterator> row = new HashMap<>();
+        read(rec, fields, row);
+        result.add(row);
+      }
+      return Status.OK;
+    });
+  }
+
+  private Status updateIn(PSortedMap<String, PObject> t, String key, Map<String, byte[]> values) {
+    PObject rec = t.get(key);
+    if (rec == null) {
+      return Status.NOT_FOUND;
+    }
+    write(rec, values);
+    return Status.OK;
+  }
+
+  @Override
+  public Status update(String table, String key, Map<String, ByteIterator> fields) {
+    PSortedMap<String, PObject> t = table(table);
+    Map<String, byte[]> values = RecordCodec.toBytes(fields);     // before a block: see insert
+    if (values.size() == 1) {         // one field write: atomic and durable alone
+      try {
+        return updateIn(t, key, values);
+      } catch (ConflictException e) {
+        // another client had the record: as a block, retried
+      }
+    }
+    return heap.atomic(() -> updateIn(t, key, values));
+  }
+
+  @Override
+  public Status insert(String table, String key, Map<String, ByteIterator> fields) {
+    PSortedMap<String, PObject> t = table(table);
+    // A ByteIterator can be read once: the bytes are taken before the block,
+    // which re-runs after a lost conflict.
+    Map<String, byte[]> values = RecordCodec.toBytes(fields);
+    return heap.atomic(() -> {
+      PObject old = t.put(key, create(values));
+      if (old != null) {
+        free(old, records);
+      }
+      return Status.OK;
+    });
+  }
+
+  @Override
+  public Status delete(String table, String key) {
+    PSortedMap<String, PObject> t = table(table);
+    return heap.atomic(() -> {
+      PObject old = t.remove(key);
+      if (old == null) {
+        return Status.NOT_FOUND;
+      }
+      free(old, records);
+      return Status.OK;
+    });
+  }
+}
