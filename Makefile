@@ -37,10 +37,8 @@ PY ?= python3
 PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection \
 	hdrh:hdrhistogram redis hiredis matplotlib sortedcontainers
 
-# bench/ycsb's Java bindings build with JDK 25 (beside the default JDK).
-YCSB_JAVA_HOME ?= /usr/lib/jvm/temurin-25-jdk-amd64
-YCSB_MVN := JAVA_HOME=$(YCSB_JAVA_HOME) \
-	MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" mvn -o -q -B
+# bench/ycsb runs Java on the JDK 25 the Java binding builds with (java.mk).
+YCSB_JAVA_HOME ?= $(JAVA25_HOME)
 
 PREFIX ?= /usr/local
 
@@ -136,7 +134,7 @@ test: deps all ycsb-java
 	exit $$(( c || p || s || y || n || j ))
 
 demo: deps all
-	BUILD=$(BUILD) scripts/demo.sh
+	BUILD=$(BUILD) JAVA25_HOME=$(JAVA25_HOME) scripts/demo.sh
 
 # Benchmarks are never part of `make test`. bench/c/run.sh, when present,
 # knows how to run them; otherwise every built bench/c program runs once.
@@ -158,9 +156,12 @@ bench: deps all
 	@echo "== bench/java (JMH)"
 	@$(MAKE) --no-print-directory java-bench
 
-# YCSB's site.ycsb.DB bindings (bench/ycsb/java), for the official client.
-ycsb-java:
-	$(YCSB_MVN) -f bench/ycsb/java package
+# YCSB's site.ycsb.DB bindings (bench/ycsb/java) for the official client;
+# the uniheap one uses the Java binding, installed in the local repository
+# first (without its tests).
+ycsb-java: java-check-jdk
+	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
+	@$(MVN_OFFLINE) -q -f bench/ycsb/java -P uniheap package
 
 # Benchmarks, never part of make test: YCSB_QUICK=1 for a run of a few
 # minutes; YCSB_RECORDS, YCSB_OPS, YCSB_THREADS and more in

@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 
 BUILD=${BUILD:-build}
 VAR=${DEMO_VAR:-$PWD/var}
-JAVA=${YCSB_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+JAVA=${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 HEAP=$VAR/demo.heap
 SOCK=$VAR/heapd.sock
 LOG=$VAR/heapd.log

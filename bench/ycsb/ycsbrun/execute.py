@@ -3,7 +3,6 @@ runs, its report parsed and judged when it ends."""
 import collections
 import os
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -99,21 +98,16 @@ class Client:
         return r
 
 
-def start(run, store_props, store_env, build, extra_props=None, echo=True, seed=None):
+def start(run, store_props, store_env, build, extra_props=None, echo=True):
     """Start the client of run against a store; returns a Client."""
     props = {"recordcount": run.records,
              "operationcount": run.operations if run.phase == "run" else run.records,
              "status.interval": 5}
     props.update(store_props)
     props.update(extra_props or {})
-    if seed is not None and run.language != "java":
-        props["seed"] = seed
     wl = "a" if run.phase == "load" else run.workload
     argv, env = clients.command(run.language, run.phase, run.backend, wl, props, run.threads,
                                 status=True, build=build)
     label = f"{run.language}/{run.backend}"
     return Client(run, argv, {**store_env, **env}, label, echo)
 
-
-def note(text):
-    print(text, flush=True, file=sys.stdout)

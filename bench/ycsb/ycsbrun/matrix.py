@@ -40,7 +40,7 @@ class Progress:
 def execute(run, store, cfg, progress, extra=None, what=""):
     progress.begin(run, what)
     if not run.skipped:
-        start(run, store.props, store.env(), cfg.build, extra, seed=None).wait(cfg.timeout)
+        start(run, store.props, store.env(), cfg.build, extra).wait(cfg.timeout)
     progress.end(run)
     return run
 
