@@ -16,6 +16,24 @@ def _languages(runs):
     return [lang for lang in LANG_ORDER if any(r.language == lang for r in runs)]
 
 
+def _axis(ax, title, width, bars, labels, ylabel):
+    """Ticks under the middle of each group of bars, log scale, legend."""
+    ax.set_xticks([j + width * (bars - 1) / 2 for j in range(len(labels))])
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def _save(fig, title, path):
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def throughput(runs, durability, path, title):
     """One panel per language: grouped bars of ops/s per workload by backend."""
     rows = [r for r in runs if r.block == "matrix" and r.durability == durability and r.ok]
@@ -32,17 +50,9 @@ def throughput(runs, durability, path, title):
             xs = [j + i * width for j, w in enumerate(ROWS) if w in vals]
             ys = [vals[w] for w in ROWS if w in vals]
             ax.bar(xs, ys, width, label=NAMES[b], color=COLORS[b])
-        ax.set_xticks([j + width * (len(backends) - 1) / 2 for j in range(len(ROWS))])
-        ax.set_xticklabels([w.upper() if w != "load" else "load" for w in ROWS])
-        ax.set_yscale("log")
-        ax.set_ylabel("ops/s (log)")
-        ax.set_title(lang)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _axis(ax, lang, width, len(backends), [w.upper() if w != "load" else "load" for w in ROWS],
+              "ops/s (log)")
+    _save(fig, title, path)
     return True
 
 
@@ -71,16 +81,7 @@ def latency(runs, durability, path, title):
                     xs.append(j + i * width)
                     ys.append(v)
             ax.bar(xs, ys, width, label=NAMES[b], color=COLORS[b])
-        ax.set_xticks([j + width * (len(backends) - 1) / 2 for j in range(len(groups))])
-        ax.set_xticklabels([f"{op[:6]} {w.upper()}\n{short}" for w, op, _, short in groups],
-                           fontsize=8)
-        ax.set_yscale("log")
-        ax.set_ylabel("µs (log)")
-        ax.set_title(lang)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _axis(ax, lang, width, len(backends),
+              [f"{op[:6]} {w.upper()}\n{short}" for w, op, _, short in groups], "µs (log)")
+    _save(fig, title, path)
     return True

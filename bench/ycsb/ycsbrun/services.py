@@ -6,12 +6,15 @@ stopped at exit if a caller forgot; nothing is ever stopped by name.
 import atexit
 import os
 import shutil
-import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# The process helpers the test suites share (tests/processes.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
+from processes import end_process, socket_accepts  # noqa: E402
 
 _started = {}       # pid -> Popen, until stopped
 
@@ -26,17 +29,8 @@ atexit.register(_stop_all)
 
 def _stop(proc, grace=10.0):
     """SIGTERM, wait up to grace seconds, SIGKILL; returns the exit status."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        except ProcessLookupError:
-            pass
     _started.pop(proc.pid, None)
-    return proc.returncode
+    return end_process(proc, timeout=grace)
 
 
 def temp_dir(prefix, base=None):
@@ -140,14 +134,7 @@ class Redis:
         _wait_until(self.ping, self.proc, "redis-server", self.log)
 
     def ping(self):
-        try:
-            with socket.socket(socket.AF_UNIX) as s:
-                s.settimeout(1.0)
-                s.connect(str(self.socket))
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
+        return socket_accepts(self.socket)
 
     def stop(self):
         return _stop(self.proc)

@@ -79,47 +79,26 @@ class DBWrapper:
                   file=sys.stderr, flush=True)
         return ERROR
 
-    def read(self, table, key, fields):
+    def _call(self, op, with_result, fn, *args):
         st = time.perf_counter_ns()
         try:
-            status, result = self.db.read(table, key, fields)
+            r = fn(*args)
         except Exception as e:
-            status, result = self._failed("READ", e), None
-        self._measure("READ", status, st, time.perf_counter_ns())
-        return status, result
+            r = (self._failed(op, e), None) if with_result else self._failed(op, e)
+        self._measure(op, r[0] if with_result else r, st, time.perf_counter_ns())
+        return r
+
+    def read(self, table, key, fields):
+        return self._call("READ", True, self.db.read, table, key, fields)
 
     def scan(self, table, startkey, count, fields):
-        st = time.perf_counter_ns()
-        try:
-            status, result = self.db.scan(table, startkey, count, fields)
-        except Exception as e:
-            status, result = self._failed("SCAN", e), None
-        self._measure("SCAN", status, st, time.perf_counter_ns())
-        return status, result
+        return self._call("SCAN", True, self.db.scan, table, startkey, count, fields)
 
     def update(self, table, key, values):
-        st = time.perf_counter_ns()
-        try:
-            status = self.db.update(table, key, values)
-        except Exception as e:
-            status = self._failed("UPDATE", e)
-        self._measure("UPDATE", status, st, time.perf_counter_ns())
-        return status
+        return self._call("UPDATE", False, self.db.update, table, key, values)
 
     def insert(self, table, key, values):
-        st = time.perf_counter_ns()
-        try:
-            status = self.db.insert(table, key, values)
-        except Exception as e:
-            status = self._failed("INSERT", e)
-        self._measure("INSERT", status, st, time.perf_counter_ns())
-        return status
+        return self._call("INSERT", False, self.db.insert, table, key, values)
 
     def delete(self, table, key):
-        st = time.perf_counter_ns()
-        try:
-            status = self.db.delete(table, key)
-        except Exception as e:
-            status = self._failed("DELETE", e)
-        self._measure("DELETE", status, st, time.perf_counter_ns())
-        return status
+        return self._call("DELETE", False, self.db.delete, table, key)

@@ -83,6 +83,14 @@ def _int_value(args, i, opt):
         raise UsageError(f"{opt} expects an integer, not {v!r}") from None
 
 
+# Options without a value, options with one, and those whose value is an
+# integer: the property each sets.
+_FLAGS = {"-load": ("dotransactions", "false"), "-t": ("dotransactions", "true"),
+          "-s": ("status", "true")}
+_VALUES = {"-db": "db", "-l": "label"}
+_INTS = {"-threads": "threadcount", "-target": "target"}
+
+
 def parse_command_line(args):
     """The properties a command line asks for (files first, -p and the
     options over them). Raises UsageError naming the bad argument."""
@@ -91,30 +99,17 @@ def parse_command_line(args):
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "-threads":
-            props["threadcount"] = _int_value(args, i + 1, a)
-            i += 2
-        elif a == "-target":
-            props["target"] = _int_value(args, i + 1, a)
-            i += 2
-        elif a == "-load":
-            props["dotransactions"] = "false"
+        if a in _FLAGS:
+            name, value = _FLAGS[a]
+            props[name] = value
             i += 1
-        elif a == "-t":
-            props["dotransactions"] = "true"
-            i += 1
-        elif a == "-s":
-            props["status"] = "true"
-            i += 1
-        elif a == "-db":
-            props["db"] = _value(args, i + 1, a)
-            i += 2
-        elif a == "-l":
-            props["label"] = _value(args, i + 1, a)
-            i += 2
+            continue
+        if a in _INTS:
+            props[_INTS[a]] = _int_value(args, i + 1, a)
+        elif a in _VALUES:
+            props[_VALUES[a]] = _value(args, i + 1, a)
         elif a == "-P":
             files.update(load_properties(_value(args, i + 1, a)))
-            i += 2
         elif a == "-p":
             pair = _value(args, i + 1, a)
             name, eq, value = pair.partition("=")
@@ -122,9 +117,9 @@ def parse_command_line(args):
                 raise UsageError(f"-p expects name=value (e.g. -p operationcount=99999), "
                                  f"not {pair!r}")
             props[name] = value
-            i += 2
         else:
             raise UsageError(f"unknown option {a!r}")
+        i += 2
     files.update(props)
     if "workload" not in files:
         raise UsageError("missing property: workload (give a workload file with -P)")
