@@ -32,6 +32,7 @@ static int entry_sane(const char *base, uint64_t heap_size, const struct uh_aren
 	out->arena_off = e->off;
 	out->slot_size = a->slot_size;
 	out->nslots = a->nslots;
+	out->recip = UINT64_MAX / a->slot_size + 1;
 	return 1;
 }
 
@@ -43,6 +44,36 @@ void uh_arena_index_init(struct uh_arena_index *ix, const char *base,
 	ix->hdr = hdr;
 	ix->v = NULL;
 	ix->n = ix->cap = 0;
+	ix->pm = NULL;
+	ix->npages = 0;
+	/* Pages of 1 MiB (an arena's size), fewer but bigger beyond 1 TiB. */
+	ix->pm_shift = 20;
+	while ((heap_size >> ix->pm_shift) > (1u << 20))	/* bound: 28 doublings */
+		ix->pm_shift++;
+}
+
+/* The page map for the sorted spans; without memory for it lookups
+ * fall back to the binary search (npages 0). */
+static void page_map_build(struct uh_arena_index *ix)
+{
+	uint64_t np = (ix->heap_size >> ix->pm_shift) + 1;
+
+	if (np != ix->npages) {
+		uint32_t *pm = realloc(ix->pm, np * sizeof(*pm));
+		if (!pm) {
+			ix->npages = 0;
+			return;
+		}
+		ix->pm = pm;
+		ix->npages = np;
+	}
+	uint32_t i = 0;
+	for (uint64_t p = 0; p < np; p++) {	/* bound: pages + spans */
+		uint64_t start = p << ix->pm_shift;
+		while (i < ix->n && ix->v[i].end <= start)
+			i++;
+		ix->pm[p] = i;
+	}
 }
 
 int uh_arena_index_build(struct uh_arena_index *ix)
@@ -69,18 +100,35 @@ int uh_arena_index_build(struct uh_arena_index *ix)
 	}
 	qsort(ix->v, n, sizeof(*ix->v), span_cmp);
 	ix->n = n;
+	page_map_build(ix);
 	return 0;
 }
 
 void uh_arena_index_free(struct uh_arena_index *ix)
 {
 	free(ix->v);
+	free(ix->pm);
 	ix->v = NULL;
+	ix->pm = NULL;
 	ix->n = ix->cap = 0;
+	ix->npages = 0;
 }
 
 const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uint64_t off)
 {
+	uint64_t page = off >> ix->pm_shift;
+
+	if (page < ix->npages) {
+		/* Spans do not overlap: walk from the page's first one. */
+		for (uint32_t i = ix->pm[page]; i < ix->n; i++) {	/* bound: spans in the page */
+			const struct uh_arena_span *s = &ix->v[i];
+			if (off < s->first_slot)
+				return NULL;
+			if (off < s->end)
+				return s;
+		}
+		return NULL;
+	}
 	uint32_t lo = 0, hi = ix->n;
 
 	while (lo < hi) {	/* bound: log2(n) steps */
@@ -103,8 +151,15 @@ const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t
 
 	if (!s && uh_arena_index_build(ix) == 0)
 		s = uh_arena_lookup(ix, off);
-	if (!s || (off - s->first_slot) % s->slot_size != 0)
+	if (!s)
 		return NULL;
-	*slot = (uint32_t)((off - s->first_slot) / s->slot_size);
+	/* A multiplication instead of a division (Lemire's fast division,
+	 * exact for 32-bit operands: an arena is smaller than 4 GiB). */
+	uint64_t rel = off - s->first_slot;
+	uint64_t q = rel >> 32 ? rel / s->slot_size :
+		     (uint64_t)(((unsigned __int128)s->recip * rel) >> 64);
+	if (q * s->slot_size != rel)
+		return NULL;
+	*slot = (uint32_t)q;
 	return s;
 }

@@ -20,6 +20,7 @@ struct uh_arena_span {
 	uint64_t arena_off;
 	uint32_t slot_size;
 	uint32_t nslots;
+	uint64_t recip;		/* 2^64 / slot_size rounded up: slot = offset * recip >> 64 */
 };
 
 struct uh_arena_index {
@@ -29,6 +30,12 @@ struct uh_arena_index {
 	struct uh_arena_span *v;	/* sorted by first_slot; owned */
 	uint32_t n;
 	uint32_t cap;
+	/* Page map: pm[off >> pm_shift] is the first span that ends after
+	 * the start of that page, so a lookup starts next to its span
+	 * instead of searching (objects are looked up on every read). */
+	uint32_t *pm;			/* owned; npages entries */
+	uint64_t npages;
+	uint32_t pm_shift;
 };
 
 /* Bind ix to a mapping (no allocation; can't fail). */
@@ -42,7 +49,8 @@ void uh_arena_index_init(struct uh_arena_index *ix, const char *base,
 int uh_arena_index_build(struct uh_arena_index *ix);
 void uh_arena_index_free(struct uh_arena_index *ix);
 
-/* The span whose slots contain off, or NULL. Binary search; can't fail. */
+/* The span whose slots contain off, or NULL. Through the page map (a
+ * binary search if it could not be built); can't fail. */
 const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uint64_t off);
 
 /* If off is the start of a slot, return its span and set *slot; else NULL.
