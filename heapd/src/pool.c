@@ -256,7 +256,7 @@ static void init_builtin_classes_tx(struct hd *hd)
 	hd->hdr->class_count = UH_CLASS_REFTABLE;
 }
 
-/* The data types' classes (ids 5..12). Their layouts live in the data
+/* The data types' classes (ids 5..14). Their layouts live in the data
  * types' code and FORMAT.md; the class table only needs their kinds so
  * that any process and recovery GC can walk them. */
 static const struct {
@@ -271,6 +271,8 @@ static const struct {
 	{ UH_CLASS_MAP_ENTRY, UH_K_VALUES, "uniheap.map.entry" },
 	{ UH_CLASS_SMAP, UH_K_VALUES, "uniheap.sortedmap" },
 	{ UH_CLASS_SMAP_NODE, UH_K_VALUES, "uniheap.sortedmap.node" },
+	{ UH_CLASS_MAP_IENTRY, UH_K_PACKED, "uniheap.map.entry.inline" },
+	{ UH_CLASS_MAP_RTABLE, UH_K_REFTABLE, "uniheap.map.table.refs" },
 };
 #define N_DATATYPE_CLASSES (sizeof(datatype_classes) / sizeof(datatype_classes[0]))
 
@@ -282,7 +284,7 @@ static int datatype_class_missing(struct hd *hd, uint32_t id)
 
 static void add_datatype_classes_tx(struct hd *hd)
 {
-	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 8 */
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 10 */
 		if (datatype_class_missing(hd, datatype_classes[i].id))
 			hd_class_write_tx(hd, datatype_classes[i].id, datatype_classes[i].kind,
 					  datatype_classes[i].name, NULL, 0, 0);
@@ -295,7 +297,7 @@ static int upgrade_datatype_classes(struct hd *hd, char *err, size_t errlen)
 	int missing = 0;
 	volatile int rc = 0;
 
-	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 8 */
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 10 */
 		missing |= datatype_class_missing(hd, datatype_classes[i].id);
 	if (!missing)
 		return 0;
@@ -329,32 +331,36 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 	return rc;
 }
 
-/* Format 1 is format 2 with every generation 0, so the upgrade is one
- * transaction: the version and the checksum that covers it (FORMAT.md 13).
- * A client of the previous heapd still running maps the heap as version
- * 1 and would allocate without generations: the upgrade waits for it. */
-static int upgrade_v1(struct hd *hd, char *err, size_t errlen)
+/* Format 1 is format 2 with every generation 0, and format 2 is format 3
+ * without a packed object, so the upgrade is one transaction: the version
+ * and the checksum that covers it (FORMAT.md 13), and the generation seed
+ * of a version 1 heap. A client of the previous heapd still running maps
+ * the heap as its old version (without generations, or with a library that
+ * cannot read packed maps): the upgrade waits for it. */
+static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
 	struct uh_hdr *h = hd->hdr;
+	uint32_t from = h->format_version;
 	volatile int rc = 0;
 
 	if (hd->ninherited)
 		return hd_err(err, errlen, UH_EIO,
-			      "%s has heap format version 1 and clients of the previous heapd "
+			      "%s has heap format version %u and clients of the previous heapd "
 			      "still use it; stop them, then start heapd again to upgrade it "
-			      "to version %u", hd->path, UH_FORMAT_VERSION);
+			      "to version %u", hd->path, from, UH_FORMAT_VERSION);
 	TX_BEGIN(hd->pop) {
 		pmemobj_tx_add_range_direct(h, UH_HDR_CHECKSUM_LEN + sizeof(h->hdr_checksum));
 		pmemobj_tx_add_range_direct(&h->gen_seed, sizeof(h->gen_seed));
 		h->format_version = UH_FORMAT_VERSION;
-		h->gen_seed = 1;	/* every slot of a version 1 heap is at generation 0 */
+		if (from == UH_FORMAT_VERSION_V1)
+			h->gen_seed = 1;	/* every slot of a version 1 heap is at generation 0 */
 		h->hdr_checksum = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
 	} TX_ONABORT {
 		rc = hd_err(err, errlen, UH_EIO, "cannot upgrade %s to format version %u: %s",
 			    hd->path, UH_FORMAT_VERSION, pmemobj_errormsg());
 	} TX_END
 	if (!rc)
-		hd_log("info", "upgrade", "heap=%s format_from=1 format_to=%u", hd->path,
+		hd_log("info", "upgrade", "heap=%s format_from=%u format_to=%u", hd->path, from,
 		       UH_FORMAT_VERSION);
 	return rc;
 }
@@ -586,12 +592,13 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	/* Version 1 is read too: hd_open upgrades it after recovery. */
-	if (h->format_version != UH_FORMAT_VERSION && h->format_version != UH_FORMAT_VERSION_V1)
+	/* Versions 1 and 2 are read too: hd_open upgrades them after recovery. */
+	if (h->format_version != UH_FORMAT_VERSION && h->format_version != UH_FORMAT_VERSION_V1 &&
+	    h->format_version != UH_FORMAT_VERSION_V2)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */
 		return hd_err(err, errlen, UH_EIO,
-			      "%s has heap format version %u%s; this heapd reads versions %u and %u",
+			      "%s has heap format version %u%s; this heapd reads versions %u to %u",
 			      hd->path, h->format_version,
 			      sum_ok ? "" : " (or a corrupt header)", UH_FORMAT_VERSION_V1,
 			      UH_FORMAT_VERSION);
@@ -715,8 +722,8 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		rc = count_start(hd, err, errlen);
 	if (!rc)
 		rc = hd_recover_locked(hd, err, errlen);
-	if (!rc && hd->hdr->format_version == UH_FORMAT_VERSION_V1)
-		rc = upgrade_v1(hd, err, errlen);
+	if (!rc && hd->hdr->format_version != UH_FORMAT_VERSION)
+		rc = upgrade_format(hd, err, errlen);
 	if (rc) {
 		hd_free(hd);
 		return rc;

@@ -160,6 +160,10 @@ static const struct uh_objhdr *gc_check(struct gc *g, uint64_t ref, uint32_t wan
 		return NULL;
 	if (g->cls[cid].kind == UH_K_RECORD && payload != g->cls[cid].payload_size)
 		return NULL;
+	/* A packed object whose header does not say where its values are
+	 * cannot be walked: it counts as invalid. */
+	if (g->cls[cid].kind == UH_K_PACKED && !uh_packed_ok((const void *)(oh + 1), payload))
+		return NULL;
 	*sp = s;
 	return oh;
 }
@@ -342,6 +346,22 @@ static int gc_scan_array(struct gc *g, uint64_t off, uint32_t payload)
 	return rc;
 }
 
+/* A packed object (checked by gc_check): follow its values typed as
+ * references. */
+static int gc_scan_packed(struct gc *g, uint64_t off)
+{
+	char *p = g->base + off + UH_OBJHDR_SIZE;
+	const struct uh_packed_hdr *ph = (const void *)p;
+	const uint8_t *types = (const uint8_t *)(p + ph->types_at);
+	uint64_t *vals = (uint64_t *)(p + ph->vals_at);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < ph->nvals && !rc; i++)	/* bounded by the payload */
+		if (uh_type_is_ref(types[i]) && vals[i])
+			rc = gc_visit(g, &vals[i], ref_want(types[i]), off);
+	return rc;
+}
+
 /* References held by the (valid, marked) object at off. */
 static int gc_scan(struct gc *g, uint64_t off)
 {
@@ -366,6 +386,8 @@ static int gc_scan(struct gc *g, uint64_t off)
 		rc = gc_scan_values(g, off, oh->size & UH_OBJ_SIZE_MASK);
 	} else if (c->kind == UH_K_ARRAY) {
 		rc = gc_scan_array(g, off, oh->size & UH_OBJ_SIZE_MASK);
+	} else if (c->kind == UH_K_PACKED) {
+		rc = gc_scan_packed(g, off);
 	}
 	return rc;
 }

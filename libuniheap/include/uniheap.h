@@ -591,6 +591,9 @@ typedef struct uh_stats {
 	uint64_t read_waits;		/**< reads that waited for a committing writer */
 	uint64_t reattaches;		/**< new sessions after heapd ended or restarted */
 	uint64_t reattach_ns;		/**< time spent re-attaching (waiting for heapd) */
+	uint64_t opt_reads;		/**< read-only calls outside blocks answered optimistically */
+	uint64_t opt_retries;		/**< ... tries of them lost to a concurrent change */
+	uint64_t opt_fallbacks;		/**< ... that then ran in an implicit block */
 } uh_stats;
 
 /** Copy this session's counters. */

@@ -85,6 +85,31 @@ static int scan_words(struct walk *w, uh_off o, const uint64_t *p, uint64_t n, u
 	return 0;
 }
 
+/* The typed values of a packed object, where its header says. */
+static int scan_packed(struct walk *w, uh_off o, uint32_t payload)
+{
+	const char *p = w->h->base + UH_REF_OFFSET(o) + UH_OBJHDR_SIZE;
+	const struct uh_packed_hdr *ph = (const void *)p;
+
+	if (!uh_packed_ok(ph, payload))
+		return uh_err_set(UH_EINTERNAL, "packed object %llu keeps its values outside "
+				  "its %u payload bytes", (unsigned long long)UH_REF_OFFSET(o),
+				  payload);
+	const uint8_t *types = (const uint8_t *)(p + ph->types_at);
+	const uint64_t *vals = (const uint64_t *)(p + ph->vals_at);
+	for (uint32_t i = 0; i < ph->nvals; i++) {	/* bound: nvals */
+		if (types[i] > UH_T_BYTES)
+			return uh_err_set(UH_EINTERNAL, "packed object %llu value %u has bad type %u",
+					  (unsigned long long)UH_REF_OFFSET(o), i, types[i]);
+		if (uh_type_is_ref(types[i])) {
+			int rc = visit(w, vals[i], want_of(types[i], 0), o);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 /* The structure's own check, for the data types that have one. */
 static int check_type(struct walk *w, uh_off o, uint32_t cls)
 {
@@ -120,6 +145,8 @@ static int scan(struct walk *w, uh_off o)
 		return scan_slots(w, o, payload);
 	case UH_K_REFTABLE:
 		return scan_words(w, o, (const uint64_t *)(oh + 1), payload / 8, 0, 1);
+	case UH_K_PACKED:
+		return scan_packed(w, o, payload);
 	case UH_K_ARRAY: {
 		const struct uh_array_hdr *a = (const void *)(oh + 1);
 		if (payload < sizeof(*a) || a->elem_type == 0 || a->elem_type > UH_T_BYTES ||

@@ -1,5 +1,5 @@
 /*
- * format.h -- the persistent layout of a uniheap heap file, format version 2.
+ * format.h -- the persistent layout of a uniheap heap file, format version 3.
  *
  * This header is the C mirror of schemas/FORMAT.md; the two must agree byte
  * for byte (the _Static_asserts at the bottom pin every offset the spec
@@ -32,10 +32,12 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 2u
+#define UH_FORMAT_VERSION 3u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
- * a u32, references had zero high bits): heapd upgrades it in place. */
+ * a u32, references had zero high bits), and format 2 is format 3 without
+ * an object of kind PACKED: heapd upgrades both in place. */
 #define UH_FORMAT_VERSION_V1 1u
+#define UH_FORMAT_VERSION_V2 2u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
@@ -102,6 +104,8 @@ struct uh_hdr {
 #define UH_K_REFTABLE 4u	/* payload = u64 refs; 1 is a tombstone */
 #define UH_K_VALUES 5u		/* payload = typed slots (struct uh_slot) */
 #define UH_K_ARRAY 6u		/* payload = struct uh_array_hdr + elements */
+#define UH_K_PACKED 7u		/* payload = struct uh_packed_hdr, then the data
+				 * type's own layout; typed values where it says */
 #define UH_T_MAX UH_T_BYTES
 
 /* Built-in class ids (fixed by the format). User classes start at
@@ -119,7 +123,11 @@ struct uh_hdr {
 #define UH_CLASS_MAP_ENTRY 10u	/* VALUES: hash map entry */
 #define UH_CLASS_SMAP 11u	/* VALUES: sorted map header */
 #define UH_CLASS_SMAP_NODE 12u	/* VALUES: sorted map node */
-#define UH_CLASS_BUILTIN_LAST 12u
+/* Format 3: the hash map's compact encoding (keys inline); new maps are
+ * made of it, old objects stay readable. */
+#define UH_CLASS_MAP_IENTRY 13u	/* PACKED: hash map entry, key inline */
+#define UH_CLASS_MAP_RTABLE 14u	/* REFTABLE: hash map bucket table of references */
+#define UH_CLASS_BUILTIN_LAST 14u
 #define UH_CLASS_FIRST_USER 32u
 
 #define UH_NAME_MAX 255u	/* class name bytes, without NUL */
@@ -218,6 +226,30 @@ struct uh_slot {
 	uint64_t value;
 };
 #define uh_slot_type(tag) ((uint32_t)(tag))
+
+/* Start of a PACKED object's payload. The object keeps nvals typed values
+ * as two arrays at payload offsets it names: u8 types[nvals] (UH_T_*, 0 =
+ * none) and u64 vals[nvals] (8-aligned), with the meaning of a typed
+ * slot's tag and value; recovery GC follows every value typed ref, string
+ * or bytes. Everything else in the payload, own included, is the data
+ * type's (keys, counts, offsets), never read by the GC. */
+struct uh_packed_hdr {
+	uint16_t nvals;
+	uint16_t vals_at;
+	uint16_t types_at;
+	uint16_t own;
+};
+
+/* Whether a packed object of payload bytes keeps its arrays inside the
+ * payload, apart from each other and from the first six header bytes. */
+static inline int uh_packed_ok(const struct uh_packed_hdr *p, uint32_t payload)
+{
+	uint64_t v0 = p->vals_at, v1 = v0 + 8ull * p->nvals;
+	uint64_t t0 = p->types_at, t1 = t0 + p->nvals;
+
+	return payload >= sizeof(*p) && v0 % 8 == 0 && v0 >= sizeof(*p) && t0 >= 6 &&
+	       v1 <= payload && t1 <= payload && (t1 <= v0 || t0 >= v1);
+}
 
 /* Start of an ARRAY object's payload; elem_size(elem_type) * length bytes
  * of elements follow, each naturally aligned. */
@@ -392,6 +424,7 @@ _Static_assert(sizeof(struct uh_objhdr) == UH_OBJHDR_SIZE, "object header");
 _Static_assert(sizeof(struct uh_rootmap) == 24, "root map payload");
 _Static_assert(sizeof(struct uh_slot) == 16, "typed slot");
 _Static_assert(sizeof(struct uh_array_hdr) == 16, "array header");
+_Static_assert(sizeof(struct uh_packed_hdr) == 8, "packed header");
 _Static_assert(sizeof(struct uh_session_ent) == 64, "session entry");
 _Static_assert(sizeof(struct uh_arena_ent) == 32, "arena entry");
 _Static_assert(sizeof(struct uh_arena_hdr) == 64, "arena header");

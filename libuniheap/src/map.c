@@ -4,37 +4,48 @@
  * buckets per update, so no single operation pauses for the whole map.
  * Iteration is in map_iter.c, the structural check in map_check.c.
  *
- * FORMAT (every object is a VALUES object: an array of 16-byte typed
- * slots {tag, value} after the 16-byte object header; slot i is at byte
- * 16 + 16 * i of the object). Every reference is in a slot tagged REF,
- * STRING or BYTES, so recovery GC reaches every object of a map from its
- * header; every count in a slot tagged I64.
+ * FORMAT. Every reference is where recovery GC finds it without knowing
+ * the map (typed slots, a reference table, or a packed object's typed
+ * values), and every count in a slot tagged I64.
  *
- *   header, class UH_CLASS_MAP (8), 5 slots:
+ *   header, class UH_CLASS_MAP (8), VALUES, 5 slots:
  *     [0] @16  I64  key kind: UH_KEY_STRING 1, UH_KEY_BYTES 2, UH_KEY_I64 3;
  *                   fixed at creation
  *     [1] @32  I64  count: live entries
- *     [2] @48  REF  table: the current UH_CLASS_MAP_TABLE, never empty
+ *     [2] @48  REF  table: the current bucket table, never empty
  *     [3] @64  REF  old table during a resize, else empty (tag 0, value 0)
  *     [4] @80  I64  migration cursor: old buckets [0, cursor) are migrated;
  *                   0 when no resize is under way
- *   bucket table, class UH_CLASS_MAP_TABLE (9), 2^k slots (k >= 3):
- *     [b]      REF  first entry of bucket b's chain, or empty
- *   entry, class UH_CLASS_MAP_ENTRY (10), 4 slots:
- *     [0] @16  the key: I64 inline, or STRING/BYTES ref to a string/bytes
- *              object the map owns (created by put, freed with the entry)
- *     [1] @32  the value: any typed slot (UH_T_*), not owned by the map
- *     [2] @48  REF  next entry of the chain, or empty
- *     [3] @64  I64  uh_key_hash() of the key (FNV-1a 64), so a resize
- *                   moves entries without reading their keys
+ *   bucket table, class UH_CLASS_MAP_RTABLE (14), REFTABLE, 2^k refs (k >= 3):
+ *     [b] @16+8b   first entry of bucket b's chain, or 0
+ *   entry, class UH_CLASS_MAP_IENTRY (13), PACKED, 24 + key length bytes:
+ *     @16 u16 nvals = 2, @18 u16 vals_at = 8, @20 u16 types_at = 6
+ *     @22 u8  the value's type (UH_T_*)      @23 u8 UH_T_REF
+ *     @24 u64 the value (any typed value, not owned by the map)
+ *     @32 u64 next entry of the chain, or 0
+ *     @40     the key: its bytes (an i64 key: its 8 little-endian bytes),
+ *             to the end of the payload. Immutable while the entry lives,
+ *             so a key returned by uh_map_next points here.
+ *   A lookup reads the bucket and then one object per entry of the chain
+ *   (key, value and next on the entry's first line): no key object.
+ *
+ * Format 2 wrote tables of class UH_CLASS_MAP_TABLE (9, VALUES: bucket b
+ * is slot b, tagged REF or empty) and entries of class UH_CLASS_MAP_ENTRY
+ * (10, VALUES: [0] the key, I64 inline or a STRING/BYTES ref to a key
+ * object the map owns, [1] the value, [2] REF next, [3] I64 the key's
+ * hash). They stay valid: the accessors (dt_table_*, dt_entry_*) read and
+ * write both encodings, and whatever a map creates from now on (entries,
+ * the table of a resize) is of the new one, so old maps change over as
+ * they are written.
  *
  * Invariants (uh_map_check verifies them all):
- *  - Without a resize, an entry of hash x is in bucket x & (size - 1) of
- *    the table. During a resize (old table non-empty, its size exactly
- *    half the table's): an entry whose old bucket ob = x & (old_size - 1)
- *    is >= cursor is still in old bucket ob; any other is in bucket
- *    x & (size - 1) of the new table. So every key has exactly one place,
- *    and lookups look only there. Old buckets below the cursor are empty.
+ *  - Without a resize, an entry of hash x (FNV-1a 64 of the key bytes) is
+ *    in bucket x & (size - 1) of the table. During a resize (old table
+ *    non-empty, its size exactly half the table's): an entry whose old
+ *    bucket ob = x & (old_size - 1) is >= cursor is still in old bucket ob;
+ *    any other is in bucket x & (size - 1) of the new table. So every key
+ *    has exactly one place, and lookups look only there. Old buckets below
+ *    the cursor are empty.
  *  - Every entry is reachable exactly once; chains are acyclic; count is
  *    the number of entries; keys are unique.
  *
@@ -52,10 +63,11 @@
  * by hand; the block's commit does.
  *
  * Concurrency: put and remove lock the header first (every one of them
- * writes count or cursor), so writers of one map serialize on it; readers
- * (get, len, next) take no lock and read a consistent snapshot through
- * the block's validated reads. Outside a user's block each call runs in
- * an implicit block that is re-run when it loses a conflict.
+ * writes count or cursor), so writers of one map serialize on it. Readers
+ * (get, len, next) take no lock: outside a block they read optimistically
+ * (optread.c: validated once at the end, re-run on a change), inside one
+ * through the block's validated reads. Writes outside a user's block run
+ * in an implicit block that is re-run when it loses a conflict.
  */
 #include <stdio.h>
 #include <string.h>
@@ -93,61 +105,237 @@ int dt_map_ref(uh_heap *h, uh_off m, uh_off obj, uint64_t i, uh_off *out)
 			  (unsigned long long)obj, uh_slot_type(s.tag));
 }
 
-int dt_map_deref(uh_heap *h, uh_off m, uh_off parent, uint64_t i, uh_off child,
-		 uint32_t cls, uint64_t min_slots)
+/* The object the reference at byte `at` of parent names must be a live one
+ * of class a or b; *o is its header. If it is not, parent is read again:
+ * had a commit after our snapshot freed it, that commit also changed
+ * parent, and reading it again dooms the block; else the map is damaged. */
+static int map_deref(uh_heap *h, uh_off m, uh_off parent, uint64_t at, uh_off child,
+		     uint32_t a, uint32_t b, const struct uh_objhdr **o)
 {
 	char why[512];
-	struct uh_slot s;
+	uint64_t again;
 	int rc;
 
-	if (uh_obj_get(h, child, cls, &rc)) {
-		if (!min_slots || uh_values_nslots(h, child) >= min_slots)
+	if ((*o = uh_obj_get(h, child, 0, &rc)) != NULL) {
+		uint32_t c = uh_word_class(__atomic_load_n(&(*o)->class_word, __ATOMIC_RELAXED));
+		if (c == a || (b && c == b))
 			return 0;
-		return uh_err_set(UH_EINTERNAL, "map %llu: object %llu has %llu slots, want %llu",
-				  (unsigned long long)m, (unsigned long long)child,
-				  (unsigned long long)uh_values_nslots(h, child),
-				  (unsigned long long)min_slots);
-	}
-	snprintf(why, sizeof(why), "%s", uh_errmsg());
-	/* Freed by a commit after our snapshot? Then that commit also
-	 * changed parent, and reading it again dooms the block. */
-	if ((rc = uh_slot_read(h, parent, i, &s)) != 0)
-		return rc;
-	return uh_err_set(UH_EINTERNAL, "map %llu: slot %llu of object %llu references %llu: %s",
-			  (unsigned long long)m, (unsigned long long)i,
-			  (unsigned long long)parent, (unsigned long long)child, why);
-}
-
-void dt_map_bucket_of(const struct dt_map_view *v, uint64_t hash, uh_off *table,
-		      uint64_t *bucket)
-{
-	if (v->old && (hash & (v->old_size - 1)) >= v->cursor) {
-		*table = v->old;
-		*bucket = hash & (v->old_size - 1);
+		snprintf(why, sizeof(why), "it is of class %u", c);
 	} else {
-		*table = v->table;
-		*bucket = hash & (v->size - 1);
+		snprintf(why, sizeof(why), "%s", uh_errmsg());
+	}
+	if ((rc = uh_tx_read(h, parent, parent + at, &again, 8)) != 0)
+		return rc;
+	return uh_err_set(UH_EINTERNAL, "map %llu: byte %llu of object %llu references %llu: %s",
+			  (unsigned long long)m, (unsigned long long)at,
+			  (unsigned long long)UH_REF_OFFSET(parent), (unsigned long long)child, why);
+}
+
+static uint32_t payload_of(const struct uh_objhdr *o)
+{
+	return __atomic_load_n(&o->size, __ATOMIC_RELAXED) & UH_OBJ_SIZE_MASK;
+}
+
+/* ---- tables ---- */
+
+uint64_t dt_table_at(const struct dt_table *t, uint64_t b)
+{
+	return UH_OBJHDR_SIZE + (t->refs ? 8 * b : sizeof(struct uh_slot) * b + 8);
+}
+
+int dt_table_get(uh_heap *h, uh_off m, const struct dt_table *t, uint64_t b, uh_off *e)
+{
+	if (!t->refs)
+		return dt_map_ref(h, m, t->ref, b, e);
+	int rc = uh_tx_read(h, t->ref, t->ref + dt_table_at(t, b), e, 8);
+	if (rc)
+		*e = 0;
+	return rc;
+}
+
+int dt_table_set(uh_heap *h, const struct dt_table *t, uint64_t b, uh_off e)
+{
+	if (!t->refs)
+		return put_ref(h, t->ref, b, e);
+	return uh_tx_write(h, t->ref, t->ref + dt_table_at(t, b), &e, 8);
+}
+
+/* A new, empty table of size buckets. */
+static int table_new(uh_heap *h, uint64_t size, struct dt_table *t)
+{
+	t->refs = 1;
+	t->size = size;
+	return uh_alloc_raw(h, UH_CLASS_MAP_RTABLE, size * 8, NULL, &t->ref);
+}
+
+void dt_map_bucket_of(const struct dt_map_view *v, uint64_t hash,
+		      const struct dt_table **table, uint64_t *bucket)
+{
+	if (v->old.ref && (hash & (v->old.size - 1)) >= v->cursor) {
+		*table = &v->old;
+		*bucket = hash & (v->old.size - 1);
+	} else {
+		*table = &v->table;
+		*bucket = hash & (v->table.size - 1);
 	}
 }
 
-int dt_map_entry_key(uh_heap *h, uh_off m, uh_off e, uh_key *k)
+/* ---- entries ---- */
+
+static int bad_entry(uh_off m, uh_off e, const char *what)
 {
+	return uh_err_set(UH_EINTERNAL, "map %llu: entry %llu %s", (unsigned long long)m,
+			  (unsigned long long)UH_REF_OFFSET(e), what);
+}
+
+/* The key of an entry in the slot encoding (kept in an object of its own,
+ * or inline for i64 keys). */
+static int slot_entry_key(uh_heap *h, const struct dt_map_view *v, struct dt_entry *d)
+{
+	const struct uh_objhdr *o;
 	struct uh_slot s;
-	int rc = uh_slot_read(h, e, DT_ME_KEY, &s);
+	int rc = uh_slot_read(h, d->ref, DT_ME_KEY, &s);
 	uint32_t t = uh_slot_type(s.tag);
 
 	if (rc)
 		return rc;
-	if (t == UH_T_STRING || t == UH_T_BYTES) {
-		rc = dt_map_deref(h, m, e, DT_ME_KEY, s.value,
-				  t == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES, 0);
-		if (rc)
-			return rc;
-	}
-	if ((rc = uh_key_load(h, &s, k)) != 0)
-		return uh_err_set(UH_EINTERNAL, "map %llu: entry %llu: %s", (unsigned long long)m,
-				  (unsigned long long)e, uh_errmsg());
+	if ((t == UH_T_STRING || t == UH_T_BYTES) &&
+	    (rc = map_deref(h, v->m, d->ref, uh_slot_off(0, DT_ME_KEY) + 8, s.value,
+			    t == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES, 0, &o)) != 0)
+		return rc;
+	if ((rc = uh_key_load(h, &s, &d->key)) != 0)
+		return bad_entry(v->m, d->ref, uh_errmsg());
 	return 0;
+}
+
+/* The key of an entry that keeps it inline: its bytes in place. */
+static int inline_entry_key(const struct dt_map_view *v, const struct uh_objhdr *o,
+			    struct dt_entry *d)
+{
+	uint32_t payload = payload_of(o);
+	const char *key = (const char *)(o + 1) + DT_IE_KEY;
+
+	if (payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
+	    (v->kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
+		return bad_entry(v->m, d->ref, "has a key of a bad length");
+	memset(&d->key, 0, sizeof(d->key));
+	d->key.kind = v->kind;
+	if (v->kind == UH_KEY_I64)
+		memcpy(&d->key.i64, key, 8);
+	d->key.data = key;
+	d->key.len = payload - DT_IE_KEY;
+	return 0;
+}
+
+uint64_t dt_entry_next_at(const struct dt_entry *e)
+{
+	return e->inl ? UH_OBJHDR_SIZE + DT_IE_NEXT : uh_slot_off(0, DT_ME_NEXT) + 8;
+}
+
+int dt_entry_load(uh_heap *h, const struct dt_map_view *v, uh_off parent, uint64_t at,
+		  uh_off e, struct dt_entry *d)
+{
+	const struct uh_objhdr *o;
+	int rc = map_deref(h, v->m, parent, at, e, UH_CLASS_MAP_IENTRY, UH_CLASS_MAP_ENTRY, &o);
+
+	if (rc)
+		return rc;
+	d->ref = e;
+	d->inl = uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) ==
+		 UH_CLASS_MAP_IENTRY;
+	if (d->inl) {
+		if ((rc = inline_entry_key(v, o, d)) != 0)
+			return rc;
+		return uh_tx_read(h, e, e + dt_entry_next_at(d), &d->next, 8);
+	}
+	if (payload_of(o) < DT_ME_SLOTS * sizeof(struct uh_slot))
+		return bad_entry(v->m, e, "has too few slots");
+	if ((rc = slot_entry_key(h, v, d)) != 0)
+		return rc;
+	return dt_map_ref(h, v->m, e, DT_ME_NEXT, &d->next);
+}
+
+int dt_entry_recheck(uh_heap *h, const struct dt_entry *e)
+{
+	uint64_t next;
+	return h->tx.depth ? uh_tx_read(h, e->ref, e->ref + dt_entry_next_at(e), &next, 8) : 0;
+}
+
+int dt_entry_value(uh_heap *h, const struct dt_entry *e, struct uh_slot *out)
+{
+	uint8_t t;
+	int rc;
+
+	if (!e->inl)
+		return uh_slot_read(h, e->ref, DT_ME_VALUE, out);
+	if ((rc = uh_tx_read(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_TYPE, &t, 1)) != 0 ||
+	    (rc = uh_tx_read(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_VALUE, &out->value, 8)) != 0)
+		return rc;
+	out->tag = t;
+	return 0;
+}
+
+static int entry_set_value(uh_heap *h, const struct dt_entry *e, const struct uh_slot *s)
+{
+	uint8_t t = (uint8_t)uh_slot_type(s->tag);
+	int rc;
+
+	if (!e->inl)
+		return uh_slot_write(h, e->ref, DT_ME_VALUE, s);
+	if ((rc = uh_tx_write(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_TYPE, &t, 1)) != 0)
+		return rc;
+	return uh_tx_write(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_VALUE, &s->value, 8);
+}
+
+static int entry_set_next(uh_heap *h, const struct dt_entry *e, uh_off next)
+{
+	if (!e->inl)
+		return put_ref(h, e->ref, DT_ME_NEXT, next);
+	return uh_tx_write(h, e->ref, e->ref + dt_entry_next_at(e), &next, 8);
+}
+
+int dt_entry_hash(uh_heap *h, const struct dt_entry *e, uint64_t *hash)
+{
+	struct uh_slot s;
+	int rc;
+
+	if (e->inl) {
+		*hash = uh_fnv1a64(e->key.data, e->key.len, UH_FNV_INIT);
+		return 0;
+	}
+	if ((rc = uh_slot_read(h, e->ref, DT_ME_HASH, &s)) != 0)
+		return rc;
+	*hash = s.value;
+	return 0;
+}
+
+/* A new entry for key k (its bytes inline), value vs, next. */
+static int entry_new(uh_heap *h, const uh_key *k, const struct uh_slot *vs, uh_off next,
+		     uh_off *out)
+{
+	static __thread unsigned char buf[DT_IE_KEY + UH_KEY_MAX_LEN];
+	struct uh_packed_hdr ph = { 2, DT_IE_VALUE, DT_IE_TYPE, 0 };
+	size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
+
+	memcpy(buf, &ph, 6);
+	buf[DT_IE_TYPE] = (uint8_t)uh_slot_type(vs->tag);
+	buf[DT_IE_NTYPE] = UH_T_REF;
+	memcpy(buf + DT_IE_VALUE, &vs->value, 8);
+	memcpy(buf + DT_IE_NEXT, &next, 8);
+	memcpy(buf + DT_IE_KEY, k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data, klen);
+	return uh_alloc_raw(h, UH_CLASS_MAP_IENTRY, DT_IE_KEY + klen, buf, out);
+}
+
+/* Free an entry and, in the slot encoding, its key object. */
+static int entry_free(uh_heap *h, const struct dt_entry *e)
+{
+	struct uh_slot ks;
+	int rc;
+
+	if (!e->inl && ((rc = uh_slot_read(h, e->ref, DT_ME_KEY, &ks)) != 0 ||
+			(rc = uh_key_free(h, &ks)) != 0))
+		return rc;
+	return uh_tx_log_free(h, e->ref);
 }
 
 int dt_map_run(uh_heap *h, int (*body)(uh_heap *, void *), void *arg)
@@ -167,17 +355,22 @@ static int bad_header(uh_off m, const char *what, uint64_t x)
 			  what, (unsigned long long)x);
 }
 
-/* Table (slot i of the header) must be a bucket table of a power-of-two
- * size; its size goes to *size. */
-static int view_table(uh_heap *h, uh_off m, uint64_t i, uh_off t, uint64_t *size)
+/* The table slot i of the header names: either encoding, a power-of-two
+ * number of buckets. */
+static int view_table(uh_heap *h, uh_off m, uint64_t i, uh_off ref, struct dt_table *t)
 {
-	int rc = dt_map_deref(h, m, m, i, t, UH_CLASS_MAP_TABLE, 1);
+	const struct uh_objhdr *o;
+	int rc = map_deref(h, m, m, uh_slot_off(0, i) + 8, ref, UH_CLASS_MAP_RTABLE,
+			   UH_CLASS_MAP_TABLE, &o);
 
 	if (rc)
 		return rc;
-	*size = uh_values_nslots(h, t);
-	if (*size & (*size - 1))
-		return bad_header(m, "names a table whose size is not a power of two", *size);
+	t->ref = ref;
+	t->refs = uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) ==
+		  UH_CLASS_MAP_RTABLE;
+	t->size = payload_of(o) / (t->refs ? 8 : sizeof(struct uh_slot));
+	if (!t->size || (t->size & (t->size - 1)))
+		return bad_header(m, "names a table whose size is not a power of two", t->size);
 	return 0;
 }
 
@@ -196,20 +389,18 @@ static int view_check(uh_heap *h, const struct uh_slot *s, struct dt_map_view *v
 		return bad_header(m, "has no table", s[DT_MH_TABLE].tag);
 	v->kind = (uint32_t)s[DT_MH_KIND].value;
 	v->count = s[DT_MH_COUNT].value;
-	v->table = s[DT_MH_TABLE].value;
 	v->cursor = s[DT_MH_CURSOR].value;
-	if ((rc = view_table(h, m, DT_MH_TABLE, v->table, &v->size)) != 0)
+	if ((rc = view_table(h, m, DT_MH_TABLE, s[DT_MH_TABLE].value, &v->table)) != 0)
 		return rc;
 	if (uh_slot_type(s[DT_MH_OLD].tag) == 0 && s[DT_MH_OLD].value == 0)
 		return v->cursor ? bad_header(m, "has a cursor but no old table", v->cursor) : 0;
 	if (uh_slot_type(s[DT_MH_OLD].tag) != UH_T_REF || !s[DT_MH_OLD].value)
 		return bad_header(m, "old table slot is not a reference", s[DT_MH_OLD].tag);
-	v->old = s[DT_MH_OLD].value;
-	if ((rc = view_table(h, m, DT_MH_OLD, v->old, &v->old_size)) != 0)
+	if ((rc = view_table(h, m, DT_MH_OLD, s[DT_MH_OLD].value, &v->old)) != 0)
 		return rc;
-	if (v->old_size * 2 != v->size)
-		return bad_header(m, "old table is not half the size of the table", v->old_size);
-	if (v->cursor >= v->old_size)
+	if (v->old.size * 2 != v->table.size)
+		return bad_header(m, "old table is not half the size of the table", v->old.size);
+	if (v->cursor >= v->old.size)
 		return bad_header(m, "migration cursor is past the old table", v->cursor);
 	return 0;
 }
@@ -217,8 +408,16 @@ static int view_check(uh_heap *h, const struct uh_slot *s, struct dt_map_view *v
 int dt_map_view(uh_heap *h, uh_off m, int lock, struct dt_map_view *v)
 {
 	struct uh_slot s[DT_MH_SLOTS];
+	const void *kept;
 	int rc;
 
+	/* Outside blocks, a header unchanged since the last read is not read
+	 * again (its table's class and size cannot change either: freeing
+	 * the table writes the header). */
+	if ((kept = uh_opt_view(h, m, UH_CLASS_MAP)) != NULL) {
+		memcpy(v, kept, sizeof(*v));
+		return 0;
+	}
 	memset(v, 0, sizeof(*v));
 	v->m = m;
 	if (!uh_obj_get(h, m, UH_CLASS_MAP, &rc))
@@ -232,75 +431,65 @@ int dt_map_view(uh_heap *h, uh_off m, int lock, struct dt_map_view *v)
 	for (uint64_t i = 0; i < DT_MH_SLOTS; i++)	/* bound: 5 */
 		if ((rc = uh_slot_read(h, m, i, &s[i])) != 0)
 			return rc;
-	return view_check(h, s, v);
+	if ((rc = view_check(h, s, v)) == 0)
+		uh_opt_keep(h, m, UH_CLASS_MAP, v, sizeof(*v));
+	return rc;
 }
+
+_Static_assert(sizeof(struct dt_map_view) <= UH_VIEW_BYTES, "a map view fits the cache");
 
 /* ---- lookup ---- */
 
 /* Where a key is, or would be inserted. */
 struct find {
-	uh_off table;
+	const struct dt_table *table;
 	uint64_t bucket;
-	uh_off prev;		/* entry before it in the chain; 0: the bucket */
-	uh_off entry;		/* 0: not found */
+	struct dt_entry prev;	/* entry before it in the chain; ref 0: the bucket */
+	struct dt_entry entry;	/* ref 0: not found */
 };
 
-/* Is entry e's key k? e's hash already matched. */
-static int entry_is(uh_heap *h, const struct dt_map_view *v, uh_off e, const uh_key *k,
-		    int *same)
+static int same_key(const uh_key *a, const uh_key *b)
 {
-	uh_key ek;
-	struct uh_slot s;
-	int rc = dt_map_entry_key(h, v->m, e, &ek);
-
-	if (rc)
-		return rc;
-	if (ek.kind != k->kind)
-		return uh_err_set(UH_EINTERNAL, "map %llu: entry %llu holds a key of kind %u, "
-				  "the map's kind is %u", (unsigned long long)v->m,
-				  (unsigned long long)e, ek.kind, k->kind);
-	*same = uh_key_cmp(&ek, k) == 0;
-	/* The key bytes were read in place, unvalidated; reading e again
-	 * proves e (and so its immutable key) was not freed meanwhile. */
-	return uh_slot_read(h, e, DT_ME_KEY, &s);
+	if (a->kind == UH_KEY_I64)
+		return a->i64 == b->i64;
+	return a->len == b->len && (!a->len || memcmp(a->data, b->data, a->len) == 0);
 }
 
 static int find(uh_heap *h, const struct dt_map_view *v, const uh_key *k, uint64_t hash,
 		struct find *f)
 {
+	struct dt_entry d;
 	uh_off e, parent;
-	uint64_t pi;
-	int rc, same;
+	uint64_t at;
+	int rc;
 
 	dt_map_bucket_of(v, hash, &f->table, &f->bucket);
-	f->prev = f->entry = 0;
-	parent = f->table;
-	pi = f->bucket;
-	if ((rc = dt_map_ref(h, v->m, parent, pi, &e)) != 0)
+	f->prev.ref = f->entry.ref = 0;
+	parent = f->table->ref;
+	at = dt_table_at(f->table, f->bucket);
+	if ((rc = dt_table_get(h, v->m, f->table, f->bucket, &e)) != 0)
 		return rc;
 	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
-		struct uh_slot hs;
 		if (n >= v->count)
 			return uh_err_set(UH_EINTERNAL, "map %llu: a chain of bucket %llu is "
 					  "longer than the map's %llu entries (a cycle?)",
 					  (unsigned long long)v->m, (unsigned long long)f->bucket,
 					  (unsigned long long)v->count);
-		if ((rc = dt_map_deref(h, v->m, parent, pi, e, UH_CLASS_MAP_ENTRY,
-				       DT_ME_SLOTS)) != 0 ||
-		    (rc = uh_slot_read(h, e, DT_ME_HASH, &hs)) != 0)
+		if ((rc = dt_entry_load(h, v, parent, at, e, &d)) != 0)
 			return rc;
-		if (hs.value == hash) {
-			if ((rc = entry_is(h, v, e, k, &same)) != 0)
-				return rc;
-			if (same) {
-				f->entry = e;
-				return 0;
-			}
+		int same = same_key(&d.key, k);
+		/* The key bytes were read in place, unvalidated: reading e again
+		 * proves it (and so its immutable key) was not freed meanwhile. */
+		if ((rc = dt_entry_recheck(h, &d)) != 0)
+			return rc;
+		if (same) {
+			f->entry = d;
+			return 0;
 		}
-		f->prev = parent = e;
-		pi = DT_ME_NEXT;
-		if ((rc = dt_map_ref(h, v->m, e, DT_ME_NEXT, &e)) != 0)
-			return rc;
+		f->prev = d;
+		parent = e;
+		at = dt_entry_next_at(&d);
+		e = d.next;
 	}
 	return 0;
 }
@@ -310,36 +499,34 @@ static int find(uh_heap *h, const struct dt_map_view *v, const uh_key *k, uint64
 /* Move the chain of old bucket b into the new table and clear b. */
 static int migrate_bucket(uh_heap *h, const struct dt_map_view *v, uint64_t b)
 {
-	uh_off e, next, head, parent = v->old;
-	uint64_t pi = b;
+	struct dt_entry d;
+	uh_off e, head, parent = v->old.ref;
+	uint64_t at = dt_table_at(&v->old, b), hash;
 	int rc;
 
-	if ((rc = dt_map_ref(h, v->m, v->old, b, &e)) != 0 || !e)
+	if ((rc = dt_table_get(h, v->m, &v->old, b, &e)) != 0 || !e)
 		return rc;
 	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
-		struct uh_slot hs;
 		if (n >= v->count)
 			return uh_err_set(UH_EINTERNAL, "map %llu: old bucket %llu's chain is "
 					  "longer than the map's %llu entries (a cycle?)",
 					  (unsigned long long)v->m, (unsigned long long)b,
 					  (unsigned long long)v->count);
-		if ((rc = dt_map_deref(h, v->m, parent, pi, e, UH_CLASS_MAP_ENTRY,
-				       DT_ME_SLOTS)) != 0 ||
-		    (rc = dt_map_ref(h, v->m, e, DT_ME_NEXT, &next)) != 0 ||
-		    (rc = uh_slot_read(h, e, DT_ME_HASH, &hs)) != 0)
+		if ((rc = dt_entry_load(h, v, parent, at, e, &d)) != 0 ||
+		    (rc = dt_entry_hash(h, &d, &hash)) != 0)
 			return rc;
-		uint64_t nb = hs.value & (v->size - 1);
-		if ((rc = dt_map_ref(h, v->m, v->table, nb, &head)) != 0 ||
-		    (rc = put_ref(h, e, DT_ME_NEXT, head)) != 0 ||
-		    (rc = put_ref(h, v->table, nb, e)) != 0)
+		uint64_t nb = hash & (v->table.size - 1);
+		if ((rc = dt_table_get(h, v->m, &v->table, nb, &head)) != 0 ||
+		    (rc = entry_set_next(h, &d, head)) != 0 ||
+		    (rc = dt_table_set(h, &v->table, nb, e)) != 0)
 			return rc;
 		parent = e;
-		pi = DT_ME_NEXT;
-		e = next;
+		at = dt_entry_next_at(&d);
+		e = d.next;
 	}
 	/* Cleared, not just left behind: a stale reference here would
 	 * dangle once the entry is removed (recovery GC would null it). */
-	return put_ref(h, v->old, b, 0);
+	return dt_table_set(h, &v->old, b, 0);
 }
 
 /* One bounded step of a resize under way; the last one frees the old
@@ -348,47 +535,45 @@ static int migrate_step(uh_heap *h, struct dt_map_view *v)
 {
 	int rc;
 
-	for (unsigned n = 0; n < DT_MAP_STEP && v->cursor < v->old_size; n++) {	/* bound: 8 */
+	for (unsigned n = 0; n < DT_MAP_STEP && v->cursor < v->old.size; n++) {	/* bound: 8 */
 		if ((rc = migrate_bucket(h, v, v->cursor)) != 0)
 			return rc;
 		v->cursor++;
 	}
-	if (v->cursor == v->old_size) {
-		if ((rc = uh_tx_log_free(h, v->old)) != 0 || (rc = put_ref(h, v->m, DT_MH_OLD, 0)) != 0)
+	if (v->cursor == v->old.size) {
+		if ((rc = uh_tx_log_free(h, v->old.ref)) != 0 ||
+		    (rc = put_ref(h, v->m, DT_MH_OLD, 0)) != 0)
 			return rc;
-		v->old = 0;
-		v->old_size = 0;
+		memset(&v->old, 0, sizeof(v->old));
 		v->cursor = 0;
 	}
 	return put_i64(h, v->m, DT_MH_CURSOR, v->cursor);
 }
 
 /* A new table for one more entry, if the load would pass 3/4 and no
- * resize is under way; *out = 0 if none is needed (or the table is as
+ * resize is under way; t->ref = 0 if none is needed (or the table is as
  * big as an object can be: chains just get longer). */
-static int grow_table(uh_heap *h, const struct dt_map_view *v, uh_off *out)
+static int grow_table(uh_heap *h, const struct dt_map_view *v, struct dt_table *t)
 {
-	*out = 0;
-	if (v->old || (v->count + 1) * 4 <= v->size * 3)
+	t->ref = 0;
+	if (v->old.ref || (v->count + 1) * 4 <= v->table.size * 3)
 		return 0;
-	if (v->size > UH_OBJ_SIZE_MASK / sizeof(struct uh_slot) / 2)
+	if (v->table.size > UH_OBJ_SIZE_MASK / 8 / 2)
 		return 0;
-	return uh_values_new(h, UH_CLASS_MAP_TABLE, v->size * 2, out);
+	return table_new(h, v->table.size * 2, t);
 }
 
 /* Start the resize to table t: the current table becomes the old one. */
-static int start_resize(uh_heap *h, struct dt_map_view *v, uh_off t)
+static int start_resize(uh_heap *h, struct dt_map_view *v, const struct dt_table *t)
 {
 	int rc;
 
-	if ((rc = put_ref(h, v->m, DT_MH_OLD, v->table)) != 0 ||
-	    (rc = put_ref(h, v->m, DT_MH_TABLE, t)) != 0 ||
+	if ((rc = put_ref(h, v->m, DT_MH_OLD, v->table.ref)) != 0 ||
+	    (rc = put_ref(h, v->m, DT_MH_TABLE, t->ref)) != 0 ||
 	    (rc = put_i64(h, v->m, DT_MH_CURSOR, 0)) != 0)
 		return rc;
 	v->old = v->table;
-	v->old_size = v->size;
-	v->table = t;
-	v->size *= 2;
+	v->table = *t;
 	v->cursor = 0;
 	return 0;
 }
@@ -402,51 +587,39 @@ struct put_args {
 	uint32_t flags;
 };
 
-static int replace(uh_heap *h, uh_off e, const struct uh_slot *vs, uint32_t flags)
+static int replace(uh_heap *h, const struct dt_entry *e, const struct uh_slot *vs,
+		   uint32_t flags)
 {
 	struct uh_slot old;
 	int rc;
 
-	if ((rc = uh_slot_read(h, e, DT_ME_VALUE, &old)) != 0 ||
-	    (rc = uh_slot_write(h, e, DT_ME_VALUE, vs)) != 0)
+	if ((rc = dt_entry_value(h, e, &old)) != 0 || (rc = entry_set_value(h, e, vs)) != 0)
 		return rc;
 	return uh_slot_free_old(h, &old, vs, flags);
-}
-
-/* Free what insert allocated before it failed (all in this block). */
-static void insert_undo(uh_heap *h, const struct uh_slot *ks, uh_off t)
-{
-	uh_key_free(h, ks);
-	if (t)
-		uh_tx_log_free(h, t);
 }
 
 /* Allocations first, then writes: a failed allocation (heap full) leaves
  * no half-linked entry behind, even inside the caller's block. */
 static int insert(uh_heap *h, struct dt_map_view *v, const struct find *f, const uh_key *k,
-		  uint64_t hash, const struct uh_slot *vs)
+		  const struct uh_slot *vs)
 {
-	struct uh_slot ks = { 0, 0 }, hs = { UH_T_I64, hash };
-	uh_off t, e, head;
+	struct dt_table t;
+	uh_off e, head;
 	int rc;
 
 	if ((rc = grow_table(h, v, &t)) != 0)
 		return rc;
-	if ((rc = uh_key_store(h, k, &ks)) != 0 ||
-	    (rc = uh_values_new(h, UH_CLASS_MAP_ENTRY, DT_ME_SLOTS, &e)) != 0) {
-		insert_undo(h, &ks, t);
+	if ((rc = dt_table_get(h, v->m, f->table, f->bucket, &head)) != 0 ||
+	    (rc = entry_new(h, k, vs, head, &e)) != 0) {
+		if (t.ref)
+			uh_tx_log_free(h, t.ref);
 		return rc;
 	}
-	/* e is new in this block: these writes go in place, unlogged. */
-	if ((rc = dt_map_ref(h, v->m, f->table, f->bucket, &head)) != 0 ||
-	    (rc = uh_slot_write(h, e, DT_ME_KEY, &ks)) != 0 ||
-	    (rc = uh_slot_write(h, e, DT_ME_VALUE, vs)) != 0 ||
-	    (rc = put_ref(h, e, DT_ME_NEXT, head)) != 0 ||
-	    (rc = uh_slot_write(h, e, DT_ME_HASH, &hs)) != 0 ||
-	    (rc = put_ref(h, f->table, f->bucket, e)) != 0 ||
+	/* e is new in this block: it was written in place, unlogged. */
+	if ((rc = dt_table_set(h, f->table, f->bucket, e)) != 0 ||
 	    (rc = put_i64(h, v->m, DT_MH_COUNT, ++v->count)) != 0)
 		return rc;
-	return t ? start_resize(h, v, t) : 0;
+	return t.ref ? start_resize(h, v, &t) : 0;
 }
 
 static int put_body(uh_heap *h, void *arg)
@@ -457,14 +630,13 @@ static int put_body(uh_heap *h, void *arg)
 	struct find f;
 	int rc;
 
-	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_check(v.kind, a->k)) != 0 ||
+	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
 	    (rc = uh_value_to_slot(h, a->val, 0, &vs)) != 0)
 		return rc;
-	uint64_t hash = uh_key_hash(a->k);
-	if ((rc = find(h, &v, a->k, hash, &f)) != 0)
+	if ((rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
 		return rc;
-	rc = f.entry ? replace(h, f.entry, &vs, a->flags) : insert(h, &v, &f, a->k, hash, &vs);
-	if (rc == 0 && v.old)
+	rc = f.entry.ref ? replace(h, &f.entry, &vs, a->flags) : insert(h, &v, &f, a->k, &vs);
+	if (rc == 0 && v.old.ref)
 		rc = migrate_step(h, &v);
 	return rc;
 }
@@ -478,26 +650,21 @@ struct remove_args {
 	uint32_t flags;
 };
 
-/* Unlink entry f->entry, free it and its key, count one less. */
+/* Unlink entry f->entry, free it (and its key object), count one less. */
 static int unlink_entry(uh_heap *h, struct dt_map_view *v, const struct find *f,
 			struct uh_slot *val)
 {
-	struct uh_slot ks;
-	uh_off next;
 	int rc;
 
-	if ((rc = uh_slot_read(h, f->entry, DT_ME_VALUE, val)) != 0 ||
-	    (rc = uh_slot_read(h, f->entry, DT_ME_KEY, &ks)) != 0 ||
-	    (rc = dt_map_ref(h, v->m, f->entry, DT_ME_NEXT, &next)) != 0)
+	if ((rc = dt_entry_value(h, &f->entry, val)) != 0)
 		return rc;
-	if (f->prev)
-		rc = put_ref(h, f->prev, DT_ME_NEXT, next);
+	if (f->prev.ref)
+		rc = entry_set_next(h, &f->prev, f->entry.next);
 	else
-		rc = put_ref(h, f->table, f->bucket, next);
-	if (rc || (rc = put_i64(h, v->m, DT_MH_COUNT, --v->count)) != 0 ||
-	    (rc = uh_key_free(h, &ks)) != 0)
+		rc = dt_table_set(h, f->table, f->bucket, f->entry.next);
+	if (rc || (rc = put_i64(h, v->m, DT_MH_COUNT, --v->count)) != 0)
 		return rc;
-	return uh_tx_log_free(h, f->entry);
+	return entry_free(h, &f->entry);
 }
 
 static int remove_body(uh_heap *h, void *arg)
@@ -508,10 +675,10 @@ static int remove_body(uh_heap *h, void *arg)
 	struct find f;
 	int rc;
 
-	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_check(v.kind, a->k)) != 0 ||
+	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
 	    (rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
 		return rc;
-	if (!f.entry)
+	if (!f.entry.ref)
 		return uh_err_set(UH_ENOTFOUND, "uh_map_remove: key not in map %llu",
 				  (unsigned long long)a->m);
 	if ((rc = unlink_entry(h, &v, &f, &val)) != 0 ||
@@ -519,7 +686,7 @@ static int remove_body(uh_heap *h, void *arg)
 		return rc;
 	if (a->old)
 		uh_slot_to_value(&val, a->old);
-	return v.old ? migrate_step(h, &v) : 0;
+	return v.old.ref ? migrate_step(h, &v) : 0;
 }
 
 /* ---- get, len, key kind ---- */
@@ -527,6 +694,7 @@ static int remove_body(uh_heap *h, void *arg)
 struct get_args {
 	uh_off m;
 	const uh_key *k;
+	uint64_t hash;
 	uh_value *val;
 	int missing;	/* set instead of failing: see uh_map_get */
 };
@@ -539,13 +707,13 @@ static int get_body(uh_heap *h, void *arg)
 	struct find f;
 	int rc;
 
-	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0 || (rc = uh_key_check(v.kind, a->k)) != 0 ||
-	    (rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
+	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
+	    (rc = find(h, &v, a->k, a->hash, &f)) != 0)
 		return rc;
-	a->missing = !f.entry;
-	if (!f.entry)
+	a->missing = !f.entry.ref;
+	if (!f.entry.ref)
 		return 0;
-	if ((rc = uh_slot_read(h, f.entry, DT_ME_VALUE, &s)) != 0)
+	if ((rc = dt_entry_value(h, &f.entry, &s)) != 0)
 		return rc;
 	if (a->val)
 		uh_slot_to_value(&s, a->val);
@@ -573,20 +741,21 @@ struct new_args {
 static int new_body(uh_heap *h, void *arg)
 {
 	struct new_args *a = arg;
-	uh_off m, t;
+	struct dt_table t;
+	uh_off m;
 	int rc;
 
 	a->out = 0;
-	if ((rc = uh_values_new(h, UH_CLASS_MAP_TABLE, DT_MAP_MIN_BUCKETS, &t)) != 0)
+	if ((rc = table_new(h, DT_MAP_MIN_BUCKETS, &t)) != 0)
 		return rc;
 	if ((rc = uh_values_new(h, UH_CLASS_MAP, DT_MH_SLOTS, &m)) != 0) {
-		uh_tx_log_free(h, t);
+		uh_tx_log_free(h, t.ref);
 		return rc;
 	}
 	/* Both objects are new in this block: written in place. */
 	if ((rc = put_i64(h, m, DT_MH_KIND, a->kind)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_COUNT, 0)) != 0 ||
-	    (rc = put_ref(h, m, DT_MH_TABLE, t)) != 0 ||
+	    (rc = put_ref(h, m, DT_MH_TABLE, t.ref)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_CURSOR, 0)) != 0)
 		return rc;
 	a->out = m;
@@ -621,7 +790,7 @@ int uh_map_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind)
 		return rc;
 	if (!key_kind)
 		return uh_err_set(UH_EINVAL, "uh_map_key_kind: key_kind is NULL");
-	if ((rc = dt_map_run(h, header_body, &a)) == 0)
+	if ((rc = uh_opt_run(h, header_body, &a)) == 0)
 		*key_kind = a.v.kind;
 	return rc;
 }
@@ -635,21 +804,22 @@ int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
 		return rc;
 	if (!len)
 		return uh_err_set(UH_EINVAL, "uh_map_len: len is NULL");
-	if ((rc = dt_map_run(h, header_body, &a)) == 0)
+	if ((rc = uh_opt_run(h, header_body, &a)) == 0)
 		*len = a.v.count;
 	return rc;
 }
 
 int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 {
-	struct get_args a = { m, k, v, 0 };
+	struct get_args a = { m, k, 0, v, 0 };
 	int rc = uh_check_handle(h);
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
+	a.hash = uh_key_hash(k);
 	/* A miss is an answer, not a failure: the read-only block ends
 	 * normally instead of counting as an aborted one. */
-	if ((rc = dt_map_run(h, get_body, &a)) == 0 && a.missing)
+	if ((rc = uh_opt_run(h, get_body, &a)) == 0 && a.missing)
 		rc = uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
 				(unsigned long long)m);
 	return rc;

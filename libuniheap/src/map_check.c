@@ -12,6 +12,8 @@
 struct seen {
 	uint64_t hash;
 	uh_off e;
+	uh_off parent;		/* where it was found, to load it again */
+	uint64_t at;
 };
 
 struct chk {
@@ -30,75 +32,99 @@ static int damaged(const struct chk *c, const char *fmt, unsigned long long a,
 			  (unsigned long long)c->v->m, what);
 }
 
-/* The key of entry e: of the map's kind, loadable, well-formed, and
- * hashing to the hash the entry keeps. */
-static int check_key(uh_heap *h, struct chk *c, uh_off e, uint64_t hash)
+/* The key of entry d: of the map's kind, well-formed, and hashing to the
+ * hash the entry keeps (slot encoding). */
+static int check_key(uh_heap *h, struct chk *c, const struct dt_entry *d, uint64_t hash)
 {
-	uh_key k;
-	int rc = dt_map_entry_key(h, c->v->m, e, &k);
-
-	if (rc)
-		return rc;
-	if (k.kind != c->v->kind)
-		return damaged(c, "entry %llu holds a key of kind %llu", e, k.kind);
-	if (uh_key_check(c->v->kind, &k) != 0)
-		return damaged(c, "entry %llu holds a malformed key (%llu bytes)", e, k.len);
-	if (uh_key_hash(&k) != hash)
-		return damaged(c, "entry %llu keeps hash %llu, not its key's", e, hash);
+	if (d->key.kind != c->v->kind)
+		return damaged(c, "entry %llu holds a key of kind %llu", d->ref, d->key.kind);
+	if (uh_key_check(c->v->kind, &d->key) != 0)
+		return damaged(c, "entry %llu holds a malformed key (%llu bytes)", d->ref,
+			       d->key.len);
+	if (uh_key_hash(&d->key) != hash)
+		return damaged(c, "entry %llu keeps hash %llu, not its key's", d->ref, hash);
 	return 0;
 }
 
-/* Entry e met in bucket b of a table whose buckets are mask+1. */
-static int check_entry(uh_heap *h, struct chk *c, uh_off e, uint64_t b, uint64_t mask,
-		       int in_old)
+/* The fields around the value and next of an entry: typed slots, or the
+ * packed header and types of an inline entry. */
+static int check_layout(uh_heap *h, struct chk *c, const struct dt_entry *d)
 {
-	const struct dt_map_view *v = c->v;
-	struct uh_slot hs, vs, ns;
+	struct uh_slot hs, ns;
 	int rc;
 
-	if ((rc = uh_slot_read(h, e, DT_ME_HASH, &hs)) != 0 ||
-	    (rc = uh_slot_read(h, e, DT_ME_VALUE, &vs)) != 0 ||
-	    (rc = uh_slot_read(h, e, DT_ME_NEXT, &ns)) != 0)
+	if (d->inl) {
+		const char *p = h->base + UH_REF_OFFSET(d->ref) + UH_OBJHDR_SIZE;
+		struct uh_packed_hdr ph;
+		uint8_t nt;
+		memcpy(&ph, p, sizeof(ph));
+		if ((rc = uh_tx_read(h, d->ref, d->ref + UH_OBJHDR_SIZE + DT_IE_NTYPE, &nt, 1)) != 0)
+			return rc;
+		if (ph.nvals != 2 || ph.vals_at != DT_IE_VALUE || ph.types_at != DT_IE_TYPE ||
+		    nt != UH_T_REF)
+			return damaged(c, "entry %llu: packed header (%llu values) is not an "
+				       "entry's", d->ref, ph.nvals);
+		return 0;
+	}
+	if ((rc = uh_slot_read(h, d->ref, DT_ME_HASH, &hs)) != 0 ||
+	    (rc = uh_slot_read(h, d->ref, DT_ME_NEXT, &ns)) != 0)
 		return rc;
 	if (uh_slot_type(hs.tag) != UH_T_I64)
-		return damaged(c, "entry %llu: hash slot has type %llu", e, uh_slot_type(hs.tag));
-	if (uh_slot_type(vs.tag) < UH_T_BOOL || uh_slot_type(vs.tag) > UH_T_BYTES)
-		return damaged(c, "entry %llu: value slot has type %llu", e, uh_slot_type(vs.tag));
+		return damaged(c, "entry %llu: hash slot has type %llu", d->ref, uh_slot_type(hs.tag));
 	if (uh_slot_type(ns.tag) != UH_T_REF && (ns.tag || ns.value))
-		return damaged(c, "entry %llu: next slot has type %llu", e, uh_slot_type(ns.tag));
-	if ((hs.value & mask) != b)
-		return damaged(c, "entry %llu is in bucket %llu, not the one its hash names",
-			       e, b);
-	if (!in_old && v->old && (hs.value & (v->old_size - 1)) >= v->cursor)
-		return damaged(c, "entry %llu is in the new table before its old bucket %llu "
-			       "was migrated", e, hs.value & (v->old_size - 1));
-	c->ents[c->n].hash = hs.value;
-	c->ents[c->n].e = e;
-	c->n++;
-	return check_key(h, c, e, hs.value);
+		return damaged(c, "entry %llu: next slot has type %llu", d->ref, uh_slot_type(ns.tag));
+	return 0;
 }
 
-static int check_chain(uh_heap *h, struct chk *c, uh_off t, uint64_t b, uint64_t mask,
-		       int in_old)
+/* Entry d, referenced at byte at of parent, met in bucket b of a table
+ * whose buckets are mask+1. */
+static int check_entry(uh_heap *h, struct chk *c, const struct dt_entry *d, uh_off parent,
+		       uint64_t at, uint64_t b, uint64_t mask, int in_old)
 {
-	uh_off e, parent = t;
-	uint64_t pi = b;
+	const struct dt_map_view *v = c->v;
+	struct uh_slot vs;
+	uint64_t hash;
 	int rc;
 
-	if ((rc = dt_map_ref(h, c->v->m, t, b, &e)) != 0)
+	if ((rc = check_layout(h, c, d)) != 0 || (rc = dt_entry_hash(h, d, &hash)) != 0 ||
+	    (rc = dt_entry_value(h, d, &vs)) != 0)
+		return rc;
+	if (uh_slot_type(vs.tag) < UH_T_BOOL || uh_slot_type(vs.tag) > UH_T_BYTES)
+		return damaged(c, "entry %llu: value has type %llu", d->ref, uh_slot_type(vs.tag));
+	if ((hash & mask) != b)
+		return damaged(c, "entry %llu is in bucket %llu, not the one its hash names",
+			       d->ref, b);
+	if (!in_old && v->old.ref && (hash & (v->old.size - 1)) >= v->cursor)
+		return damaged(c, "entry %llu is in the new table before its old bucket %llu "
+			       "was migrated", d->ref, hash & (v->old.size - 1));
+	c->ents[c->n].hash = hash;
+	c->ents[c->n].e = d->ref;
+	c->ents[c->n].parent = parent;
+	c->ents[c->n].at = at;
+	c->n++;
+	return check_key(h, c, d, hash);
+}
+
+static int check_chain(uh_heap *h, struct chk *c, const struct dt_table *t, uint64_t b,
+		       int in_old)
+{
+	struct dt_entry d;
+	uh_off e, parent = t->ref;
+	uint64_t at = dt_table_at(t, b);
+	int rc;
+
+	if ((rc = dt_table_get(h, c->v->m, t, b, &e)) != 0)
 		return rc;
 	while (e) {	/* bound: count entries in all, checked */
 		if (c->n >= c->v->count)
 			return damaged(c, "more entries are linked than its count %llu (or a "
 				       "cycle, in bucket %llu)", c->v->count, b);
-		if ((rc = dt_map_deref(h, c->v->m, parent, pi, e, UH_CLASS_MAP_ENTRY,
-				       DT_ME_SLOTS)) != 0 ||
-		    (rc = check_entry(h, c, e, b, mask, in_old)) != 0)
+		if ((rc = dt_entry_load(h, c->v, parent, at, e, &d)) != 0 ||
+		    (rc = check_entry(h, c, &d, parent, at, b, t->size - 1, in_old)) != 0)
 			return rc;
 		parent = e;
-		pi = DT_ME_NEXT;
-		if ((rc = dt_map_ref(h, c->v->m, e, DT_ME_NEXT, &e)) != 0)
-			return rc;
+		at = dt_entry_next_at(&d);
+		e = d.next;
 	}
 	return 0;
 }
@@ -109,19 +135,19 @@ static int check_tables(uh_heap *h, struct chk *c)
 	uh_off e;
 	int rc;
 
-	for (uint64_t b = 0; b < v->old_size; b++) {	/* bound: old buckets */
+	for (uint64_t b = 0; b < v->old.size; b++) {	/* bound: old buckets */
 		if (b < v->cursor) {
-			if ((rc = dt_map_ref(h, v->m, v->old, b, &e)) != 0)
+			if ((rc = dt_table_get(h, v->m, &v->old, b, &e)) != 0)
 				return rc;
 			if (e)
 				return damaged(c, "old bucket %llu is below the cursor %llu but "
 					       "not empty", b, v->cursor);
-		} else if ((rc = check_chain(h, c, v->old, b, v->old_size - 1, 1)) != 0) {
+		} else if ((rc = check_chain(h, c, &v->old, b, 1)) != 0) {
 			return rc;
 		}
 	}
-	for (uint64_t b = 0; b < v->size; b++)	/* bound: buckets */
-		if ((rc = check_chain(h, c, v->table, b, v->size - 1, 0)) != 0)
+	for (uint64_t b = 0; b < v->table.size; b++)	/* bound: buckets */
+		if ((rc = check_chain(h, c, &v->table, b, 0)) != 0)
 			return rc;
 	if (c->n != v->count)
 		return damaged(c, "count is %llu but %llu entries are linked", v->count, c->n);
@@ -143,7 +169,7 @@ static int by_hash(const void *a, const void *b)
 /* No entry twice, no key twice (equal keys have equal hashes). */
 static int check_unique(uh_heap *h, struct chk *c)
 {
-	uh_key ka, kb;
+	struct dt_entry da, db;
 	int rc;
 
 	qsort(c->ents, c->n, sizeof(*c->ents), by_entry);
@@ -153,10 +179,11 @@ static int check_unique(uh_heap *h, struct chk *c)
 	qsort(c->ents, c->n, sizeof(*c->ents), by_hash);
 	for (uint64_t i = 0; i < c->n; i++) {	/* bound: entries x equal hashes */
 		for (uint64_t j = i + 1; j < c->n && c->ents[j].hash == c->ents[i].hash; j++) {
-			if ((rc = dt_map_entry_key(h, c->v->m, c->ents[i].e, &ka)) != 0 ||
-			    (rc = dt_map_entry_key(h, c->v->m, c->ents[j].e, &kb)) != 0)
+			const struct seen *x = &c->ents[i], *y = &c->ents[j];
+			if ((rc = dt_entry_load(h, c->v, x->parent, x->at, x->e, &da)) != 0 ||
+			    (rc = dt_entry_load(h, c->v, y->parent, y->at, y->e, &db)) != 0)
 				return rc;
-			if (uh_key_cmp(&ka, &kb) == 0)
+			if (uh_key_cmp(&da.key, &db.key) == 0)
 				return damaged(c, "entries %llu and %llu hold the same key",
 					       c->ents[i].e, c->ents[j].e);
 		}

@@ -4,8 +4,13 @@
  * uh_map_check). The persistent layout is described at the top of map.c.
  *
  * Every function here runs inside a block (an implicit one if the user is
- * outside), so every read is validated against the block's snapshot and
+ * outside) or in an optimistic read (optread.c), so every read is
+ * validated against the block's snapshot or at the end of the read, and
  * every write commits or rolls back with the block.
+ *
+ * Tables and entries have two encodings each (map.c): the accessors below
+ * read and write either, so one algorithm serves maps written by any
+ * version, and a map may hold both while old objects are still there.
  */
 #ifndef UH_MAP_INT_H
 #define UH_MAP_INT_H
@@ -20,26 +25,48 @@
 #define DT_MH_CURSOR 4u		/* I64: old buckets [0, cursor) are migrated */
 #define DT_MH_SLOTS 5u
 
-/* Entry slots (class UH_CLASS_MAP_ENTRY). */
+/* Entry slots (class UH_CLASS_MAP_ENTRY, the typed-slot encoding). */
 #define DT_ME_KEY 0u		/* I64, or STRING/BYTES ref to a key object */
 #define DT_ME_VALUE 1u		/* any typed value */
 #define DT_ME_NEXT 2u		/* REF or empty: next entry of the chain */
 #define DT_ME_HASH 3u		/* I64: uh_key_hash() of the key */
 #define DT_ME_SLOTS 4u
 
+/* Entry with its key inline (class UH_CLASS_MAP_IENTRY, kind PACKED):
+ * payload offsets. The packed header says nvals 2, vals_at 8, types_at 6. */
+#define DT_IE_TYPE 6u		/* u8: the value's type (types[0]) */
+#define DT_IE_NTYPE 7u		/* u8: UH_T_REF, the next entry's (types[1]) */
+#define DT_IE_VALUE 8u		/* u64: the value (vals[0]) */
+#define DT_IE_NEXT 16u		/* u64: next entry of the chain, 0 = none (vals[1]) */
+#define DT_IE_KEY 24u		/* the key's bytes, to the end of the payload */
+
 #define DT_MAP_MIN_BUCKETS 8u	/* a new map's table */
 #define DT_MAP_STEP 8u		/* old buckets migrated per put/remove */
+
+/* A bucket table: class UH_CLASS_MAP_RTABLE (references) or, written by
+ * format 2, UH_CLASS_MAP_TABLE (typed slots). */
+struct dt_table {
+	uh_off ref;		/* 0: none */
+	int refs;		/* the reference encoding */
+	uint64_t size;		/* buckets, a power of two */
+};
 
 /* A map header as read in the current block, checked for sanity. */
 struct dt_map_view {
 	uh_off m;
 	uint32_t kind;
 	uint64_t count;
-	uh_off table;		/* current table */
-	uint64_t size;		/* its buckets (a power of two) */
-	uh_off old;		/* 0 when no migration is under way */
-	uint64_t old_size;	/* size / 2 during a migration, else 0 */
+	struct dt_table table;	/* current table */
+	struct dt_table old;	/* during a migration (size = table.size / 2), else ref 0 */
 	uint64_t cursor;
+};
+
+/* An entry as the current operation read it. */
+struct dt_entry {
+	uh_off ref;
+	int inl;		/* key inline (class UH_CLASS_MAP_IENTRY) */
+	uh_key key;		/* data points into the mapping: immutable while the entry lives */
+	uh_off next;
 };
 
 /* Read map m's header into *v (validated reads; with lock, lock the
@@ -52,20 +79,32 @@ int dt_map_view(uh_heap *h, uh_off m, int lock, struct dt_map_view *v);
  * holds something else is UH_EINTERNAL. */
 int dt_map_ref(uh_heap *h, uh_off m, uh_off obj, uint64_t i, uh_off *out);
 
-/* child, read from slot i of parent, must be a live object of class cls
- * with at least min_slots slots. If it is not, parent is read again:
- * a concurrent change dooms the block (UH_ECONFLICT), else the map is
- * damaged (UH_EINTERNAL naming both). */
-int dt_map_deref(uh_heap *h, uh_off m, uh_off parent, uint64_t i, uh_off child,
-		 uint32_t cls, uint64_t min_slots);
+/* Bucket b of table t: its first entry (0: empty), or set it to e. */
+int dt_table_get(uh_heap *h, uh_off m, const struct dt_table *t, uint64_t b, uh_off *e);
+int dt_table_set(uh_heap *h, const struct dt_table *t, uint64_t b, uh_off e);
+/* Where bucket b of t keeps its reference, in bytes from t's start. */
+uint64_t dt_table_at(const struct dt_table *t, uint64_t b);
+
+/* Entry e, read at byte at of object parent (a bucket, or the previous
+ * entry's next): its key and next. If e is not a live entry, parent is read
+ * again: a concurrent change dooms the block (UH_ECONFLICT), else the map
+ * is damaged (UH_EINTERNAL naming both). */
+int dt_entry_load(uh_heap *h, const struct dt_map_view *v, uh_off parent, uint64_t at,
+		  uh_off e, struct dt_entry *out);
+/* Inside a block, after the entry's key bytes were compared in place:
+ * read the entry again, so that a concurrent free of it (and reuse of its
+ * slot) dooms the block instead of having fed the comparison garbage. */
+int dt_entry_recheck(uh_heap *h, const struct dt_entry *e);
+/* Where e keeps its next reference, in bytes from its start. */
+uint64_t dt_entry_next_at(const struct dt_entry *e);
+int dt_entry_value(uh_heap *h, const struct dt_entry *e, struct uh_slot *out);
+/* FNV-1a 64 of the key (kept by the slot encoding, computed otherwise). */
+int dt_entry_hash(uh_heap *h, const struct dt_entry *e, uint64_t *hash);
 
 /* Where a key of this hash lives: the old table for buckets not yet
  * migrated, else the current one. Can't fail. */
-void dt_map_bucket_of(const struct dt_map_view *v, uint64_t hash, uh_off *table,
-		      uint64_t *bucket);
-
-/* The key held by entry e (data points into the mapping). */
-int dt_map_entry_key(uh_heap *h, uh_off m, uh_off e, uh_key *k);
+void dt_map_bucket_of(const struct dt_map_view *v, uint64_t hash,
+		      const struct dt_table **table, uint64_t *bucket);
 
 /* Run body as one atomic step: in the caller's block if there is one,
  * else in an implicit block re-run on conflicts (uh_run). */

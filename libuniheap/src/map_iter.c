@@ -49,20 +49,20 @@ static void it_at(uint64_t *s, uint64_t phase, uh_off table, uint64_t bucket)
 /* From the start: the old table's unmigrated buckets first, if any. */
 static void it_start(uint64_t *s, const struct dt_map_view *v)
 {
-	if (v->old)
-		it_at(s, PH_OLD, v->old, v->cursor);
+	if (v->old.ref)
+		it_at(s, PH_OLD, v->old.ref, v->cursor);
 	else
-		it_at(s, PH_TABLE, v->table, 0);
+		it_at(s, PH_TABLE, v->table.ref, 0);
 }
 
 /* Bring the iterator in line with the map as it is now. */
 static void it_resync(uint64_t *s, const struct dt_map_view *v)
 {
-	if (s[IT_PHASE] == PH_OLD && s[IT_TABLE] != v->old) {
+	if (s[IT_PHASE] == PH_OLD && s[IT_TABLE] != v->old.ref) {
 		/* That resize finished: its entries are all in the table. */
-		it_at(s, PH_TABLE, v->table, 0);
-	} else if (s[IT_PHASE] == PH_TABLE && s[IT_TABLE] != v->table) {
-		if (s[IT_TABLE] != v->old) {
+		it_at(s, PH_TABLE, v->table.ref, 0);
+	} else if (s[IT_PHASE] == PH_TABLE && s[IT_TABLE] != v->table.ref) {
+		if (s[IT_TABLE] != v->old.ref) {
 			it_start(s, v);	/* two resizes since: start over */
 			return;
 		}
@@ -70,23 +70,24 @@ static void it_resync(uint64_t *s, const struct dt_map_view *v)
 	}
 	if (s[IT_PHASE] == PH_OLD && s[IT_BUCKET] < v->cursor) {
 		/* Migrated meanwhile: the rest of it comes in phase 2. */
-		it_at(s, PH_OLD, v->old, v->cursor);
+		it_at(s, PH_OLD, v->old.ref, v->cursor);
 	}
 }
 
 /* In the chain of bucket b of table t, the first entry not returned
  * yet: the one after s[IT_LAST] if that is still there, else the one now
  * at s[IT_LAST]'s position (it was removed: those after it moved up).
- * *out = 0 when the bucket is done; *pos = its position in the chain. */
-static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s, uh_off t,
-		  uint64_t b, uh_off *out, uint64_t *pos)
+ * out->ref = 0 when the bucket is done; *pos = its position in the chain. */
+static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s,
+		  const struct dt_table *t, uint64_t b, struct dt_entry *out, uint64_t *pos)
 {
-	uh_off e, parent = t, by_pos = 0;
-	uint64_t pi = b, by_n = 0;
+	struct dt_entry d, by_pos = { 0 };
+	uh_off e, parent = t->ref;
+	uint64_t at = dt_table_at(t, b), by_n = 0;
 	int rc, take = 0;
 
-	*out = 0;
-	if ((rc = dt_map_ref(h, v->m, t, b, &e)) != 0)
+	out->ref = 0;
+	if ((rc = dt_table_get(h, v->m, t, b, &e)) != 0)
 		return rc;
 	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
 		if (n >= v->count)
@@ -94,24 +95,22 @@ static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s, uh
 					  "longer than the map's %llu entries (a cycle?)",
 					  (unsigned long long)v->m, (unsigned long long)b,
 					  (unsigned long long)v->count);
-		if ((rc = dt_map_deref(h, v->m, parent, pi, e, UH_CLASS_MAP_ENTRY,
-				       DT_ME_SLOTS)) != 0)
+		if ((rc = dt_entry_load(h, v, parent, at, e, &d)) != 0)
 			return rc;
 		if (take || !s[IT_LAST]) {
-			*out = e;
+			*out = d;
 			*pos = n;
 			return 0;
 		}
 		if (e == s[IT_LAST])
 			take = 1;
-		else if (n + 1 == s[IT_NTH] && !by_pos) {
-			by_pos = e;
+		else if (n + 1 == s[IT_NTH] && !by_pos.ref) {
+			by_pos = d;
 			by_n = n;
 		}
 		parent = e;
-		pi = DT_ME_NEXT;
-		if ((rc = dt_map_ref(h, v->m, e, DT_ME_NEXT, &e)) != 0)
-			return rc;
+		at = dt_entry_next_at(&d);
+		e = d.next;
 	}
 	if (!take) {
 		*out = by_pos;
@@ -121,17 +120,15 @@ static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s, uh
 }
 
 /* Fill the caller's key and value from entry e. */
-static int give(uh_heap *h, const struct next_args *a, uh_off e)
+static int give(uh_heap *h, const struct next_args *a, const struct dt_entry *e)
 {
 	struct uh_slot s;
-	uh_key k;
 	int rc;
 
-	if ((rc = dt_map_entry_key(h, a->m, e, &k)) != 0 ||
-	    (rc = uh_slot_read(h, e, DT_ME_VALUE, &s)) != 0)
+	if ((rc = dt_entry_value(h, e, &s)) != 0)
 		return rc;
 	if (a->k)
-		*a->k = k;
+		*a->k = e->key;
 	if (a->val)
 		uh_slot_to_value(&s, a->val);
 	return 0;
@@ -157,22 +154,22 @@ static int next_body(uh_heap *h, void *arg)
 	else
 		it_resync(s, &v);
 	/* bound: one round per bucket of both tables, plus the switch */
-	for (uint64_t round = 0; round <= v.old_size + v.size; round++) {
-		uint64_t size = s[IT_PHASE] == PH_OLD ? v.old_size : v.size;
-		uh_off t = s[IT_PHASE] == PH_OLD ? v.old : v.table, e;
+	for (uint64_t round = 0; round <= v.old.size + v.table.size; round++) {
+		const struct dt_table *t = s[IT_PHASE] == PH_OLD ? &v.old : &v.table;
+		struct dt_entry e;
 		uint64_t pos = 0;
-		if (s[IT_BUCKET] >= size) {
+		if (s[IT_BUCKET] >= t->size) {
 			if (s[IT_PHASE] == PH_TABLE)
 				break;
-			it_at(s, PH_TABLE, v.table, 0);
+			it_at(s, PH_TABLE, v.table.ref, 0);
 			continue;
 		}
 		if ((rc = resume(h, &v, s, t, s[IT_BUCKET], &e, &pos)) != 0)
 			return rc;
-		if (e) {
-			if ((rc = give(h, a, e)) != 0)
+		if (e.ref) {
+			if ((rc = give(h, a, &e)) != 0)
 				return rc;
-			s[IT_LAST] = e;
+			s[IT_LAST] = e.ref;
 			s[IT_NTH] = pos + 1;
 			return 0;
 		}
@@ -201,7 +198,7 @@ int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 		return uh_err_set(UH_EINVAL, "uh_map_next: iterator state is garbage (phase %llu)",
 				  (unsigned long long)it->s[IT_PHASE]);
 	a.start = *it;
-	if ((rc = dt_map_run(h, next_body, &a)) != 0)
+	if ((rc = uh_opt_run(h, next_body, &a)) != 0)
 		return rc;
 	*it = a.it;
 	it->s[IT_MAP] = m;

@@ -54,6 +54,10 @@ static struct uh_objhdr *obj_get(uh_heap *h, uh_off ref, uint32_t cls, int *rc)
 				 (unsigned long long)off);
 		return NULL;
 	}
+	/* An optimistic read notes the lock word before the header: the
+	 * header checked below is then covered by its final check. */
+	if (h->opt.on && (*rc = uh_opt_touch(h, off)) != 0)
+		return NULL;
 	struct uh_objhdr *o = (void *)(h->base + off);
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
 	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);

@@ -530,7 +530,7 @@ int uh_smap_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind)
 		return rc;
 	if (!key_kind)
 		return uh_err_set(UH_EINVAL, "uh_smap_key_kind: key_kind is NULL");
-	if ((rc = sm_exec(h, sm_hdr_body, &op)) == 0)
+	if ((rc = uh_opt_run(h, sm_hdr_body, &op)) == 0)
 		*key_kind = op.mp.kind;
 	return rc;
 }
@@ -544,7 +544,7 @@ int uh_smap_len(uh_heap *h, uh_off m, uint64_t *len)
 		return rc;
 	if (!len)
 		return uh_err_set(UH_EINVAL, "uh_smap_len: len is NULL");
-	if ((rc = sm_exec(h, sm_hdr_body, &op)) == 0)
+	if ((rc = uh_opt_run(h, sm_hdr_body, &op)) == 0)
 		*len = op.mp.count;
 	return rc;
 }
@@ -601,7 +601,7 @@ int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 		return rc;
 	op.m = m;
 	op.k = k;
-	if ((rc = sm_exec(h, sm_get_body, &op)) == 0 && v)
+	if ((rc = uh_opt_run(h, sm_get_body, &op)) == 0 && v)
 		*v = op.out;
 	return rc;
 }
@@ -1082,7 +1082,7 @@ static int sm_own(uh_heap *h, uh_off off)
  * block locked counts by the version it had (for immutable key objects). */
 static int sm_unchanged(uh_heap *h, uh_off ref, uint32_t cls, uint64_t rv, int own_ok)
 {
-	uint64_t off = UH_REF_OFFSET(ref), *seen;
+	uint64_t off = UH_REF_OFFSET(ref), seen;
 	uint32_t c, payload, slot;
 	int valid, rc;
 
@@ -1090,13 +1090,9 @@ static int sm_unchanged(uh_heap *h, uh_off ref, uint32_t cls, uint64_t rv, int o
 		return 0;
 	if ((rc = sm_obj_hdr(h, ref, &c, &payload, &valid, NULL)) != 0)
 		return rc;
-	if ((seen = u64map_get(&h->tx.locks, off)) != NULL) {
-		if (!own_ok)
-			return 0;
-	} else if ((seen = u64map_get(&h->tx.reads, off)) == NULL) {
+	if (!uh_tx_seen(h, off, own_ok, &seen))
 		return 0;
-	}
-	return *seen <= rv && valid && c == cls;
+	return seen <= rv && valid && c == cls;
 }
 
 /* A key object of the iterator, if unchanged since its snapshot, into kb:
@@ -1296,7 +1292,7 @@ int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_it
 	op.m = m;
 	op.from = from;
 	op.rev = flags & UH_SCAN_REVERSE;
-	if ((rc = sm_exec(h, sm_scan_body, &op)) == 0)
+	if ((rc = uh_opt_run(h, sm_scan_body, &op)) == 0)
 		memcpy(it->s, op.out, sizeof(it->s));
 	return rc;
 }
@@ -1397,7 +1393,7 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 		return uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
 	op.m = m;
 	memcpy(op.in, it->s, sizeof(op.in));
-	rc = sm_exec(h, sm_next_body, &op);
+	rc = uh_opt_run(h, sm_next_body, &op);
 	if ((rc == 0 || rc == UH_ENOTFOUND) && op.have_out)
 		memcpy(it->s, op.out, sizeof(it->s));
 	if (rc == 0) {

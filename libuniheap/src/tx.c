@@ -238,16 +238,14 @@ static int owner_not_applying(uh_heap *h, uint64_t w)
 	return log && __atomic_load_n(&log->state, __ATOMIC_ACQUIRE) == UH_LOG_ACTIVE;
 }
 
-/* The version of obj's bytes in place, if it can be known now: set *v and
- * return 1; 0 while another session is applying to it. */
-static int version_in_place(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
+int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
 {
 	if (!uh_lock_is_locked(w)) {
 		*v = w;
 		return 1;
 	}
 	if (uh_lock_owner(w) == h->session) {
-		uint64_t *old = u64map_get(&h->tx.locks, obj);
+		uint64_t *old = h->tx.depth ? u64map_get(&h->tx.locks, obj) : NULL;
 		*v = old ? *old : uh_lock_old_version(w);
 		return 1;
 	}
@@ -255,6 +253,15 @@ static int version_in_place(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
 		return 0;
 	*v = uh_lock_old_version(w);
 	return 1;
+}
+
+int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+
+	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w &&
+	       (!uh_lock_is_locked(w) || uh_lock_owner(w) == h->session ||
+		owner_not_applying(h, w));
 }
 
 /* Is obj still at the version this block read? At commit (strict) an
@@ -268,7 +275,7 @@ static int read_valid(uh_heap *h, uint64_t obj, uint64_t seen, int strict)
 
 	if (strict && uh_lock_is_locked(w) && uh_lock_owner(w) != h->session)
 		return 0;
-	return version_in_place(h, obj, w, &v) && v == seen;
+	return uh_lock_version(h, obj, w, &v) && v == seen;
 }
 
 static int reads_valid(uh_heap *h, int strict)
@@ -379,17 +386,6 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 	return 0;
 }
 
-static void load_field(void *dst, const char *src, uint32_t len)
-{
-	switch (len) {	/* aligned single loads: never torn */
-	case 1: *(uint8_t *)dst = __atomic_load_n((const uint8_t *)src, __ATOMIC_ACQUIRE); break;
-	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
-	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
-	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
-	default: memcpy(dst, src, len);
-	}
-}
-
 /* A validated read of an object this block has not locked. */
 static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uint32_t len)
 {
@@ -399,19 +395,18 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 
 	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
 		uint64_t v, w1 = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-		if (!version_in_place(h, obj, w1, &v)) {
+		if (!uh_lock_version(h, obj, w1, &v)) {
 			h->st.read_waits++;	/* the owner is applying: short */
 			lock_backoff(round);
 			continue;
 		}
 		if (v > t->rv && !extend_snapshot(h))
 			return stale(h, obj);
-		load_field(dst, h->base + target, len);
+		uh_load(dst, h->base + target, len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		/* Same word and, if locked, its owner still not applying: the
 		 * bytes read are version v's. */
-		if (__atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) != w1 ||
-		    (uh_lock_is_locked(w1) && !owner_not_applying(h, w1)))
+		if (!uh_lock_still(h, obj, w1))
 			continue;
 		uint64_t *seen = u64map_get(&t->reads, obj);
 		if (seen)
@@ -424,16 +419,12 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 	return locked_out(h, obj, "reading it");
 }
 
-int uh_tx_read(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
+int uh_tx_read_in_block(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
 	uint64_t obj = UH_REF_OFFSET(ref), *pos;
 
 	target = UH_REF_OFFSET(target);
-	if (!t->depth) {
-		load_field(dst, h->base + target, len);
-		return 0;
-	}
 	if (t->doomed) {
 		memset(dst, 0, len);
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
@@ -444,13 +435,31 @@ int uh_tx_read(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 		return 0;
 	}
 	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj)) {
-		load_field(dst, h->base + target, len);	/* ours: stable */
+		uh_load(dst, h->base + target, len);	/* ours: stable */
 		return 0;
 	}
 	int rc = read_shared(h, obj, target, dst, len);
 	if (rc)
 		memset(dst, 0, len);
 	return rc;
+}
+
+int uh_tx_seen(uh_heap *h, uh_off ref, int own_ok, uint64_t *v)
+{
+	uint64_t obj = UH_REF_OFFSET(ref), *p;
+
+	if (h->opt.on)
+		return uh_opt_seen(h, obj, v);
+	if (!h->tx.depth)
+		return 0;
+	if ((p = u64map_get(&h->tx.locks, obj)) != NULL) {
+		if (!own_ok)
+			return 0;
+	} else if ((p = u64map_get(&h->tx.reads, obj)) == NULL) {
+		return 0;
+	}
+	*v = *p;
+	return 1;
 }
 
 int uh_tx_holds(uh_heap *h, uh_off ref)

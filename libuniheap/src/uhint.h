@@ -10,6 +10,7 @@
 #define UH_UHINT_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "arena.h"
@@ -58,6 +59,33 @@ struct uh_tx {
 	struct u64vec news_list;	/* the same objects, in order */
 	struct u64vec locked_list;	/* objects locked, for release */
 	struct u64vec freed_list;	/* objects freed, for slot release */
+};
+
+/* A data type's decoded header (a map's table, counts...), kept across
+ * optimistic reads while the header's lock word stays what it was when
+ * the header was read (optread.c). */
+#define UH_VIEW_BYTES 96
+#define UH_VIEW_CACHE 4
+struct uh_view {
+	uh_off obj;			/* 0: empty */
+	uint64_t word;
+	uint32_t kind;			/* whose view: UH_CLASS_MAP, UH_CLASS_SMAP */
+	unsigned char bytes[UH_VIEW_BYTES];
+};
+
+/* An optimistic read in progress (optread.c): the objects it read and the
+ * lock word each had before its first byte was read. */
+#define UH_OPT_MAX 64
+struct uh_opt {
+	struct uh_view cache[UH_VIEW_CACHE];
+	struct uh_view pending;		/* a view read by this try, kept if it validates */
+	int on;				/* a read-only operation runs outside any block */
+	int lost;			/* this try cannot succeed: run it again */
+	int full;			/* it read more objects than fit: take a block */
+	uint32_t n;
+	uint64_t last;			/* the object noted last (obj[n-1]), else ~0 */
+	uint64_t obj[UH_OPT_MAX];
+	uint64_t word[UH_OPT_MAX];
 };
 
 /* Arenas this session leased, per size class. */
@@ -132,6 +160,7 @@ struct uh_heap {
 	struct uh_arena_index ix;	/* owned */
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
 	struct uh_tx tx;
+	struct uh_opt opt;
 	uh_stats st;
 	char path[4096];
 	char name[64];
@@ -203,11 +232,23 @@ int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
 int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		       uint32_t len);
-/* Read [target, target+len) of obj. Inside a block the read is recorded
- * and validated (a consistent snapshot, or the block is doomed with
- * UH_ECONFLICT and dst zeroed); outside, a plain atomic load. */
-int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
+/* uh_tx_read inside a block (uh_tx_read, below, is the call to make). */
+int uh_tx_read_in_block(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
 int uh_tx_lock(uh_heap *h, uh_off obj);
+/* The version the bytes in place of object obj are at, given its lock
+ * word w (FORMAT.md 4.1): unlocked, w; locked by this session, the version
+ * it had; locked by another whose block has not started to apply (log
+ * ACTIVE), the version kept in w. Then 1 and *v set; 0 while the owner
+ * applies its commit. */
+int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v);
+/* After bytes of obj were read with lock word w (an acquire fence after
+ * the reads): 1 when they were the bytes of the version w gives, because
+ * the word is still w and, if another session holds the lock, its log is
+ * still ACTIVE. */
+int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w);
+/* Whether this block (or optimistic read) read obj, or (own_ok) locked it:
+ * then 1 and *v = the version it had. */
+int uh_tx_seen(uh_heap *h, uh_off obj, int own_ok, uint64_t *v);
 /* What the open block holds of obj: UH_TX_NEW (allocated in it: its bytes
  * in place are the block's), UH_TX_LOCKED (locked: its writes wait in the
  * log), or 0. */
@@ -229,12 +270,60 @@ void uh_tx_free_state(uh_heap *h);
 int uh_tx_begin_implicit(uh_heap *h, int *implicit);
 int uh_tx_end_implicit(uh_heap *h, int implicit, int rc);
 
+/* optread.c: read-only operations outside blocks, optimistically.
+ * uh_opt_run runs body once per try with h->opt.on: every object is
+ * noted (uh_opt_touch, from uh_tx_read and uh_obj_get) before its first
+ * byte is read, and the whole set is validated at the end; a try that
+ * saw a change is run again, a few times, then the body runs in an
+ * implicit block (uh_run). Inside a block body simply joins it. */
+int uh_opt_run(uh_heap *h, uh_block_fn body, void *arg);
+/* Note obj before its first byte is read: 0, or UH_ECONFLICT when this try
+ * is lost (obj being applied to, or too many objects). */
+int uh_opt_touch(uh_heap *h, uint64_t obj);
+/* The version obj had when this try first read it (1), or 0 if it did not. */
+int uh_opt_seen(uh_heap *h, uint64_t obj, uint64_t *v);
+/* In an optimistic read, the view of kind kept for header obj (noting obj
+ * first), if obj's lock word has not moved since: else NULL. */
+const void *uh_opt_view(uh_heap *h, uh_off obj, uint32_t kind);
+/* Offer the view just read from header obj (a struct of len bytes, at most
+ * UH_VIEW_BYTES) for keeping: kept if this optimistic try validates. */
+void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t len);
+
+/* A field of 1, 2, 4 or 8 aligned bytes is loaded in one access, never
+ * torn; other lengths are copied. */
+static inline void uh_load(void *dst, const char *src, uint32_t len)
+{
+	switch (len) {
+	case 1: *(uint8_t *)dst = __atomic_load_n((const uint8_t *)src, __ATOMIC_ACQUIRE); break;
+	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
+	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
+	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
+	default: memcpy(dst, src, len);
+	}
+}
+
+/* Read [target, target+len) of obj. Inside a block the read is recorded
+ * and validated (a consistent snapshot, or the block is doomed with
+ * UH_ECONFLICT and dst zeroed); outside, a plain load, noted first by an
+ * optimistic read (optread.c: UH_ECONFLICT when its try is lost). */
+static inline int uh_tx_read(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len)
+{
+	if (h->tx.depth)
+		return uh_tx_read_in_block(h, obj, target, dst, len);
+	if (h->opt.on && UH_REF_OFFSET(obj) != h->opt.last && uh_opt_touch(h, obj) != 0) {
+		memset(dst, 0, len);
+		return UH_ECONFLICT;
+	}
+	uh_load(dst, h->base + UH_REF_OFFSET(target), len);
+	return 0;
+}
+
 /* A u64 of obj at off; 0 if the read doomed the block (callers then see
  * the error from their next block call). */
 static inline uint64_t uh_rd64(uh_heap *h, uh_off obj, uint64_t off)
 {
 	uint64_t v;
-	if (h->tx.depth)
+	if (h->tx.depth || h->opt.on)
 		uh_tx_read(h, obj, off, &v, 8);
 	else
 		v = __atomic_load_n((uint64_t *)(h->base + UH_REF_OFFSET(off)), __ATOMIC_ACQUIRE);

@@ -104,15 +104,22 @@ int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot
 	return uh_tx_log_free(h, old->value);
 }
 
+int uh_key_kind_check(uint32_t kind, const uh_key *k)
+{
+	if (k->kind != kind)
+		return uh_err_set(UH_ETYPE, "key of kind %u given to a map keyed by kind %u",
+				  k->kind, kind);
+	return 0;
+}
+
 int uh_key_check(uint32_t kind, const uh_key *k)
 {
 	size_t bad;
 
 	if (!k)
 		return uh_err_set(UH_EINVAL, "key is NULL");
-	if (k->kind != kind)
-		return uh_err_set(UH_ETYPE, "key of kind %u given to a map keyed by kind %u",
-				  k->kind, kind);
+	if (uh_key_kind_check(kind, k))
+		return UH_ETYPE;
 	if (kind == UH_KEY_I64)
 		return 0;
 	if (kind != UH_KEY_STRING && kind != UH_KEY_BYTES)

@@ -49,6 +49,8 @@ int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot
 
 /* k must be of kind, at most UH_KEY_MAX_LEN bytes, UTF-8 for strings. */
 int uh_key_check(uint32_t kind, const uh_key *k);
+/* A key uh_key_check accepted for its own kind: of this map's kind too? */
+int uh_key_kind_check(uint32_t kind, const uh_key *k);
 /* A slot holding k: i64 inline, string/bytes as a new object the data
  * type owns (freed with the entry). */
 int uh_key_store(uh_heap *h, const uh_key *k, struct uh_slot *out);

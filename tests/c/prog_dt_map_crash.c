@@ -140,11 +140,11 @@ static int op_body(uh_heap *h, void *arg)
 	return rc;
 }
 
-/* The arenas the ops allocate from (keys and strings 32, entries 96, the
- * 128-bucket table 4096) and the classes around them are leased first. */
+/* The arenas the ops allocate from (strings 32, entries 48, the
+ * 128-bucket table 1536) and the classes around them are leased first. */
 static void work(uh_heap *h, const char *ack, int ready_fd, int go_fd)
 {
-	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 4096 };
+	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 1536, 2048 };
 	uh_stats st;
 	int rc;
 	const char *failed = cc_run_ops(h, ack, ready_fd, go_fd, slots,

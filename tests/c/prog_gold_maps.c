@@ -19,7 +19,7 @@
  *   gs.i64, gs.bytes  sorted maps of the other kinds; gs.empty, empty
  * Values cycle through i64, f64, string (some not ASCII), bytes, bool and
  * a reference to gs.empty. Phase 1 removes more keys, puts new ones
- * (finishing the resize and starting another, splitting nodes) and
+ * (finishing the resize under way, splitting nodes) and
  * replaces some values. --check reads every key of both phases, walks
  * every map (sorted maps both ways and from a middle key), compares
  * lengths and runs uh_map_check / uh_smap_check.

@@ -625,9 +625,22 @@ static void wr64(uh_heap *h, uh_off obj, uint32_t off, uint64_t v)
 	TH_CHECK_RC(uh_write(h, obj, off, &v, 8));
 }
 
+/* FNV-1a 64 of an i64 key's 8 little-endian bytes: its bucket. */
+static uint64_t key_hash(int64_t i)
+{
+	uint64_t x = (uint64_t)i, hh = 0xcbf29ce484222325ull;
+	for (int j = 0; j < 8; j++, x >>= 8) {
+		hh ^= x & 0xff;
+		hh *= 0x100000001b3ull;
+	}
+	return hh;
+}
+
 /* The check finds damage (made with raw writes) and names it; lookups
- * in a damaged map fail cleanly instead of looping. Slot i's value is at
- * byte 16 + 16 * i + 8 of an object (layout at the top of map.c). */
+ * in a damaged map fail cleanly instead of looping. Offsets from the
+ * layout at the top of map.c: header slot i's value at 16 + 16 * i + 8,
+ * bucket b of a table at 16 + 8 * b, an entry's next at 32 and its (i64)
+ * key at 40. */
 static void test_check_detects(uh_heap *h)
 {
 	uh_off m, table, e = 0;
@@ -643,7 +656,7 @@ static void test_check_detects(uh_heap *h)
 	TH_CHECK_RC(uh_map_check(h, m));
 	table = rd64(h, m, 16 + 16 * 2 + 8);
 	for (b = 0; b < 8 && !e; b++)
-		e = rd64(h, table, 16 + 16 * (uint32_t)b + 8);
+		e = rd64(h, table, 16 + 8 * (uint32_t)b);
 	b--;
 	TH_CHECK(e != 0);
 
@@ -653,15 +666,17 @@ static void test_check_detects(uh_heap *h)
 	TH_CHECK(strstr(uh_errmsg(), "count") != NULL);
 	wr64(h, m, 16 + 16 * 1 + 8, count);
 
-	uint64_t hash = rd64(h, e, 16 + 16 * 3 + 8);
-	wr64(h, e, 16 + 16 * 3 + 8, hash + 1);
+	/* A key whose hash names another bucket than the one it is in. */
+	int64_t key = (int64_t)rd64(h, e, 40), moved = key + 1000;
+	while ((key_hash(moved) & 7) == b)
+		moved++;
+	wr64(h, e, 40, (uint64_t)moved);
 	TH_CHECK_ERR(uh_map_check(h, m), UH_EINTERNAL);
 	TH_CHECK(strstr(uh_errmsg(), "bucket") != NULL);
-	wr64(h, e, 16 + 16 * 3 + 8, hash);
+	wr64(h, e, 40, (uint64_t)key);
 
-	uint64_t next = rd64(h, e, 16 + 16 * 2 + 8), next_tag = rd64(h, e, 16 + 16 * 2);
-	wr64(h, e, 16 + 16 * 2, UH_T_REF);
-	wr64(h, e, 16 + 16 * 2 + 8, e);	/* a cycle */
+	uint64_t next = rd64(h, e, 32);
+	wr64(h, e, 32, e);	/* a cycle */
 	TH_CHECK_ERR(uh_map_check(h, m), UH_EINTERNAL);
 	if (!strstr(uh_errmsg(), "cycle"))
 		th_fail(__FILE__, __LINE__, "cycle not named: %s", uh_errmsg());
@@ -670,12 +685,11 @@ static void test_check_detects(uh_heap *h)
 		if (rc != UH_ENOTFOUND && rc != UH_EINTERNAL)
 			TH_CHECK_ERR(rc, UH_EINTERNAL);
 	}
-	wr64(h, e, 16 + 16 * 2 + 8, next);
-	wr64(h, e, 16 + 16 * 2, next_tag);
+	wr64(h, e, 32, next);
 
-	wr64(h, table, 16 + 16 * (uint32_t)b + 8, 12345);	/* not an object */
+	wr64(h, table, 16 + 8 * (uint32_t)b, 12345);	/* not an object */
 	TH_CHECK_ERR(uh_map_check(h, m), UH_EINTERNAL);
-	wr64(h, table, 16 + 16 * (uint32_t)b + 8, e);
+	wr64(h, table, 16 + 8 * (uint32_t)b, e);
 	TH_CHECK_RC(uh_map_check(h, m));
 	TH_CHECK_RC(uh_free(h, m));	/* (its table and entries: garbage) */
 }
