@@ -125,7 +125,7 @@ test: deps all ycsb-java
 	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
-	UNIHEAP_BUILD=$(abspath $(BUILD)) \
+	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
 		$(PY) -m pytest bench/ycsb/python/tests tests/demo -q -p no:cacheprovider; y=$$?; \

@@ -2,6 +2,8 @@
 // Builds the addon (build/Release/uniheap.node) against libuniheap from the
 // repository's CMake build: $UNIHEAP_BUILD, else ../build. When the library
 // is missing and this is a checkout, it is built first (cmake + ninja).
+// Outside a checkout (the package copied or packed on its own) without
+// $UNIHEAP_BUILD, it uses an installed uniheap that pkg-config finds.
 // The library is copied beside the addon, which finds it through an $ORIGIN
 // rpath, so an installed package does not depend on the build tree staying.
 // Node's headers come from the Node installation itself when it ships them
@@ -72,8 +74,32 @@ function includeDir() {
   fail(`uniheap.h not found: ${BUILD} is not a CMake build folder of uniheap`);
 }
 
+// libdir and includedir of an installed uniheap, or null.
+function pkgConfig() {
+  const dirs = {};
+  for (const v of ['libdir', 'includedir']) {
+    const r = spawnSync('pkg-config', [`--variable=${v}`, 'uniheap'], { encoding: 'utf8' });
+    if (r.error || r.status !== 0 || !r.stdout.trim()) return null;
+    dirs[v] = r.stdout.trim();
+  }
+  if (!fs.existsSync(path.join(dirs.libdir, LIB))) return null;
+  return { libDir: dirs.libdir, include: dirs.includedir };
+}
+
+// Where libuniheap.so.0 and uniheap.h come from.
+function locate() {
+  if (process.env.UNIHEAP_BUILD || fs.existsSync(path.join(REPO, 'CMakeLists.txt'))) {
+    ensureLibuniheap();
+    return { libDir: BUILD, include: includeDir() };
+  }
+  return pkgConfig() ||
+    fail(`no uniheap build or installed uniheap found: set UNIHEAP_BUILD to the CMake build ` +
+      'folder of a uniheap checkout, or install uniheap (make install) where pkg-config ' +
+      'finds it (PKG_CONFIG_PATH)');
+}
+
 function main() {
-  ensureLibuniheap();
+  const lib = locate();
   try {
     require.resolve('node-addon-api', { paths: [HERE] });
   } catch {
@@ -82,11 +108,11 @@ function main() {
   const args = [nodeGyp(), 'configure', 'build', '--silent'];
   const dir = nodeDir();
   if (dir) args.push(`--nodedir=${dir}`);
-  const env = { ...process.env, UNIHEAP_LIB_DIR: BUILD, UNIHEAP_INCLUDE_DIR: includeDir() };
+  const env = { ...process.env, UNIHEAP_LIB_DIR: lib.libDir, UNIHEAP_INCLUDE_DIR: lib.include };
   run(process.execPath, args, { cwd: HERE, env });
   // Copy, then rename: a process that has the old library mapped keeps it.
   const dest = path.join(HERE, 'build', 'Release', LIB);
-  fs.copyFileSync(path.join(BUILD, LIB), `${dest}.tmp`);
+  fs.copyFileSync(path.join(lib.libDir, LIB), `${dest}.tmp`);
   fs.renameSync(`${dest}.tmp`, dest);
 }
 

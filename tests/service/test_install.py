@@ -8,7 +8,10 @@ import os
 import re
 import shutil
 import sys
+import zipfile
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO, Daemon, build_dir, clean_env, run
 
@@ -204,4 +207,109 @@ def test_python_package_built_against_the_install(installed, tmp_dir, daemons):
     assert r.returncode == 0, r.stderr
     where, x = r.stdout.split()
     assert where.startswith(str(site)) and x == "42", r.stdout
+    assert heapd.stop() == 0
+
+
+NODE_CLIENT = """
+const uniheap = require(process.argv[1]);
+const heap = uniheap.connect();          // the default socket
+const Point = heap.defineClass('t.Point', { x: 'i64' });
+const p = new Point({});
+heap.atomic(() => { p.x = 42; heap.roots.set('p', p); });
+console.log(require.resolve(process.argv[1]), heap.roots.get('p').x);
+heap.close();
+"""
+
+
+def test_node_package_built_against_the_install(installed, tmp_dir, daemons):
+    """The Node package built from a copy of bindings-node alone (no
+    checkout around it, no UNIHEAP_BUILD) links the installed libuniheap
+    that pkg-config finds, and carries a copy beside the addon."""
+    src = tmp_dir / "pkg" / "uniheap"
+    shutil.copytree(REPO / "bindings-node", src,
+                    ignore=shutil.ignore_patterns("build", "node_modules", "test"))
+    # The build's own tools (node-gyp, node-addon-api), as make deps installed them.
+    (src / "node_modules").symlink_to(REPO / "bindings-node" / "node_modules")
+    env = clean_env(PKG_CONFIG_PATH=installed / "lib/pkgconfig", UNIHEAP_BUILD=None)
+    r = run(["node", "scripts/build.js"], env=env, cwd=src, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    addon = src / "build" / "Release" / "uniheap.node"
+    assert (addon.parent / "libuniheap.so.0").exists()
+    r = run(["readelf", "-d", addon])
+    assert "libuniheap.so.0" in r.stdout and "$ORIGIN" in r.stdout, r.stdout
+
+    xdg = tmp_dir / "xdg"
+    xdg.mkdir(mode=0o700)
+    env = clean_env(XDG_RUNTIME_DIR=xdg)
+    heapd = Daemon([installed / "bin/heapd", "--heap", tmp_dir / "heap", "--create",
+                    "--size", "64M", "--durability", "memory"],
+                   xdg / "uniheap/heapd.sock", tmp_dir / "heapd.log", env=env)
+    daemons.append(heapd.start())
+    r = run(["node", "-e", NODE_CLIENT, str(src)], env=env, cwd=tmp_dir)
+    assert r.returncode == 0, r.stderr
+    where, x = r.stdout.split()
+    assert where.startswith(str(src)) and x == "42", r.stdout
+    assert heapd.stop() == 0
+
+
+JAVA_CLIENT = """
+import java.nio.file.*;
+import org.uniheap.*;
+
+public class Client {
+    public static void main(String[] args) throws Exception {
+        try (Heap heap = Heap.connect()) {          // the default socket
+            PMap<String, Object> m = heap.newMap(String.class);
+            heap.atomic(() -> { m.put("x", 42L); heap.roots().put("m", m); });
+            // Which libuniheap this process mapped.
+            String lib = Files.readAllLines(Path.of("/proc/self/maps")).stream()
+                    .filter(l -> l.contains("libuniheap")).map(l -> l.substring(l.indexOf('/')))
+                    .findFirst().orElse("none");
+            System.out.println(lib + " " + m.get("x"));
+        }
+    }
+}
+"""
+
+
+def jdk25():
+    """The JDK 25 the Java binding is built with (as bindings-java/java.mk
+    finds it)."""
+    home = os.environ.get("JAVA25_HOME")
+    candidates = [Path(home)] if home else sorted(Path("/usr/lib/jvm").glob("*"))
+    for d in candidates:
+        java = d / "bin" / "java"
+        if java.exists() and 'version "25' in run([java, "-version"]).stderr:
+            return d
+    pytest.fail("no JDK 25 (set JAVA25_HOME); make deps checks for one")
+
+
+def test_java_jar_without_a_copy_uses_the_install(installed, tmp_dir, daemons):
+    """A uniheap jar that ships no libuniheap of its own loads the installed
+    one through the system's dynamic linker (here LD_LIBRARY_PATH; after
+    an install into a system prefix, ldconfig's cache)."""
+    jars = sorted((REPO / "bindings-java" / "target").glob("uniheap-*.jar"))
+    jars = [j for j in jars if not j.name.endswith(("-sources.jar", "-javadoc.jar"))]
+    assert jars, "bindings-java/target has no jar: build first (make)"
+    bare = tmp_dir / "uniheap-bare.jar"
+    with zipfile.ZipFile(jars[0]) as zin, zipfile.ZipFile(bare, "w") as zout:
+        for item in zin.infolist():
+            if "/native/" not in item.filename:
+                zout.writestr(item, zin.read(item.filename))
+    (tmp_dir / "Client.java").write_text(JAVA_CLIENT)
+
+    xdg = tmp_dir / "xdg"
+    xdg.mkdir(mode=0o700)
+    heapd = Daemon([installed / "bin/heapd", "--heap", tmp_dir / "heap", "--create",
+                    "--size", "64M", "--durability", "memory"],
+                   xdg / "uniheap/heapd.sock", tmp_dir / "heapd.log",
+                   env=clean_env(XDG_RUNTIME_DIR=xdg))
+    daemons.append(heapd.start())
+    java = jdk25() / "bin" / "java"
+    argv = [java, "--enable-native-access=ALL-UNNAMED", "-cp", bare, tmp_dir / "Client.java"]
+    r = run(argv, env=clean_env(XDG_RUNTIME_DIR=xdg, UNIHEAP_LIB=None,
+                                LD_LIBRARY_PATH=installed / "lib"), cwd=tmp_dir, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lib, x = r.stdout.split()
+    assert lib.startswith(f"{installed}/lib/libuniheap.so") and x == "42", r.stdout
     assert heapd.stop() == 0

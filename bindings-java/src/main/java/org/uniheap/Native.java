@@ -31,7 +31,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Where libuniheap comes from, first found wins: the file named by
  * {@code $UNIHEAP_LIB}; {@code libuniheap.so.0} (or {@code libuniheap.so})
- * in a folder of {@code java.library.path}; the copy shipped in this jar.
+ * in a folder of {@code java.library.path}; the copy shipped in this jar;
+ * an installed {@code libuniheap.so.0} that the system's dynamic linker
+ * finds by its soname ({@code LD_LIBRARY_PATH}, {@code ldconfig}'s cache),
+ * for a jar built without a copy.
  */
 @SuppressWarnings("restricted")
 final class Native {
@@ -47,17 +50,23 @@ final class Native {
     static final UniheapException LOAD_ERROR;
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIB;
+    private static final String SONAME = "libuniheap.so.0";
 
     static {
         SymbolLookup lib = null;
         UniheapException err = null;
         try {
-            lib = SymbolLookup.libraryLookup(findLibrary(), Arena.global());
+            Path p = findLibrary();
+            lib = p != null ? SymbolLookup.libraryLookup(p, Arena.global())
+                    : SymbolLookup.libraryLookup(SONAME, Arena.global());
         } catch (IllegalCallerException e) {
             err = nativeAccessError(e);
         } catch (IllegalArgumentException | IOException e) {
-            err = new UniheapException("cannot load libuniheap: " + e.getMessage()
-                    + " (set UNIHEAP_LIB to the path of libuniheap.so.0)", e);
+            err = new UniheapException("cannot load libuniheap (looked at $UNIHEAP_LIB, "
+                    + "java.library.path, this jar's copy and the system's library path): "
+                    + e.getMessage()
+                    + " (set UNIHEAP_LIB to the path of libuniheap.so.0, or install uniheap"
+                    + " where the dynamic linker finds it)", e);
         }
         LIB = lib;
         LOAD_ERROR = err;
@@ -90,13 +99,14 @@ final class Native {
         return extractShipped();
     }
 
-    /* The jar's copy goes to a private temporary file: dlopen needs a path. */
+    /* The jar's copy goes to a private temporary file: dlopen needs a path.
+     * null when the jar has none: then the installed library is looked up
+     * by its soname. */
     private static Path extractShipped() throws IOException {
         String res = "native/linux-amd64/libuniheap.so.0";
         try (InputStream in = Native.class.getResourceAsStream(res)) {
             if (in == null)
-                throw new IOException("no libuniheap.so.0 in $UNIHEAP_LIB, java.library.path ("
-                        + System.getProperty("java.library.path") + ") or this jar");
+                return null;
             Path dir = Files.createTempDirectory("uniheap-");
             Path p = dir.resolve("libuniheap.so.0");
             Files.copy(in, p, StandardCopyOption.REPLACE_EXISTING);
