@@ -123,7 +123,7 @@ deps:
 # tests/demo: make demo on a temporary heap, every language's line present.
 test: deps all ycsb-java
 	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
-	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
+	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \

@@ -48,3 +48,25 @@ def wait_accepting(proc, path, timeout):
             return None
         time.sleep(0.01)
     return f"heapd did not accept on {path} within {timeout} s"
+
+
+def jdk25_java(home=None):
+    """The java of a JDK 25 (what the Java binding builds with): home, else
+    $JAVA25_HOME, else the first JDK 25 under /usr/lib/jvm, as
+    bindings-java/java.mk finds it. None when there is none."""
+    import os
+    from pathlib import Path
+    home = home or os.environ.get("JAVA25_HOME")
+    for d in [Path(home)] if home else sorted(Path("/usr/lib/jvm").glob("*")):
+        java = d / "bin" / "java"
+        if java.exists() and 'version "25' in subprocess.run(
+                [str(java), "-version"], capture_output=True, text=True).stderr:
+            return java
+    return None
+
+
+def uniheap_jar(repo):
+    """The Java binding's jar that `make` builds in repo, or None."""
+    jars = [j for j in (repo / "bindings-java" / "target").glob("uniheap-*.jar")
+            if not j.name.endswith(("-sources.jar", "-javadoc.jar"))]
+    return jars[0] if jars else None

@@ -1,13 +1,16 @@
 """heapd SIGKILLed and restarted 20 times under a running workload of C,
-Python and Node client processes whose code has no reconnect logic
+Python, Node and Java client processes whose code has no reconnect logic
 (tests/c/prog_restart_worker.c, workers/restart_worker.py,
-bindings-node/test/workers/restart_worker.js; Node only when its addon is
-built): libuniheap re-attaches each of them on its own, blocks in flight
+bindings-node/test/workers/restart_worker.js, bindings-java/.../RestartWorker.java;
+Node only when its addon is built, Java when the jar is and a JDK 25 is
+found): libuniheap re-attaches each of them on its own, blocks in flight
 are re-run, nothing acknowledged is lost, and every worker completes."""
 import re
 import shutil
 import subprocess
 import time
+
+from processes import jdk25_java, uniheap_jar
 
 from conftest import (REPO, WORKERS, HeapD, binary, python_env, spawn_python, stop_process,
                       track, wait_for)
@@ -17,6 +20,18 @@ import uniheap
 RESTARTS = 20
 NODE_WORKER = REPO / "bindings-node" / "test" / "workers" / "restart_worker.js"
 NODE_ADDON = REPO / "bindings-node" / "build" / "Release" / "uniheap.node"
+JAVA_WORKER = (REPO / "bindings-java" / "src" / "test" / "java" / "org" / "uniheap" / "test" /
+               "workers" / "RestartWorker.java")
+
+
+def java_worker_argv():
+    """How to run the Java worker (a single source file on the uniheap jar
+    `make` builds, with a JDK 25), or None when either is missing."""
+    java, jar = jdk25_java(), uniheap_jar(REPO)
+    if not java or not jar:
+        return None
+    return [str(java), "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
+            "-cp", str(jar), str(JAVA_WORKER)]
 
 
 def acks(path):
@@ -77,8 +92,14 @@ def run_restarts(heapd, tmp_dir):
         workers["node1"] = track(subprocess.Popen(
             [node, str(NODE_WORKER), "node1", str(tmp_dir / "node1.ack"), str(stop)],
             env=python_env(heapd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    java = java_worker_argv()
+    if java:
+        env = {k: v for k, v in python_env(heapd).items() if k != "UNIHEAP_LIB"}
+        workers["java1"] = track(subprocess.Popen(
+            java + ["java1", str(tmp_dir / "java1.ack"), str(stop)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:
-        assert wait_for(lambda: all(acked(tmp_dir / f"{n}.ack") for n in workers), 30)
+        assert wait_for(lambda: all(acked(tmp_dir / f"{n}.ack") for n in workers), 60)
         down = []
         for _ in range(RESTARTS):
             before = {n: reattached(tmp_dir / f"{n}.ack") for n in workers}

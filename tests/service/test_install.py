@@ -11,7 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
+from processes import jdk25_java, uniheap_jar
 
 from conftest import REPO, Daemon, build_dir, clean_env, run
 
@@ -272,27 +272,15 @@ public class Client {
 """
 
 
-def jdk25():
-    """The JDK 25 the Java binding is built with (as bindings-java/java.mk
-    finds it)."""
-    home = os.environ.get("JAVA25_HOME")
-    candidates = [Path(home)] if home else sorted(Path("/usr/lib/jvm").glob("*"))
-    for d in candidates:
-        java = d / "bin" / "java"
-        if java.exists() and 'version "25' in run([java, "-version"]).stderr:
-            return d
-    pytest.fail("no JDK 25 (set JAVA25_HOME); make deps checks for one")
-
-
 def test_java_jar_without_a_copy_uses_the_install(installed, tmp_dir, daemons):
     """A uniheap jar that ships no libuniheap of its own loads the installed
     one through the system's dynamic linker (here LD_LIBRARY_PATH; after
     an install into a system prefix, ldconfig's cache)."""
-    jars = sorted((REPO / "bindings-java" / "target").glob("uniheap-*.jar"))
-    jars = [j for j in jars if not j.name.endswith(("-sources.jar", "-javadoc.jar"))]
-    assert jars, "bindings-java/target has no jar: build first (make)"
+    jar, java = uniheap_jar(REPO), jdk25_java()
+    assert jar, "bindings-java/target has no jar: build first (make)"
+    assert java, "no JDK 25 (set JAVA25_HOME); make deps checks for one"
     bare = tmp_dir / "uniheap-bare.jar"
-    with zipfile.ZipFile(jars[0]) as zin, zipfile.ZipFile(bare, "w") as zout:
+    with zipfile.ZipFile(jar) as zin, zipfile.ZipFile(bare, "w") as zout:
         for item in zin.infolist():
             if "/native/" not in item.filename:
                 zout.writestr(item, zin.read(item.filename))
@@ -305,7 +293,6 @@ def test_java_jar_without_a_copy_uses_the_install(installed, tmp_dir, daemons):
                    xdg / "uniheap/heapd.sock", tmp_dir / "heapd.log",
                    env=clean_env(XDG_RUNTIME_DIR=xdg))
     daemons.append(heapd.start())
-    java = jdk25() / "bin" / "java"
     argv = [java, "--enable-native-access=ALL-UNNAMED", "-cp", bare, tmp_dir / "Client.java"]
     r = run(argv, env=clean_env(XDG_RUNTIME_DIR=xdg, UNIHEAP_LIB=None,
                                 LD_LIBRARY_PATH=installed / "lib"), cwd=tmp_dir, timeout=120)
