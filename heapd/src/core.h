@@ -101,6 +101,14 @@ uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
  * classes, root map. One transaction. */
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
 
+/* ---- probe.c ---- */
+/* Run libpmemobj's check of path in a child that may crash or hang
+ * without taking heapd down. 0 when the pool looks sound or could not be
+ * opened at all (pmemobj_open then says why); UH_EIO with err naming the
+ * file, the damage and the remedy when the child died, hung or found
+ * libpmemobj's metadata inconsistent. */
+int hd_probe_pool(const char *path, char *err, size_t errlen);
+
 /* ---- classes.c ---- */
 /* Descriptor of class_id if its table entry names a well-formed descriptor
  * inside the heap, else NULL. Never reads outside the heap. */

@@ -12,7 +12,8 @@
  * Opening checks, in this order, so that each kind of bad file gets its own
  * message and nothing is ever read beyond the file: the file exists and is
  * regular, it is at least PMEMOBJ_MIN_POOL bytes, it starts with
- * libpmemobj's signature, libpmemobj opens it, the root object is a uniheap
+ * libpmemobj's signature, libpmemobj's check of it survives in a
+ * sacrificial child (probe.c), libpmemobj opens it, the root object is a uniheap
  * header (magic, format version, checksum), and every table it names lies
  * inside the heap.
  *
@@ -663,6 +664,8 @@ static int open_pool(struct hd *hd, const struct hd_opts *o, const struct stat *
 	if (rc)
 		return rc;
 	hd->heap_size = (uint64_t)st->st_size;
+	if ((rc = hd_probe_pool(hd->path, err, errlen)) != 0)
+		return rc;
 	errno = 0;
 	hd->pop = pmemobj_open(hd->path, UH_LAYOUT_NAME);
 	if (!hd->pop)
