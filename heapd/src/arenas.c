@@ -325,12 +325,21 @@ int hd_large_free_locked(struct hd *hd, uint32_t idx)
 	return rc;
 }
 
-/* A large arena whose only slot holds no object (its bit is clear). */
+/* A large arena whose only slot holds no object: its bit is clear and the
+ * object there (if any) has no valid bit. The bit alone is not enough: it
+ * is run-time state, never persisted, so after a power loss it is clear
+ * under a committed object whose valid bit did reach the media; start-up
+ * recovery reaps the old sessions before its GC rebuilds the bits. */
 static int large_unused(struct hd *hd, uint32_t idx)
 {
 	const struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
-	return e->kind == UH_ARENA_LARGE &&
-	       !uh_bitmap_test(uh_arena_bitmap(hd->base, e->off), 0);
+	if (e->kind != UH_ARENA_LARGE || uh_bitmap_test(uh_arena_bitmap(hd->base, e->off), 0))
+		return 0;
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + e->off);
+	if (!hd_in_heap(hd, ah->first_slot, UH_OBJHDR_SIZE))
+		return 1;
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(hd->base + ah->first_slot);
+	return !(oh->size & UH_OBJ_VALID);
 }
 
 /* The large arena's slot has held an object (its class word is set). */
