@@ -147,7 +147,7 @@ static int run_checker(const char *extra, const char *what)
 {
 	static char out[1 << 16];
 	char nw[8], args[3][16] = { "", "", "" };
-	char *argv[10] = { (char *)th_bin("prog_iso_check"), "--socket", d.sock, "--ack-dir",
+	char *argv[11] = { (char *)th_bin("prog_iso_check"), "--socket", d.sock, "--ack-dir",
 			   d.dir, "--writers", nw };
 	int n = 7, rc;
 
