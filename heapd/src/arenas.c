@@ -289,7 +289,9 @@ out:
 /* The directory index of the arena at arena_off, or -1 if there is none. */
 static int64_t arena_index_of(struct hd *hd, uint64_t arena_off)
 {
-	if (!hd_in_heap(hd, arena_off, sizeof(struct uh_arena_hdr)))
+	/* The offset comes from a client: arena headers are 16-byte aligned,
+	 * and a misaligned one must not even be read. */
+	if (arena_off % 16 || !hd_in_heap(hd, arena_off, sizeof(struct uh_arena_hdr)))
 		return -1;
 	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + arena_off);
 	if (ah->magic != UH_ARENA_MAGIC || ah->dir_index >= hd->hdr->arena_cap)
