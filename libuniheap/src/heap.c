@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pmtrace.h"
 #include "sockpath.h"
 #include "uhint.h"
 
@@ -97,6 +98,8 @@ static int range_cmp(const void *a, const void *b)
 void uh_flush(uh_heap *h, const void *addr, size_t len)
 {
 	h->st.flushes++;
+	if (h->pmtrace)	/* the power-loss tests: in every mode, the protocol's ranges */
+		uh_pmtrace_flush(h->base, h->size, addr, len, UH_PMT_FLUSH);
 	if (h->durability == UH_DUR_MEMORY || len == 0)
 		return;
 	if (h->durability == UH_DUR_PMEM) {
@@ -140,20 +143,40 @@ void uh_barrier(uh_heap *h)
 {
 	if (++h->st.barriers == h->crash_at)
 		kill(getpid(), SIGKILL);	/* test hook: die before barrier k */
+	if (h->pmtrace)
+		uh_pmtrace_write(UH_PMT_BARRIER, 0, NULL, 0);
 	if (h->durability == UH_DUR_PMEM)
 		pmem2_get_drain_fn(h->m->map)();
 	else if (h->durability == UH_DUR_SYNC && h->ndirty)
 		sync_dirty(h);
 }
 
+/* logapply's persist callbacks. UH_MUTANT=apply-flush or apply-barrier
+ * (tests only) drops their flushes or their barrier: the power-loss test
+ * must then report lost or torn blocks. */
 static void persist_flush(void *ctx, const void *a, size_t n)
 {
-	uh_flush(ctx, a, n);
+	uh_heap *h = ctx;
+
+	if (h->mutant != UH_MUTANT_APPLY_FLUSH)
+		uh_flush(h, a, n);
 }
 
 static void persist_drain(void *ctx)
 {
-	uh_barrier(ctx);
+	uh_heap *h = ctx;
+
+	if (h->mutant != UH_MUTANT_APPLY_BARRIER)
+		uh_barrier(h);
+}
+
+static int mutant_of(const char *s)
+{
+	if (s && !strcmp(s, "apply-flush"))
+		return UH_MUTANT_APPLY_FLUSH;
+	if (s && !strcmp(s, "apply-barrier"))
+		return UH_MUTANT_APPLY_BARRIER;
+	return 0;
 }
 
 /* ---- connect ---- */
@@ -328,6 +351,8 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 	uh_arena_index_init(&h->ix, h->base, h->size, h->hdr);
 	const char *crash = getenv("UH_CRASH_AT");
 	h->crash_at = crash ? strtoull(crash, NULL, 10) : 0;
+	h->pmtrace = uh_pmtrace_on();
+	h->mutant = mutant_of(getenv("UH_MUTANT"));
 	*out = h;
 	return 0;
 }

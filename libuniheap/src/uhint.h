@@ -133,6 +133,9 @@ struct uh_mapping {
 	char socket[4096];		/* heapd's socket, for more sessions */
 };
 
+/* Test-only mutants (UH_MUTANT): a persist of log replay left out. */
+enum { UH_MUTANT_APPLY_FLUSH = 1, UH_MUTANT_APPLY_BARRIER = 2 };
+
 struct uh_heap {
 	pid_t pid;			/* process that connected */
 	uint32_t fork_gen;		/* fork generation at connect */
@@ -156,6 +159,8 @@ struct uh_heap {
 	struct uh_range *dirty;		/* sync mode: pending ranges */
 	uint32_t ndirty, dirty_cap;
 	uint64_t crash_at;		/* UH_CRASH_AT: die at this barrier */
+	int pmtrace;			/* UH_PMTRACE: record flushes and barriers */
+	int mutant;			/* UH_MUTANT: a persist the tests drop */
 
 	struct uh_arena_index ix;	/* owned */
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
