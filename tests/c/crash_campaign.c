@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "crash_campaign.h"
+#include "powerloss.h"
 
 #define KILLED (128 + SIGKILL)
 
@@ -318,6 +319,7 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		int n = snprintf(line, sizeof(line), "%d\n", i);
 		if (write(fd, line, (size_t)n) != n)
 			return "ack write";
+		pl_mark(line, (size_t)n);	/* the power-loss test's copy */
 	}
 	close(fd);
 	return NULL;

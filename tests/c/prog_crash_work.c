@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "powerloss.h"
 #include "prog_crash_model.h"
 
 #define EXIT_LOST_HEAPD 3
@@ -88,6 +89,7 @@ static void ack(struct wk *k, int64_t b)
 		fprintf(stderr, "prog_crash_work: ack write: %s\n", strerror(errno));
 		exit(1);
 	}
+	pl_mark(line, CM_ACK_LEN);	/* the power-loss test's copy */
 }
 
 /* Run body(k, b) as a block, re-running it after a conflict. */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "powerloss.h"
 #include "uniheap.h"
 
 enum { APPEND = 1, INSERT, POP, SET, ASET };	/* ASET: array element */
@@ -199,6 +200,7 @@ static int work(uh_heap *h, const char *ackp)
 		int n = snprintf(line, sizeof(line), "%d\n", k + 1);
 		if (write(fd, line, (size_t)n) != n)
 			return fail("ack write", UH_EIO);
+		pl_mark(line, (size_t)n);	/* the power-loss test's copy */
 	}
 	uh_stats st;
 	uh_stats_get(h, &st);

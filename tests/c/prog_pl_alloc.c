@@ -1,0 +1,166 @@
+/*
+ * prog_pl_alloc.c -- the allocator and root map workload of
+ * test_powerloss.
+ *
+ *   prog_pl_alloc --setup --socket S        (nothing: an empty heap)
+ *   prog_pl_alloc --work --socket S --ack F
+ *       op i (one block each, NOPS ops): a bytes object of SIZES[i]
+ *       bytes (every small size class, and large objects with regions of
+ *       their own) filled with a pattern of i, published as root "a<i>";
+ *       odd ops from 3 on also delete root "a<i-3>" and free its object
+ *       (a large one goes back to heapd). Appends "i\n" to F after each.
+ *   prog_pl_alloc --check --socket S --ack F
+ *       the roots and their objects must be the model after the
+ *       acknowledged ops, or after one more (the op in flight, all or
+ *       nothing). Prints "live=<n>": the objects recovery must find.
+ * Exit 0 ok, 1 mismatch or error (printed).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crash_campaign.h"
+
+/* Every small size class, and two large objects early enough that odd
+ * ops free them again (op 3 frees a0, op 5 frees a2). */
+static const uint32_t SIZES[] = { 20000, 10, 70000, 30, 40, 70, 100, 170, 230, 350, 500, 700,
+				  1000, 1500, 2000, 4000, 8000, 16000 };
+#define NSIZES (sizeof(SIZES) / sizeof(SIZES[0]))
+#define NOPS 18
+
+static char buf[70000];
+
+static void pattern(int i, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		buf[k] = (char)(i * 31 + k * 7);
+}
+
+static int op_body(uh_heap *h, void *arg)
+{
+	int i = *(const int *)arg;
+	char name[16];
+	uh_off o;
+	int rc;
+
+	pattern(i, SIZES[i % NSIZES]);
+	if ((rc = uh_bytes_new(h, buf, SIZES[i % NSIZES], &o)) != 0)
+		return rc;
+	snprintf(name, sizeof(name), "a%d", i);
+	if ((rc = uh_root_set(h, name, o)) != 0)
+		return rc;
+	if (i < 3 || i % 2 == 0)
+		return 0;
+	snprintf(name, sizeof(name), "a%d", i - 3);
+	if ((rc = uh_root_get(h, name, &o)) != 0 || (rc = uh_root_del(h, name)) != 0)
+		return rc;
+	return uh_free(h, o);
+}
+
+/* Root a<j> is present after n ops. */
+static int present(int j, int n)
+{
+	int k = j + 3;	/* the op that deletes it, if odd */
+
+	return j < n && !(k % 2 == 1 && k < n);
+}
+
+static int matches(uh_heap *h, int n, uint64_t *live, int say)
+{
+	uint64_t count = 0, roots = 0;
+
+	for (int j = 0; j < NOPS; j++) {
+		char name[16];
+		const void *data;
+		size_t len;
+		uh_off o;
+		snprintf(name, sizeof(name), "a%d", j);
+		int rc = uh_root_get(h, name, &o);
+		if (!present(j, n)) {
+			if (rc != UH_ENOTFOUND) {
+				if (say)
+					printf("after %d ops: root %s present\n", n, name);
+				return 0;
+			}
+			continue;
+		}
+		pattern(j, SIZES[j % NSIZES]);
+		if (rc != 0 || uh_bytes_get(h, o, &data, &len) != 0 ||
+		    len != SIZES[j % NSIZES] || memcmp(data, buf, len) != 0) {
+			if (say)
+				printf("after %d ops: root %s missing or wrong (%s)\n", n, name,
+				       rc ? uh_errmsg() : "content");
+			return 0;
+		}
+		count++;
+	}
+	if (uh_root_count(h, &roots) != 0 || roots != count) {
+		if (say)
+			printf("after %d ops: %llu roots, want %llu\n", n, (unsigned long long)roots,
+			       (unsigned long long)count);
+		return 0;
+	}
+	/* root map, its table once a root was set, a name and an object per root */
+	*live = (n ? 2 : 1) + 2 * count;
+	return 1;
+}
+
+static int count_acks(const char *path)
+{
+	char line[32];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static int ops[NOPS];
+	struct cc_args a;
+	uh_heap *h;
+	uint64_t live;
+	int rc;
+
+	cc_parse_args(argc, argv, &a);
+	if (!a.mode || !a.sock || (strcmp(a.mode, "--setup") && !a.ack)) {
+		fprintf(stderr, "usage: prog_pl_alloc --setup|--work|--check --socket S [--ack F]\n");
+		return 1;
+	}
+	if ((rc = uh_connect(a.sock, 0, &h)) != 0) {
+		printf("connect: %s\n", uh_errmsg());
+		return 1;
+	}
+	if (!strcmp(a.mode, "--work")) {
+		for (int i = 0; i < NOPS; i++)
+			ops[i] = i;
+		const char *what = cc_run_ops(h, a.ack, -1, -1, NULL, 0, op_body, ops, sizeof(int),
+					      NOPS, &rc);
+		if (what) {
+			printf("FAIL %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
+			return 1;
+		}
+		uh_stats st;
+		uh_stats_get(h, &st);
+		printf("barriers=%llu ops=%d\n", (unsigned long long)st.barriers, NOPS);
+	} else if (!strcmp(a.mode, "--check")) {
+		int acked = count_acks(a.ack), ok = 0;
+		for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
+			if (matches(h, n, &live, 0)) {
+				printf("ops=%d acked=%d live=%llu\n", n, acked, (unsigned long long)live);
+				ok = 1;
+			}
+		for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
+			matches(h, n, &live, 1);
+		if (!ok)
+			printf("FAIL roots match neither the model after %d acked ops nor after %d\n",
+			       acked, acked + 1);
+		rc = !ok;
+	}
+	uh_disconnect(h);
+	return rc;
+}
