@@ -43,7 +43,9 @@ const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx)
 	const struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
 	if (e->kind != UH_ARENA_SMALL && e->kind != UH_ARENA_LARGE)
 		return NULL;
-	if (e->size < sizeof(struct uh_arena_hdr) || !hd_in_heap(hd, e->off, e->size))
+	/* Arenas are libpmemobj allocations (16-byte aligned); a damaged
+	 * offset must not be read from with misaligned loads. */
+	if (e->size < sizeof(struct uh_arena_hdr) || e->off % 16 || !hd_in_heap(hd, e->off, e->size))
 		return NULL;
 	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + e->off);
 	if (ah->magic != UH_ARENA_MAGIC || ah->dir_index != idx || ah->nslots == 0 ||

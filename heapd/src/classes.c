@@ -47,8 +47,8 @@ const struct uh_class_desc *hd_class_desc_locked(struct hd *hd, uint32_t class_i
 	if (class_id == 0 || class_id >= hd->hdr->class_cap)
 		return NULL;
 	uint64_t off = hd_class_tab(hd)[class_id];
-	if (off == 0 || !hd_in_heap(hd, off, sizeof(struct uh_class_desc)))
-		return NULL;
+	if (off == 0 || off % 8 || !hd_in_heap(hd, off, sizeof(struct uh_class_desc)))
+		return NULL;	/* a damaged entry: not even read from */
 	const struct uh_class_desc *d = (const struct uh_class_desc *)(hd->base + off);
 	if (d->magic != UH_CLASS_MAGIC || d->class_id != class_id || d->nfields > UH_FIELDS_MAX ||
 	    d->name_len == 0 || d->name_len > UH_NAME_MAX ||

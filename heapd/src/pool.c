@@ -547,9 +547,11 @@ static int header_is_zero(const struct uh_hdr *h)
 	       h->class_tab_off == 0;
 }
 
+/* A table of n entries: inside the heap and 8-byte aligned (its entries
+ * hold u64s; a misaligned one would be read with misaligned loads). */
 static int table_ok(const struct hd *hd, uint64_t off, uint64_t n, uint64_t entsize)
 {
-	return off != 0 && n != 0 && hd_in_heap(hd, off, n * entsize);
+	return off != 0 && off % 8 == 0 && n != 0 && hd_in_heap(hd, off, n * entsize);
 }
 
 /* Everything the rest of heapd relies on to never read outside the heap. */

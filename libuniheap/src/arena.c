@@ -18,7 +18,9 @@ static int entry_sane(const char *base, uint64_t heap_size, const struct uh_aren
 {
 	if (e->kind != UH_ARENA_SMALL && e->kind != UH_ARENA_LARGE)
 		return 0;
-	if (e->off < UH_HDR_SIZE || e->off > heap_size - sizeof(struct uh_arena_hdr))
+	/* Arenas are libpmemobj allocations: 16-byte aligned. A damaged
+	 * offset must not even be read from. */
+	if (e->off < UH_HDR_SIZE || e->off % 16 || e->off > heap_size - sizeof(struct uh_arena_hdr))
 		return 0;
 	const struct uh_arena_hdr *a = (const void *)(base + e->off);
 	if (a->magic != UH_ARENA_MAGIC || a->slot_size < 32 || a->nslots == 0)
@@ -81,7 +83,7 @@ int uh_arena_index_build(struct uh_arena_index *ix)
 	const struct uh_hdr *h = ix->hdr;
 	uint32_t cap = h->arena_cap;
 
-	if (h->arena_dir_off == 0 || h->arena_dir_off > ix->heap_size ||
+	if (h->arena_dir_off == 0 || h->arena_dir_off % 8 || h->arena_dir_off > ix->heap_size ||
 	    (uint64_t)cap * sizeof(struct uh_arena_ent) > ix->heap_size - h->arena_dir_off)
 		return UH_EINTERNAL;
 	if (cap > ix->cap) {

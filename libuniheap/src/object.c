@@ -19,8 +19,8 @@ const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id)
 		return NULL;
 	const uint64_t *tab = (const uint64_t *)(h->base + hd->class_tab_off);
 	uint64_t off = __atomic_load_n(&tab[class_id], __ATOMIC_ACQUIRE);
-	if (off < UH_HDR_SIZE || off > h->size - sizeof(struct uh_class_desc))
-		return NULL;
+	if (off < UH_HDR_SIZE || off % 8 || off > h->size - sizeof(struct uh_class_desc))
+		return NULL;	/* a damaged entry: not even read from */
 	const struct uh_class_desc *d = (const void *)(h->base + off);
 	if (d->magic != UH_CLASS_MAGIC || d->class_id != class_id ||
 	    d->nfields > UH_FIELDS_MAX ||
