@@ -13,7 +13,7 @@
  *   alloc: prog_pl_alloc (objects of every size class and large ones,
  *          each published as a root, then freed: the allocator and the
  *          return of large regions).
- * Each workload gets a budget of states (UH_PL_STATES each, default 220);
+ * Each workload gets a budget of states (UH_PL_STATES each, default 200);
  * every barrier state is checked, subset states fill the rest.
  * UH_PL_SEED=s picks the subsets (default from the clock, printed);
  * UH_PL_ONLY=name runs one workload.
@@ -47,15 +47,16 @@ static void bank_check(char **argv)
 }
 
 static const char *prog;	/* the dt workload of the current campaign */
+static char nkeys[32];		/* its --n, when its setup printed n=... */
 
 static void dt_work(char **argv)
 {
-	cc_prog_argv(argv, prog, "--work", d.sock, ack, NULL, NULL, NULL);
+	cc_prog_argv(argv, prog, "--work", d.sock, ack, nkeys[0] ? nkeys : NULL, NULL, NULL);
 }
 
 static void dt_check(char **argv)
 {
-	cc_prog_argv(argv, prog, "--check", d.sock, ack, NULL, NULL, NULL);
+	cc_prog_argv(argv, prog, "--check", d.sock, ack, nkeys[0] ? nkeys : NULL, NULL, NULL);
 }
 
 /* A fresh heap of durability pmem, set up by prog --setup (NULL: none),
@@ -69,10 +70,14 @@ static int make_template(const char *setup_prog)
 	th_heapd_cleanup(&d);
 	if (th_heapd_start(&d, HEAPD_ARGS) != 0)
 		return -1;
+	uint64_t n;
+	nkeys[0] = '\0';
 	if (setup_prog && th_run_capture(argv, out, sizeof(out)) != 0) {
 		fprintf(stderr, "%s --setup:\n%s", setup_prog, out);
 		return -1;
 	}
+	if (setup_prog && th_find_u64(out, "n", &n) == 0)
+		snprintf(nkeys, sizeof(nkeys), "%llu", (unsigned long long)n);
 	th_heapd_stop(&d);
 	snprintf(tmpl, sizeof(tmpl), "%s/template.uh", d.dir);
 	return rename(d.heap, tmpl);
@@ -100,7 +105,7 @@ static long campaign(const char *name, const char *setup_prog, const char *ack_n
 int main(int argc, char **argv)
 {
 	const char *env = getenv("UH_PL_STATES"), *senv = getenv("UH_PL_SEED");
-	long budget = env ? atol(env) : 220, total = 0;
+	long budget = env ? atol(env) : 200, total = 0;
 	uint64_t seed = senv ? strtoull(senv, NULL, 10) : (uint64_t)time(NULL);
 	uint64_t t0 = th_now_ms();
 
