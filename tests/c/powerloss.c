@@ -275,10 +275,12 @@ static void check_state(struct pl_campaign *c, struct shadow *s, const struct li
 	}
 	const char *keep = getenv("UH_PL_KEEP");	/* debugging: the first failing state */
 	if (keep && !c->failed) {
-		char cmd[2048];
-		snprintf(cmd, sizeof(cmd), "cp %s %s", c->d->heap, keep);
-		if (system(cmd) != 0)
-			fprintf(stderr, "UH_PL_KEEP: %s failed\n", cmd);
+		struct pl_campaign k = *c;
+		struct th_heapd kd = *c->d;
+		snprintf(kd.heap, sizeof(kd.heap), "%s", keep);
+		k.d = &kd;
+		if (write_state(&k, s, landed, n) != 0)
+			fprintf(stderr, "UH_PL_KEEP: cannot write %s\n", keep);
 	}
 	if (th_heapd_start(c->d, NULL) != 0) {
 		pl_fail(c, "%s: heapd cannot recover this state", what);

@@ -59,6 +59,7 @@ static const char *SUITE = "test_damaged_heap";
 static struct th_heapd d;
 static char *tmpl;
 static size_t tmpl_len;
+static long uh_hdr_off;		/* of the template's uniheap header */
 static char case_path[700], case_log[700];
 
 struct region {
@@ -117,7 +118,7 @@ static long find_uh_header(void)
 static int plan_regions(void)
 {
 	uint64_t lanes = u64_at(PMO_LANES_OFF_AT), heap = u64_at(PMO_HEAP_OFF_AT);
-	long ho = find_uh_header();
+	long ho = uh_hdr_off = find_uh_header();
 
 	if (ho < 0 || lanes == 0 || heap == 0) {
 		th_fail(__FILE__, __LINE__, "template: pool layout not found");
@@ -152,7 +153,7 @@ static int plan_regions(void)
  * spots, so one of them is picked first. */
 static uint64_t spot(const struct region *r)
 {
-	const struct uh_hdr *h = (const void *)(tmpl + find_uh_header());
+	const struct uh_hdr *h = (const void *)(tmpl + uh_hdr_off);
 
 	if (!strcmp(r->name, "run headers and bitmaps")) {
 		uint64_t nchunks = (tmpl_len - r->off) / PMO_CHUNK;

@@ -66,7 +66,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void register_class(struct in *in, uint32_t session)
+static void register_class(struct in *in)
 {
 	static char name[320], fnames[64][80];
 	uh_field_spec f[64];
@@ -81,7 +81,6 @@ static void register_class(struct in *in, uint32_t session)
 		f[i].type = (uint32_t)take(in, 1) % 12;
 		f[i].ref_class = (uint32_t)take(in, 2);
 	}
-	(void)session;
 	hd_class_register(hd, name, f, n, &id, &created, err, sizeof(err));
 }
 
@@ -102,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							"fuzz", &s[ns], err, sizeof(err)) == 0)
 				ns++;
 			break;
-		case 1: register_class(&in, who); break;
+		case 1: register_class(&in); break;
 		case 2: hd_arena_lease(hd, who, (uint32_t)take(&in, 4), &a, err, sizeof(err)); break;
 		case 3: hd_large_lease(hd, who, take(&in, 4), &a, err, sizeof(err)); break;
 		case 4: hd_arena_return(hd, who, take(&in, 8), err, sizeof(err)); break;
