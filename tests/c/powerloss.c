@@ -338,6 +338,7 @@ struct walk {
 	uint64_t rng;
 	double subset_p;	/* chance that one subset candidate is checked */
 	int count_only;
+	long fixed;		/* pass 1: distinct states with nothing unfenced landed */
 };
 
 static uint64_t rnd(struct walk *w)
@@ -352,11 +353,14 @@ static void state(struct walk *w, const struct line **landed, size_t n, long ev,
 {
 	char what[160];
 
-	if (w->count_only) {
+	if (!first_time(&w->s, landed, n))
+		return;
+	if (w->count_only) {	/* distinct states: fixed ones and subset ones */
 		w->c->candidates++;
+		w->fixed += n == 0;
 		return;
 	}
-	if (!first_time(&w->s, landed, n) || (w->c->expect_failure && w->c->failed))
+	if (w->c->expect_failure && w->c->failed)
 		return;
 	snprintf(what, sizeof(what), "%s: %s at trace event %ld (%zu lines landed)", w->c->name,
 		 kind, ev, n);
@@ -464,6 +468,7 @@ static int reset_shadow(struct walk *w, const char *template_path)
 	w->s.acks = NULL;
 	w->s.nacks = w->s.npend = 0;
 	w->s.version = 0;
+	w->s.nseen = 0;
 	if (!w->s.pend)
 		w->s.pend = malloc(MAX_PENDING * sizeof(*w->s.pend));
 	return w->s.img && w->s.pend ? 0 : -1;
@@ -530,17 +535,15 @@ long pl_run(struct pl_campaign *c)
 	if (reset_shadow(&w, c->template_path) != 0)
 		return 0;
 	walk(&w, &t);
-	long fixed = c->barriers;
-	long extra = c->max_states - fixed;
-	w.subset_p = extra <= 0 ? 0.0 :
-		     extra >= c->candidates - fixed ? 1.0 : (double)extra / (double)(c->candidates - fixed);
+	long extra = c->max_states - w.fixed, subsets = c->candidates - w.fixed;
+	w.subset_p = extra <= 0 ? 0.0 : extra >= subsets ? 1.0 : (double)extra / (double)subsets;
 	w.count_only = 0;
 	w.rng = c->seed | 1;
 	reset_shadow(&w, c->template_path);
 	walk(&w, &t);
-	printf("%s: %zu trace events, %ld barriers, %ld candidate states, %ld distinct states "
-	       "checked, %ld failed\n", c->name, t.n, c->barriers, c->candidates, c->states,
-	       c->failed);
+	printf("%s: %zu trace events, %ld barriers, %ld distinct crash states (%ld at barriers), "
+	       "%ld checked, %ld failed\n", c->name, t.n, c->barriers, c->candidates, w.fixed,
+	       c->states, c->failed);
 	fflush(stdout);
 	free(t.buf);
 	free(t.ev);

@@ -50,7 +50,8 @@ struct pl_campaign {
 	void (*check_argv)(char **argv);	/* argv (16 slots) of the checker */
 	const char *live_key;		/* NULL, or the checker's live count key */
 	uint64_t base_live;
-	long max_states;		/* subset states fill up to this many */
+	long max_states;		/* subset states fill up to this many; the
+					 * states at barriers are all checked */
 	uint64_t seed;
 	/* 1: a mutant run: failing states are detections, not test
 	 * failures, and the campaign stops at the first failing state. */

@@ -13,7 +13,7 @@
  *   alloc: prog_pl_alloc (objects of every size class and large ones,
  *          each published as a root, then freed: the allocator and the
  *          return of large regions).
- * Each workload gets a budget of states (UH_PL_STATES each, default 200);
+ * Each workload gets a budget of states (UH_PL_STATES each, default 210);
  * every barrier state is checked, subset states fill the rest.
  * UH_PL_SEED=s picks the subsets (default from the clock, printed);
  * UH_PL_ONLY=name runs one workload.
@@ -105,7 +105,7 @@ static long campaign(const char *name, const char *setup_prog, const char *ack_n
 int main(int argc, char **argv)
 {
 	const char *env = getenv("UH_PL_STATES"), *senv = getenv("UH_PL_SEED");
-	long budget = env ? atol(env) : 200, total = 0;
+	long budget = env ? atol(env) : 210, total = 0;
 	uint64_t seed = senv ? strtoull(senv, NULL, 10) : (uint64_t)time(NULL);
 	uint64_t t0 = th_now_ms();
 
