@@ -302,6 +302,14 @@ static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uin
 	uint32_t state = log->state;
 	if (state != UH_LOG_IDLE) {
 		int forward = committed || state == UH_LOG_APPLIED;
+		/* COMMITTED with a checksum that fails is a torn commit, which
+		 * only a power loss leaves: the header reached the media and
+		 * some entry lines did not, so entries may be the previous
+		 * block's, and an ALLOC among them would name that block's
+		 * committed object. Only the locks they name are released
+		 * (as for APPLIED); recovery GC frees what the block allocated. */
+		if (state == UH_LOG_COMMITTED && !committed)
+			log->state = UH_LOG_APPLIED;
 		uh_log_finish(&l, slot, forward, next_version(hd), &hd->ix, &c);
 		r->replayed = forward;
 		r->rolled_back = !forward;

@@ -351,7 +351,7 @@ static uint64_t rnd(struct walk *w)
 
 static void state(struct walk *w, const struct line **landed, size_t n, long ev, const char *kind)
 {
-	char what[160];
+	char what[512];
 
 	if (!first_time(&w->s, landed, n))
 		return;
@@ -362,8 +362,12 @@ static void state(struct walk *w, const struct line **landed, size_t n, long ev,
 	}
 	if (w->c->expect_failure && w->c->failed)
 		return;
-	snprintf(what, sizeof(what), "%s: %s at trace event %ld (%zu lines landed)", w->c->name,
-		 kind, ev, n);
+	int len = snprintf(what, sizeof(what), "%s: %s at trace event %ld (%zu lines landed",
+			   w->c->name, kind, ev, n);
+	for (size_t i = 0; i < n && i < 8 && len < (int)sizeof(what) - 40; i++)
+		len += snprintf(what + len, sizeof(what) - (size_t)len, "%s%llu/%u", i ? " " : ": ",
+				(unsigned long long)landed[i]->off, landed[i]->tid);
+	snprintf(what + len, sizeof(what) - (size_t)len, ")");
 	check_state(w->c, &w->s, landed, n, what);
 }
 
