@@ -155,11 +155,17 @@ static int wr64(uh_heap *h, uh_off obj, uint64_t target, uint64_t v)
 static int grow(uh_heap *h, const struct probe *old)
 {
 	uint64_t rm = h->hdr->rootmap_off;
-	uint64_t count = uh_rd64(h, rm, rm + RM_COUNT);
-	uint64_t cap = UH_ROOTMAP_MIN_CAP, table;
+	uint64_t count = 0, cap = UH_ROOTMAP_MIN_CAP, table;
 	int rc;
 
-	while (cap < 2 * (count + 1))
+	/* Size by the names the old table holds, not by the stored count: a
+	 * damaged count must neither make this loop overflow nor leave the
+	 * new table too small for the rehash below to find an empty pair. */
+	for (uint64_t i = 0; i < old->cap; i++) {	/* bound: old capacity */
+		uint64_t k = uh_rd64(h, old->table, pair_off(old->table, i));
+		count += k != 0 && k != UH_ROOT_TOMBSTONE;
+	}
+	while (cap < 2 * (count + 1))	/* bound: count <= old capacity */
 		cap *= 2;
 	if ((rc = uh_alloc_raw(h, UH_CLASS_REFTABLE, cap * 16, NULL, &table)) != 0)
 		return rc;
