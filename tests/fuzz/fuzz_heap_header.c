@@ -44,7 +44,7 @@ static void make_template(void)
 
 	if (hd_open(&o, &hd, err, sizeof(err)) != 0 ||
 	    hd_class_register(hd, "Fuzz", f, 3, &id, &created, err, sizeof(err)) != 0 ||
-	    hd_session_attach(hd, (uint32_t)getpid(), 0, "fuzz", &si, err, sizeof(err)) != 0 ||
+	    hd_session_attach(hd, (uint32_t)getpid(), 0, "fuzz", 0, 0, &si, err, sizeof(err)) != 0 ||
 	    hd_arena_lease(hd, si.session, 64, &a, err, sizeof(err)) != 0 ||
 	    hd_large_lease(hd, si.session, 30000, &a, err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_heap_header: template: %s\n", err);

@@ -97,10 +97,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t id;
 		switch (take(&in, 1) % 11) {
 		case 0:
-			if (ns < 4 && hd_session_attach(hd, (uint32_t)getpid(), (int)take(&in, 1) & 1,
-							"fuzz", &s[ns], err, sizeof(err)) == 0)
+		{	/* a re-attach names a previous session and its token */
+			int ro = (int)take(&in, 1) & 1;
+			uint32_t prev = (uint32_t)take(&in, 2);
+			uint64_t token = take(&in, 8);
+			if (ns < 4 && hd_session_attach(hd, (uint32_t)getpid(), ro, "fuzz", prev, token,
+							&s[ns], err, sizeof(err)) == 0)
 				ns++;
 			break;
+		}
 		case 1: register_class(&in); break;
 		case 2: hd_arena_lease(hd, who, (uint32_t)take(&in, 4), &a, err, sizeof(err)); break;
 		case 3: hd_large_lease(hd, who, take(&in, 4), &a, err, sizeof(err)); break;
