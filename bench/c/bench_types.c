@@ -22,6 +22,10 @@
  * A get returns the value's handle only (uniheap: the bytes reference,
  * LMDB: pointer and length); neither reads the 100 bytes.
  *
+ * Readers scale: in memory mode, gets/s of the hash map and the sorted
+ * map by 1 and then 2 reader processes at once (each its own connection,
+ * random keys, no block), and the ratio of the two.
+ *
  * Memory: durability memory vs MDB_NOSYNC|MDB_NOMETASYNC|MDB_WRITEMAP
  * (both survive a process crash, not power loss). Sync: durability sync
  * vs LMDB's default flags (both sync at every commit).
@@ -61,6 +65,10 @@ static const char *row_unit[NROWS] = { "ns", "ns", "ns", "ns", "ns", "ns", "B" }
 
 /* -1 = not measured (a hash map has no ordered scan). */
 static double result[NMODES][NROWS][NSTORES];
+
+/* Gets per second by 1 and by 2 reader processes, per uniheap store. */
+static double reader_rate[2][2];
+static char *self;		/* argv[0]: readers() runs it with --reader */
 
 static double scale = 1.0;
 static long n_rec;		/* records loaded */
@@ -259,6 +267,79 @@ static double uh_scans(uh_heap *h, uh_off m)
 	return (double)(bench_now_ns() - t0) / (double)n_scan;
 }
 
+/* One reader process (bench_types --reader SOCKET STORE N_REC N FD_GO
+ * FD_OUT, run by readers()): connect, make the keys, wait for the go
+ * byte, time n gets, write the ns taken to FD_OUT. */
+static int reader_main(char **argv)
+{
+	const struct kind *k = &kinds[atoi(argv[3]) != 0];
+	long n = atol(argv[5]);
+	int go = atoi(argv[6]), out = atoi(argv[7]);
+	uh_heap *h = NULL;
+	uh_off m;
+	uh_value v;
+	char c;
+	uint64_t sum = 0;
+
+	n_rec = atol(argv[4]);
+	n_one = 0;
+	make_keys();
+	setenv("UNIHEAP_SOCKET", argv[2], 1);
+	if (uh_connect(NULL, 0, &h) != 0 || uh_root_get(h, k->name, &m) != 0)
+		return 1;
+	rng ^= (uint64_t)getpid() << 16;
+	if (read(go, &c, 1) != 1)
+		return 1;
+	uint64_t t0 = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		uh_key uk = str_key(keys[rand_rec()]);
+		if (k->get(h, m, &uk, &v) != 0)
+			_exit(1);
+		sum += v.u.ref;
+	}
+	uint64_t ns = bench_now_ns() - t0 + (sum == 0);
+	uh_disconnect(h);
+	return write(out, &ns, sizeof(ns)) == sizeof(ns) ? 0 : 1;
+}
+
+/* Gets per second of nproc reader processes together. */
+static double readers(struct th_heapd *d, const struct kind *k, int nproc)
+{
+	int go[2], out[2];
+	long n = n_get;
+	double rate = 0;
+
+	if (pipe(go) != 0 || pipe(out) != 0)
+		return -1;
+	char store[4], nrec[24], ngets[24], fgo[12], fout[12];
+	char *argv[] = { self, "--reader", d->sock, store, nrec, ngets, fgo, fout, NULL };
+	pid_t pid[2];
+
+	snprintf(store, sizeof(store), "%d", k == &kinds[S_SMAP]);
+	snprintf(nrec, sizeof(nrec), "%ld", n_rec);
+	snprintf(ngets, sizeof(ngets), "%ld", n);
+	snprintf(fgo, sizeof(fgo), "%d", go[0]);
+	snprintf(fout, sizeof(fout), "%d", out[1]);
+	for (int p = 0; p < nproc; p++)
+		if ((pid[p] = th_spawn(argv, NULL)) < 0)
+			return -1;
+	th_sleep_ms(1500);	/* all connected, keys made, waiting */
+	if (write(go[1], "gggg", (size_t)nproc) != nproc)
+		return -1;
+	for (int p = 0; p < nproc; p++) {
+		uint64_t ns;
+		if (read(out[0], &ns, sizeof(ns)) != sizeof(ns))
+			rate = -1;
+		else if (rate >= 0)
+			rate += (double)n / ((double)ns * 1e-9);
+	}
+	for (int p = 0; p < nproc; p++)
+		if (th_wait_exit(pid[p]) != 0)
+			rate = -1;
+	close(go[0]), close(go[1]), close(out[0]), close(out[1]);
+	return rate;
+}
+
 static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 {
 	const struct kind *k = &kinds[s];
@@ -278,6 +359,10 @@ static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 	r[R_GET100 * NSTORES] = uh_gets(h, k, m, 100);
 	r[R_GET1 * NSTORES] = uh_gets(h, k, m, 1);
 	r[R_SCAN * NSTORES] = s == S_SMAP ? uh_scans(h, m) : -1;
+	if (mode == M_MEMORY) {
+		reader_rate[s][0] = readers(d, k, 1);
+		reader_rate[s][1] = readers(d, k, 2);
+	}
 }
 
 static void run_uniheap(int mode)
@@ -523,14 +608,21 @@ static void print_table(void)
 			putchar('\n');
 		}
 	}
+	printf("\nreaders (memory, no block): gets/s of 1 process, of 2 at once, ratio\n");
+	for (int s = 0; s < 2; s++)
+		printf("%-32s %10.0f %10.0f %8.2fx\n", kinds[s].name, reader_rate[s][0],
+		       reader_rate[s][1], reader_rate[s][1] / reader_rate[s][0]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *b = getenv("BENCH_BUDGET_S");
 	double budget = b && atof(b) > 0 ? atof(b) : 170.0, per_rec;
 	long n;
 
+	self = argv[0];
+	if (argc == 8 && !strcmp(argv[1], "--reader"))
+		return reader_main(argv);
 	scale = bench_scale_env();
 	n = bench_scaled(1000000, scale);
 	printf("bench_types: %s, scale %.2f, budget %.0f s\n", uh_version(), scale, budget);

@@ -9,6 +9,11 @@ Without --socket it starts a private heapd on a fresh heap in /dev/shm
 of --repeat timings (timeit); ratios are uniheap / peer. The map gets
 probe the same 1000 random keys over and over (warm caches) for every
 contender; py-lmdb runs them in one read transaction per 1000 gets.
+
+The YCSB-C-shaped loop reads whole records (10 fields of 100 bytes) by
+scrambled-zipfian keys (bench/ycsb's generator): uniheap a ycsb.Record
+object from a PMap, all fields read; dict a dict of the fields; py-lmdb
+the record's bytes (bench/ycsb's codec), decoded.
 """
 import argparse
 import os
@@ -25,6 +30,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bindings-python"))
 
 import uniheap  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench" / "ycsb" / "python"))
+from ycsb import codec  # noqa: E402
+from ycsb.backends.uniheap_db import RECORD_FIELDS, Record  # noqa: E402
+from ycsb.generators import ScrambledZipfianGenerator  # noqa: E402
 
 
 class Account(uniheap.PObject, name="bench.Account"):
@@ -124,7 +134,41 @@ def bench(heap, n_keys, number, repeat, lmdb_dir):
     row(f"PMap get, 100-byte value ({n_keys} keys)", t_pm, t_l, "py-lmdb get")
     row("  the same, 1000 gets per block", t_pmb, t_l, "py-lmdb get")
     env.close()
+    ycsb_c(heap, min(n_keys, 20_000), gets, repeat, lmdb_dir + "-ycsb")
     return heap.stats()
+
+
+def ycsb_c(heap, n_rec, gets, repeat, lmdb_dir):
+    """Whole-record reads by scrambled-zipfian keys, 1000 per timing loop."""
+    import lmdb
+    from operator import attrgetter, itemgetter
+    rnd = random.Random(7)
+    keys = [f"user{i:019d}" for i in range(n_rec)]
+    fields = {f: bytes(rnd.getrandbits(8) for _ in range(100)) for f in RECORD_FIELDS}
+    table = uniheap.PMap(heap, key=str)
+    heap.roots["bench.ycsb"] = table
+    for i in range(0, n_rec, 500):
+        with heap.atomic():
+            for k in keys[i:i + 500]:
+                table[k] = Record(heap, **fields)
+    d = {k: dict(fields) for k in keys}
+    env = lmdb.open(lmdb_dir, map_size=1 << 30, sync=False, metasync=False, writemap=True)
+    with env.begin(write=True) as txn:
+        for k in keys:
+            txn.put(k.encode(), codec.encode(fields))
+    zipf = ScrambledZipfianGenerator(rnd, 0, n_rec - 1)
+    probe = [keys[zipf.next_value()] for _ in range(1000)]
+    g = {"table": table, "d": d, "env": env, "probe": probe,
+         "probe_b": [k.encode() for k in probe], "decode": codec.decode,
+         "rec": attrgetter(*RECORD_FIELDS), "drec": itemgetter(*RECORD_FIELDS)}
+    t_u = ns("for k in probe: rec(table[k])", gets, repeat, g) / 1000
+    t_d = ns("for k in probe: drec(d[k])", gets * 10, repeat, g) / 1000
+    t_l = ns("with env.begin(buffers=False) as t:\n for k in probe_b: decode(t.get(k))",
+             gets, repeat, g) / 1000
+    name = f"YCSB-C read, 10x100 B record ({n_rec} recs)"
+    row(name, t_u, t_d, "dict")
+    row(name, t_u, t_l, "py-lmdb + decode")
+    env.close()
 
 
 def main():
