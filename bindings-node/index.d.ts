@@ -230,6 +230,9 @@ export interface HeapStats {
   abortsUser: number; retries: number; readWaits: number;
   /** New sessions after heapd ended or restarted, and the ns they took. */
   reattaches: number; reattachNs: number;
+  /** Map and sorted-map reads outside blocks answered optimistically, tries
+   * of them lost to a concurrent change, and those run as a block after. */
+  optReads: number; optRetries: number; optFallbacks: number;
 }
 
 export interface ClassInfo {

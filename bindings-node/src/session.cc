@@ -143,6 +143,8 @@ Napi::Value Session::Stats(const Napi::CallbackInfo &info)
 	K("abortsLogfull", aborts_logfull); K("abortsUser", aborts_user);
 	K("retries", retries); K("readWaits", read_waits);
 	K("reattaches", reattaches); K("reattachNs", reattach_ns);
+	K("optReads", opt_reads); K("optRetries", opt_retries);
+	K("optFallbacks", opt_fallbacks);
 #undef K
 	return o;
 }

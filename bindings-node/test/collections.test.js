@@ -99,6 +99,17 @@ test('PMap against Map under random operations (string, bytes, int keys)', () =>
   }
 });
 
+test('map gets outside blocks are answered optimistically, without a block', () => {
+  const m = new uniheap.PMap(heap, undefined, { key: 'string' });
+  m.set('a', 1);
+  const before = heap.stats();
+  assert.equal(m.get('a'), 1);
+  assert.equal(m.has('b'), false);
+  const after = heap.stats();
+  assert.equal(after.optReads - before.optReads, 2);
+  assert.equal(after.commits + after.emptyCommits, before.commits + before.emptyCommits);
+});
+
 test('PSortedMap against a sorted array, ranges both ways', () => {
   for (const [seed, kind] of [[4, 'int'], [5, 'string'], [6, 'bytes']]) {
     const r = rng(seed);

@@ -282,12 +282,12 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 	uh_stats_get(hp->h, &s);
 #define K(f) #f, (unsigned long long)s.f
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K}",
 			     K(allocs), K(frees), K(commits), K(empty_commits), K(aborts),
 			     K(conflicts), K(barriers), K(flushes), K(log_bytes), K(arena_leases),
 			     K(lock_waits), K(aborts_locked), K(aborts_stale), K(aborts_logfull),
 			     K(aborts_user), K(retries), K(read_waits), K(reattaches),
-			     K(reattach_ns));
+			     K(reattach_ns), K(opt_reads), K(opt_retries), K(opt_fallbacks));
 #undef K
 }
 

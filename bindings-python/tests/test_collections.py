@@ -193,6 +193,22 @@ def test_pmap_in_blocks(heap):
     assert dict(m) == {"keep": 1, "a": 1, "b": 2}
 
 
+def test_map_reads_outside_blocks_are_optimistic(heap):
+    """A get outside a block takes no block (no commit, empty or not): it
+    is answered optimistically; inside a block it joins the block."""
+    m, sm = uniheap.PMap(heap), uniheap.PSortedMap(heap, key=str)
+    m["a"] = sm["a"] = 1
+    before = heap.stats()
+    assert m["a"] == 1 and sm["a"] == 1 and "b" not in m and len(sm) == 1
+    after = heap.stats()
+    assert after["opt_reads"] - before["opt_reads"] == 4
+    assert after["commits"] + after["empty_commits"] == \
+        before["commits"] + before["empty_commits"]
+    with heap.atomic():
+        assert m["a"] == 1
+    assert heap.stats()["opt_reads"] == after["opt_reads"]
+
+
 def test_pmap_wrong_key_type(heap):
     m = uniheap.PMap(heap, key=str)
     m["s"] = 1

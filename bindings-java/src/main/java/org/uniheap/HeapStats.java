@@ -22,17 +22,20 @@ package org.uniheap;
  * @param readWaits reads that waited for a committing writer
  * @param reattaches new sessions after heapd ended or restarted
  * @param reattachNs time spent re-attaching (waiting for heapd), in ns
+ * @param optReads read-only calls outside blocks answered optimistically
+ * @param optRetries tries of them lost to a concurrent change
+ * @param optFallbacks of them that then ran in an implicit block
  */
 public record HeapStats(long allocs, long frees, long commits, long emptyCommits, long aborts,
                         long conflicts, long barriers, long flushes, long logBytes, long arenaLeases,
                         long lockWaits, long abortsLocked, long abortsStale, long abortsLogFull,
                         long abortsUser, long retries, long readWaits, long reattaches,
-                        long reattachNs) {
+                        long reattachNs, long optReads, long optRetries, long optFallbacks) {
     /** Counters read: the first COUNT u64 of uh_stats. */
-    static final int COUNT = 19;
+    static final int COUNT = 22;
 
     HeapStats(long[] c) {
         this(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13],
-                c[14], c[15], c[16], c[17], c[18]);
+                c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21]);
     }
 }
