@@ -446,6 +446,12 @@ int uh_root_count(uh_heap *h, uint64_t *count);
  * it like any other block (UH_ECONFLICT when they collide).
  * Iteration outside a block may see or miss concurrent changes but never
  * returns a torn entry; inside a block it sees the block's snapshot.
+ * Map and sorted-map reads outside a block (get, len, key kind, each
+ * iteration or scan step) take no block: they read optimistically, check
+ * once at the end that nothing they read changed, and try again if it
+ * did, a few times, before running as a read-only block (FORMAT.md 8.8;
+ * uh_stats opt_*): each is linearizable on its own, and readers that do
+ * not lose to writers write nothing to shared memory.
  * @{ */
 
 /** A value held by a data type: a field type and its 8 bytes. Integers
