@@ -252,8 +252,15 @@ static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 {
 	struct uh_slot s[SH_NSLOTS];
 	uint32_t cls, payload;
+	const void *kept;
 	int valid, rc;
 
+	/* Outside blocks, a header whose lock word has not moved since it was
+	 * last read and checked is not read again (optread.c). */
+	if ((kept = uh_opt_view(h, m, UH_CLASS_SMAP)) != NULL) {
+		memcpy(mp, kept, sizeof(*mp));
+		return 0;
+	}
 	if ((rc = sm_obj_hdr(h, m, &cls, &payload, &valid, NULL)) != 0)
 		return rc;
 	if (!valid)
@@ -281,8 +288,11 @@ static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 		return sm_bad(h, "header %llu: no root or first leaf", (unsigned long long)m);
 	if (mp->height < 1 || mp->height > SM_MAX_HEIGHT)
 		return sm_bad(h, "header %llu: height %u", (unsigned long long)m, mp->height);
+	uh_opt_keep(h, m, UH_CLASS_SMAP, mp, sizeof(*mp));
 	return 0;
 }
+
+_Static_assert(sizeof(struct sm_map) <= UH_VIEW_BYTES, "a sorted map header fits the cache");
 
 static int sm_hdr_set(uh_heap *h, const struct sm_map *mp, uint32_t i, uint32_t tag,
 		      uint64_t v)
