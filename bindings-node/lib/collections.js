@@ -162,13 +162,14 @@ class PMap extends PCollection {
   get(key) {
     const kind = keyKind(this);
     const st = this[kH];
-    return fromNative(st, st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key));
+    return fromNative(st, st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key, true));
   }
 
   has(key) {
     const kind = keyKind(this);
     const st = this[kH];
-    const r = st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key);
+    // Through the bytes buffer: a bytes value found is not made a Buffer.
+    const r = st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key, true);
     scratch[0] = 0;
     return r !== undefined;
   }

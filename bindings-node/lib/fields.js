@@ -13,7 +13,7 @@
 // libuniheap locks, logs and persists it.
 const { scratch } = require('./native');
 const {
-  kH, kV, kB, kW, kO, kG, live, freedError, classAt, fromNative, isProxy,
+  kH, kV, kB, kW, kO, kG, live, freedError, classAt, fromNative, takeBytes, isProxy,
 } = require('./internal');
 const { closedError, FreedObjectError, TypeMismatchError } = require('./errors');
 
@@ -52,7 +52,7 @@ function refAt(st, off, gen, f) {
     throw new FreedObjectError(`${f.what} refers to a freed object (offset ${off})`,
       'UH_EFREED', -7);
   }
-  if (cls === 1 || cls === 2) return st.s.stringAt(off, gen, cls === 1 ? T.string : T.bytes);
+  if (cls === 1 || cls === 2) return takeBytes(st.s.stringAt(off, gen, cls === 1 ? T.string : T.bytes, true));
   return st.wrap(off, gen, cls);
 }
 
@@ -70,7 +70,7 @@ function slowGet(obj, f) {
   }
   if (isFloat(f.type)) return s.getF64(obj[kO], obj[kG], f.index, f.what);
   if (f.type === T.ref) return fromNative(st, s.getRef(obj[kO], obj[kG], f.index, f.what));
-  return s.getStr(obj[kO], obj[kG], f.index, f.type, f.what);
+  return takeBytes(s.getStr(obj[kO], obj[kG], f.index, f.type, f.what, true));
 }
 
 // The header check before the load, and again after it: a value copied

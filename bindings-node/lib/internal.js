@@ -11,7 +11,7 @@
 //   kO  the object's offset in the heap file (bits 0..47 of its reference)
 //   kG  its generation (bits 48..63)
 // A reference is never one JS number: offset and generation travel apart.
-const { scratch } = require('./native');
+const { scratch, bytesBuf } = require('./native');
 const { FreedObjectError, closedError } = require('./errors');
 
 const kH = Symbol('uniheap.state');
@@ -68,13 +68,25 @@ function classAt(st, off, gen) {
 }
 
 /** What the addon returned: a reference (offset, with generation and class
- * in the scratch words) becomes a proxy; anything else is the value. */
+ * in the scratch words) becomes a proxy, a bytes value left in the bytes
+ * buffer (its length returned) a Buffer; anything else is the value. */
 function fromNative(st, r) {
-  if (typeof r === 'number' && scratch[0] === 1) {
+  if (typeof r === 'number' && scratch[0] !== 0) {
+    if (scratch[0] === 2) return takeBytes(r);
     scratch[0] = 0;
     return st.wrap(r, scratch[1], scratch[2]);
   }
   return r;
+}
+
+/** The n bytes a call left in the bytes buffer, as a Buffer of their own;
+ * anything else the call returned (a string, a Buffer, null) as it is. */
+function takeBytes(n) {
+  if (typeof n !== 'number' || scratch[0] !== 2) return n;
+  scratch[0] = 0;
+  const b = Buffer.allocUnsafe(n);
+  bytesBuf.copy(b, 0, 0, n);
+  return b;
 }
 
 function isProxy(v) {
@@ -119,5 +131,6 @@ function toNative(st, v, what) {
 
 module.exports = {
   kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
-  initProxy, live, check, freedError, classAt, fromNative, isProxy, toNative, conv, F64,
+  initProxy, live, check, freedError, classAt, fromNative, takeBytes, isProxy, toNative, conv,
+  F64,
 };

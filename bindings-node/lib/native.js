@@ -16,13 +16,17 @@ function load() {
 }
 
 const addon = load();
-const { Session, scratch, formatVersion, libVersion } = addon.init(makeError);
+const { Session, scratch, bytes, formatVersion, libVersion } = addon.init(makeError);
 
 module.exports = {
   Session,
   // What a call returns besides its value (src/addon.h, "Scratch"):
   // [0] 1 when the value is a reference, [1] its generation, [2] its class.
   scratch: new Uint32Array(scratch),
+  // Where a call asked to may leave a bytes value (scratch[0] 2, the call
+  // returns its length): copying it from here into a pooled Buffer is
+  // several times faster than the addon making a Buffer.
+  bytesBuf: Buffer.from(bytes),
   formatVersion,
   libVersion,
   defaultSocket: addon.defaultSocket,

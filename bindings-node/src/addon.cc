@@ -12,7 +12,7 @@ AddonData *data(Napi::Env env)
 	return env.GetInstanceData<AddonData>();
 }
 
-/* init(makeError) -> { Session, scratch, formatVersion, libVersion } */
+/* init(makeError) -> { Session, scratch, bytes, formatVersion, libVersion } */
 static Napi::Value Init(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -24,9 +24,13 @@ static Napi::Value Init(const Napi::CallbackInfo &info)
 	Napi::ArrayBuffer scratch = Napi::ArrayBuffer::New(env, SCR_WORDS * sizeof(uint32_t));
 	d->scratch = (uint32_t *)scratch.Data();
 	d->scratch_buf = Napi::Persistent(scratch);
+	Napi::ArrayBuffer bytes = Napi::ArrayBuffer::New(env, BYTES_BUF_SIZE);
+	d->bytes = (uint8_t *)bytes.Data();
+	d->bytes_buf = Napi::Persistent(bytes);
 	Napi::Object out = Napi::Object::New(env);
 	out.Set("Session", d->session_ctor.Value());
 	out.Set("scratch", scratch);
+	out.Set("bytes", bytes);
 	out.Set("formatVersion", Napi::Number::New(env, uh_format_version()));
 	out.Set("libVersion", Napi::String::New(env, uh_version()));
 	return out;

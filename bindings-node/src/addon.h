@@ -36,8 +36,15 @@ enum : uint32_t {
 
 /* Scratch words (a Uint32Array the JS layer holds) carrying what a call
  * returns besides its value: whether the value is a reference, and then its
- * generation and class id. */
+ * generation and class id; or that a bytes value waits in the bytes buffer
+ * (SCR_IS_REF = SCR_BYTES, the call returned its length). */
 enum : uint32_t { SCR_IS_REF = 0, SCR_GEN = 1, SCR_CLASS = 2, SCR_WORDS = 4 };
+enum : uint32_t { SCR_BYTES = 2 };
+
+/* The bytes buffer: a bytes value of at most this size is returned through
+ * it when the caller asks, since the JS layer copies it into a pooled
+ * Buffer several times faster than a Buffer can be made here. */
+enum : size_t { BYTES_BUF_SIZE = 64 * 1024 };
 
 /* Per-environment (main thread or worker) state. */
 struct AddonData {
@@ -46,6 +53,8 @@ struct AddonData {
 	Napi::FunctionReference iter_ctor;
 	Napi::Reference<Napi::ArrayBuffer> scratch_buf;
 	uint32_t *scratch = nullptr;
+	Napi::Reference<Napi::ArrayBuffer> bytes_buf;
+	uint8_t *bytes = nullptr;
 };
 
 AddonData *data(Napi::Env env);
@@ -95,9 +104,11 @@ struct Stored {
 };
 bool to_value(Napi::Env env, Napi::Value v, int32_t hint, uint32_t gen, Stored *out);
 int alloc_value(uh_heap *h, Stored *v);
-/* A stored value as JS; a reference sets the scratch words. */
-Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v);
-Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type);
+/* A stored value as JS; a reference sets the scratch words. With
+ * via_buf, a bytes value that fits goes to the bytes buffer instead of a
+ * Buffer (only for callers whose JS side takes it from there). */
+Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf = false);
+Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf = false);
 Napi::Value int_value(Napi::Env env, int64_t i);
 
 /* A block around a step that allocates and publishes (joins an open

@@ -98,7 +98,8 @@ Napi::Value Session::MapLen(const Napi::CallbackInfo &info)
 	return Napi::Number::New(env, (double)n);
 }
 
-/* mapGet(off, gen, sorted, kind, key) -> the value, or undefined */
+/* mapGet(off, gen, sorted, kind, key, viaBuf) -> the value, or undefined
+ * (viaBuf: a bytes value may come through the bytes buffer) */
 Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -116,7 +117,7 @@ Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 		return env.Undefined();
 	if (rc)
 		return raise(env, rc, "map get");
-	return from_value(env, h, v);
+	return from_value(env, h, v, info[5].ToBoolean());
 }
 
 /* mapPut(off, gen, sorted, kind, key, value, hint, valueGen) */

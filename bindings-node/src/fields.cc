@@ -164,8 +164,9 @@ Napi::Value Session::SetRef(const Napi::CallbackInfo &info)
 	return env.Undefined();
 }
 
-/* getStr(off, gen, idx, type, what) -> string (UH_T_STRING) or Buffer
- * (UH_T_BYTES), a copy; null for a null field */
+/* getStr(off, gen, idx, type, what, viaBuf) -> string (UH_T_STRING) or
+ * Buffer (UH_T_BYTES), a copy; null for a null field (viaBuf: bytes may
+ * come through the bytes buffer) */
 Napi::Value Session::GetStr(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -177,7 +178,7 @@ Napi::Value Session::GetStr(const Napi::CallbackInfo &info)
 		return env.Undefined();
 	if ((rc = uh_get_ref(h, ref, info[2].As<Napi::Number>().Uint32Value(), &s)) != 0)
 		return raise(env, rc, what_of(info, 4));
-	return s ? string_at(env, h, s, type) : env.Null();
+	return s ? string_at(env, h, s, type, info[5].ToBoolean()) : env.Null();
 }
 
 /* setStr(off, gen, idx, type, string | Buffer | null, what). A string or
@@ -208,8 +209,8 @@ Napi::Value Session::SetStr(const Napi::CallbackInfo &info)
 	return env.Undefined();
 }
 
-/* stringAt(off, gen, type) -> the string or Buffer value of a string or
- * bytes object */
+/* stringAt(off, gen, type, viaBuf) -> the string or Buffer value of a
+ * string or bytes object (viaBuf: bytes may come through the bytes buffer) */
 Napi::Value Session::StringAt(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -217,7 +218,8 @@ Napi::Value Session::StringAt(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !arg_ref(info, 0, &ref))
 		return env.Undefined();
-	return string_at(env, h, ref, info[2].As<Napi::Number>().Uint32Value());
+	return string_at(env, h, ref, info[2].As<Napi::Number>().Uint32Value(),
+			 info[3].ToBoolean());
 }
 
 }  // namespace uhn

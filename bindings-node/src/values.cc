@@ -11,6 +11,7 @@
 #include "addon.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace uhn {
 
@@ -50,7 +51,7 @@ bool arg_ref(const Napi::CallbackInfo &info, size_t i, uh_off *out)
 	return true;
 }
 
-Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type)
+Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf)
 {
 	const void *p;
 	size_t len;
@@ -60,6 +61,14 @@ Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type)
 
 	if (rc)
 		return raise(env, rc, type == UH_T_STRING ? "string" : "bytes");
+	if (via_buf && type == UH_T_BYTES && len <= BYTES_BUF_SIZE) {
+		AddonData *d = data(env);
+		memcpy(d->bytes, p, len);
+		if ((rc = uh_obj_class(h, s, &cls)) != 0)
+			return raise(env, rc, "string or bytes value freed while it was read");
+		d->scratch[SCR_IS_REF] = SCR_BYTES;
+		return Napi::Number::New(env, (double)len);
+	}
 	Napi::Value v = type == UH_T_STRING
 		? Napi::Value(Napi::String::New(env, (const char *)p, len))
 		: Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len));
@@ -69,7 +78,7 @@ Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type)
 	return v;
 }
 
-Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v)
+Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf)
 {
 	uint32_t cls;
 	int rc;
@@ -80,14 +89,15 @@ Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v)
 	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64: return int_value(env, v.u.i);
 	case UH_T_F32: case UH_T_F64: return Napi::Number::New(env, v.u.f);
 	case UH_T_STRING: case UH_T_BYTES:
-		return v.u.ref ? string_at(env, h, v.u.ref, v.type) : env.Null();
+		return v.u.ref ? string_at(env, h, v.u.ref, v.type, via_buf) : env.Null();
 	case UH_T_REF:
 		if (v.u.ref == 0)
 			return env.Null();
 		if ((rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
 			return raise(env, rc, "reference");
 		if (cls == CLASS_STRING || cls == CLASS_BYTES)
-			return string_at(env, h, v.u.ref, cls == CLASS_STRING ? UH_T_STRING : UH_T_BYTES);
+			return string_at(env, h, v.u.ref, cls == CLASS_STRING ? UH_T_STRING : UH_T_BYTES,
+					 via_buf);
 		return ref_value(env, v.u.ref, cls);
 	}
 	return env.Null();

@@ -243,3 +243,29 @@ test('roots behave like a Map', () => {
   assert.equal(heap.roots.delete('t.coll.a'), false);
   assert.equal(heap.roots.get('t.coll.a'), undefined);
 });
+
+test('bytes values of every size come back as Buffers of their own', () => {
+  // Up to 64 KiB they pass through the addon's bytes buffer; beyond, as a Buffer.
+  const m = new uniheap.PMap(heap);
+  const B = heap.defineClass('test.BytesHolder', { data: 'bytes' });
+  const sizes = [0, 1, 100, 65536, 65537, 200000];
+  for (const n of sizes) {
+    const v = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) v[i] = (i * 31 + n) & 0xff;
+    m.set(`k${n}`, v);
+    const o = new B({ data: v });
+    const a = m.get(`k${n}`);
+    const b = m.get(`k${n}`);
+    assert.ok(Buffer.isBuffer(a));
+    assert.deepEqual(a, v);
+    assert.deepEqual(o.data, v);
+    assert.equal(m.has(`k${n}`), true);
+    if (n > 0) {
+      a[0] ^= 0xff;	// a copy: neither the heap nor another read changes
+      assert.deepEqual(b, v);
+      assert.deepEqual(m.get(`k${n}`), v);
+    }
+  }
+  assert.equal(m.has('absent'), false);
+  assert.equal(m.get('absent'), undefined);
+});
