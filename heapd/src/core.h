@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "format.h"
 #include "heapd.h"
+#include "logapply.h"
 #include "persist.h"
 
 /* libpmemobj type numbers of what heapd allocates (only for debugging
@@ -132,6 +133,10 @@ struct hd_reap_result {
  * slot. Used by detach and by start-up recovery. The steps are ordered so
  * that a crash anywhere in between is repaired by doing it again. */
 void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result *r);
+/* The commit version of the session's log if recovery would replay it
+ * (committed, checksum good), else 0: start-up recovery reaps dead
+ * sessions in this order (FORMAT.md 9, step 1). */
+uint64_t hd_session_replay_version(struct hd *hd, uint32_t slot);
 /* 0 if slot names an attached session, else UH_EINVAL with err set. */
 int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t errlen);
 /* Nonzero if the process that attached e is still running (same pid and
@@ -165,6 +170,9 @@ int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 /* ---- logs.c ---- */
 /* The session's log header if its area lies in the heap and is its own. */
 struct uh_log_hdr *hd_session_log_locked(struct hd *hd, uint32_t slot);
+/* Where the session's log lives, to be read by the rules of the heap's own
+ * format (a format 3 log's checksum has no new objects). */
+struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);
 /* Inside the caller's transaction: free every extent chained from log and
  * clear its link. */
 void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);

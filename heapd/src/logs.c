@@ -34,10 +34,10 @@ struct uh_log_hdr *hd_session_log_locked(struct hd *hd, uint32_t slot)
 	return log;
 }
 
-static struct uh_log_loc log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *log)
+struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *log)
 {
-	struct uh_log_loc l = { hd->base, hd->heap_size, log,
-				hd_session_tab(hd)[slot].log_size };
+	struct uh_log_loc l = { hd->base, hd->heap_size, log, hd_session_tab(hd)[slot].log_size,
+				hd->hdr->format_version < UH_FORMAT_VERSION };
 	return l;
 }
 
@@ -101,7 +101,7 @@ int hd_log_extent_lease(struct hd *hd, uint32_t session, uint64_t size, uint64_t
 		rc = hd_err(err, errlen, UH_EINVAL, "session %u has no log (read-only)", session);
 		goto out;
 	}
-	struct uh_log_loc l = log_loc(hd, session, log);
+	struct uh_log_loc l = hd_log_loc(hd, session, log);
 	if (!(link = chain_tail(hd, &l))) {
 		rc = hd_err(err, errlen, UH_EINVAL, "the log chain of session %u is damaged",
 			    session);
@@ -125,7 +125,7 @@ out:
 
 void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log)
 {
-	struct uh_log_loc l = log_loc(hd, slot, log);
+	struct uh_log_loc l = hd_log_loc(hd, slot, log);
 	uint64_t budget = hd->heap_size / UH_LOG_EXT_MIN;
 	uint64_t next = log->next;
 

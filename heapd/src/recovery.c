@@ -636,33 +636,87 @@ static int recovery_gc(struct hd *hd, char *err, size_t errlen)
 
 /* ------------------------------------------------------------------ */
 
-/* Step 1: sessions of the previous run. Returns nonzero if one of them is
- * still alive (recovery GC must then wait). */
-static int recover_sessions(struct hd *hd)
+static void reap_one(struct hd *hd, uint32_t slot)
 {
-	int alive = 0;
-	for (uint32_t i = 1; i < hd->hdr->session_cap; i++) {	/* bounded by session_cap */
+	struct hd_reap_result r;
+	hd_session_reap_locked(hd, slot, &r);
+	hd->rec.logs_replayed += (uint64_t)r.replayed;
+	hd->rec.logs_discarded += (uint64_t)r.rolled_back;
+}
+
+/* A dead session of the previous run, in replay order. */
+struct dead_session {
+	uint64_t version;	/* of its committed log, 0 if none */
+	uint32_t slot;
+};
+
+static int dead_cmp(const void *a, const void *b)
+{
+	const struct dead_session *x = a, *y = b;
+	if (x->version != y->version)
+		return x->version < y->version ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Clients still running add to the clock: raise it atomically. */
+static void raise_clock(struct hd *hd, uint64_t v)
+{
+	uint64_t c = __atomic_load_n(&hd->hdr->clock, __ATOMIC_ACQUIRE);
+	while (c < v && !__atomic_compare_exchange_n(&hd->hdr->clock, &c, v, 0,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;	/* bound: each failure saw the clock move up */
+}
+
+/* Note a session of the previous run that is still alive: it re-attaches. */
+static void inherit(struct hd *hd, uint32_t i, const struct uh_session_ent *e)
+{
+	hd_log("info", "session_alive", "session=%u pid=%u note=will_reattach", i, e->pid);
+	if (!hd->inherited)
+		hd->inherited = calloc(hd->hdr->session_cap, 1);
+	if (hd->inherited) {
+		hd->inherited[i] = 1;
+		hd->ninherited++;
+	}
+}
+
+/* Step 1: sessions of the previous run. Dead sessions are reaped in the
+ * commit version order of their logs: after a power loss several logs may
+ * still read COMMITTED (a commit leaves its log APPLIED without a barrier,
+ * FORMAT.md 8.4), and a later block that wrote the same bytes must be
+ * replayed after an earlier one. Sets *alive if one of the sessions is
+ * still alive (recovery GC must then wait). */
+static int recover_sessions(struct hd *hd, int *alive, char *err, size_t errlen)
+{
+	uint32_t cap = hd->hdr->session_cap, n = 0;
+	struct dead_session *dead = calloc(cap, sizeof(*dead));
+	uint64_t maxv = 0;
+
+	*alive = 0;
+	if (!dead)
+		return hd_err(err, errlen, UH_ENOMEM, "out of memory ordering the logs of %s",
+			      hd->path);
+
+	for (uint32_t i = 1; i < cap; i++) {	/* bounded by session_cap */
 		const struct uh_session_ent *e = &hd_session_tab(hd)[i];
 		if (e->state != UH_SESS_ACTIVE)
 			continue;
 		if (hd_session_owner_alive(e)) {
-			hd_log("info", "session_alive", "session=%u pid=%u note=will_reattach", i,
-			       e->pid);
-			if (!hd->inherited)
-				hd->inherited = calloc(hd->hdr->session_cap, 1);
-			if (hd->inherited) {
-				hd->inherited[i] = 1;
-				hd->ninherited++;
-			}
-			alive = 1;
+			inherit(hd, i, e);
+			*alive = 1;
 			continue;
 		}
-		struct hd_reap_result r;
-		hd_session_reap_locked(hd, i, &r);
-		hd->rec.logs_replayed += (uint64_t)r.replayed;
-		hd->rec.logs_discarded += (uint64_t)r.rolled_back;
+		uint64_t v = hd_session_replay_version(hd, i);
+		if (v > maxv)
+			maxv = v;
+		dead[n++] = (struct dead_session){ v, i };
 	}
-	return alive;
+	/* Locks released by the replays get versions above the logs'. */
+	raise_clock(hd, maxv);
+	qsort(dead, n, sizeof(*dead), dead_cmp);
+	for (uint32_t k = 0; k < n; k++)	/* bound: n dead sessions */
+		reap_one(hd, dead[k].slot);
+	free(dead);
+	return 0;
 }
 
 #define HD_QUIET_WAIT_MS 10000
@@ -712,7 +766,10 @@ int hd_recover_locked(struct hd *hd, char *err, size_t errlen)
 	/* Clients still running may be committing: wait (bounded) until none
 	 * is (reattach.c in libuniheap says why that is enough); a client
 	 * stuck mid-commit defers the GC to a later start. */
-	if (recover_sessions(hd))
+	int alive;
+	if ((rc = recover_sessions(hd, &alive, err, errlen)) != 0)
+		return rc;
+	if (alive)
 		hd->rec.gc_deferred = !live_clients_quiet(hd);
 	/* Reaping may have freed large regions: index what is left. */
 	if (!hd->rec.gc_deferred && !(rc = rebuild_index(hd, err, errlen)))

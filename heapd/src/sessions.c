@@ -177,7 +177,7 @@ static void transfer_tx(struct hd *hd, uint32_t from, uint32_t to)
 
 static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
 		       struct uh_log_hdr *log);
-static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uint64_t size,
+static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log,
 		       struct hd_reap_result *r);
 static void count_reap(struct hd *hd, const struct hd_reap_result *r, int graceful);
 
@@ -192,7 +192,7 @@ static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
 	struct hd_reap_result r;
 	memset(&r, 0, sizeof(r));
 	if (log)
-		finish_log(hd, old, log, e->log_size, &r);
+		finish_log(hd, old, log, &r);
 	TX_BEGIN(hd->pop) {
 		transfer_tx(hd, old, now);
 		release_tx(hd, old, e, log);
@@ -281,16 +281,25 @@ static uint64_t next_version(struct hd *hd)
 	return v;
 }
 
+uint64_t hd_session_replay_version(struct hd *hd, uint32_t slot)
+{
+	struct uh_log_hdr *log = hd_session_log_locked(hd, slot);
+	if (!log)
+		return 0;
+	struct uh_log_loc l = hd_log_loc(hd, slot, log);
+	return uh_log_is_committed(&l) ? log->version : 0;
+}
+
 /* Step 1 and 2 of the reap order above. A COMMITTED log (checksum good)
  * is replayed; an APPLIED one was replayed by its client, which died
  * while releasing: only its locks remain. ACTIVE, or COMMITTED with a
  * torn header, never committed: rolled back. IDLE: nothing in flight
  * (uh_log_finish leaves it alone). */
-static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uint64_t size,
+static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log,
 		       struct hd_reap_result *r)
 {
 	struct uh_log_counts c;
-	struct uh_log_loc l = { hd->base, hd->heap_size, log, size };
+	struct uh_log_loc l = hd_log_loc(hd, slot, log);
 	memset(&c, 0, sizeof(c));
 	int committed = uh_log_is_committed(&l);
 	if (committed && uh_log_apply(&l, &hd->persist, &c) != 0)
@@ -319,6 +328,10 @@ static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log, uin
 	log->nentries = 0;
 	log->nbytes = 0;
 	uh_persist_range(&hd->persist, log, sizeof(*log));
+	/* IDLE on the media: no barrier needs to flush this log any more. */
+	if (slot < UH_SESSION_CAP)
+		__atomic_and_fetch(&hd->hdr->lazy_logs[slot / 64], ~(1ull << (slot % 64)),
+			   __ATOMIC_RELEASE);
 }
 
 static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
@@ -339,7 +352,7 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
 	struct uh_log_hdr *log = hd_session_log_locked(hd, slot);
 	if (log)
-		finish_log(hd, slot, log, e->log_size, r);
+		finish_log(hd, slot, log, r);
 	TX_BEGIN(hd->pop) {
 		release_tx(hd, slot, e, log);
 	} TX_ONABORT {

@@ -1,5 +1,5 @@
 /*
- * format.h -- the persistent layout of a uniheap heap file, format version 3.
+ * format.h -- the persistent layout of a uniheap heap file, format version 4.
  *
  * This header is the C mirror of schemas/FORMAT.md; the two must agree byte
  * for byte (the _Static_asserts at the bottom pin every offset the spec
@@ -32,18 +32,22 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 3u
+#define UH_FORMAT_VERSION 4u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
- * a u32, references had zero high bits), and format 2 is format 3 without
- * an object of kind PACKED: heapd upgrades both in place. */
+ * a u32, references had zero high bits), format 2 is format 3 without an
+ * object of kind PACKED, and format 3 is format 4 whose logs are marked
+ * APPLIED before their locks are released (no lazy logs, checksums
+ * without new objects): heapd upgrades all three in place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
+#define UH_FORMAT_VERSION_V3 3u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
 #define UH_CLASS_ID_MAX 0xffffu		/* class ids live in 16 bits */
 #define UH_HEAP_SIZE_MAX (1ull << 48)	/* offsets live in 48 bits */
 #define UH_SESSION_CAP 1024u		/* session slots 1..1023 */
+#define UH_LAZY_WORDS (UH_SESSION_CAP / 64)	/* u64 words of uh_hdr.lazy_logs */
 #define UH_ARENA_SIZE_DEFAULT (1u << 20)
 #define UH_LOG_SIZE_DEFAULT (1u << 20)
 
@@ -86,7 +90,14 @@ struct uh_hdr {
 	/* Global version clock (time-based STM), own cache line. Advanced by
 	 * committers with an atomic add; recovery persists max(version)+1. */
 	uint64_t clock;			/* 320 */
-	uint8_t pad2[UH_HDR_SIZE - 328];
+	uint8_t pad2[56];		/* 328 */
+
+	/* Lazy logs (format 4), own cache lines: bit s is set by session s
+	 * once it leaves a log marked APPLIED without a barrier; every
+	 * barrier of every client first flushes the log headers named here
+	 * (FORMAT.md 8.4). Run-time state: recovery does not read it. */
+	uint64_t lazy_logs[UH_LAZY_WORDS];	/* 384 */
+	uint8_t pad3[UH_HDR_SIZE - 512];
 };
 
 #define UH_HDR_CHECKSUM_LEN 160u
@@ -321,10 +332,10 @@ static const uint32_t uh_size_class_slot[UH_SIZE_CLASSES] = {
  * attach, grown by extents heapd leases on demand and chains from the
  * log header (next) in the order they are filled. Entries are appended
  * during a block, each whole inside one segment (the log area or an
- * extent); commit persists them, then the header with state COMMITTED
- * and a checksum of the entries of every segment in chain order;
- * recovery replays a COMMITTED log whose checksum matches (replay is
- * idempotent) and discards anything else. */
+ * extent); commit persists them, the block's new objects and the header
+ * with state COMMITTED and a checksum of all of these, in one barrier;
+ * recovery replays the COMMITTED logs whose checksum matches (replay is
+ * idempotent) in commit version order, and discards anything else. */
 
 #define UH_LOG_MAGIC 0x474f4c55u	/* "ULOG" */
 #define UH_LOG_IDLE 0u
@@ -338,11 +349,11 @@ struct uh_log_hdr {
 	uint64_t seq;		/* 8  block sequence number */
 	uint64_t nbytes;	/* 16 bytes of entries after the header */
 	uint64_t nentries;	/* 24 */
-	uint64_t checksum;	/* 32 uh_fnv1a64 of seq + the entry bytes */
+	uint64_t checksum;	/* 32 uh_fnv1a64 of seq, entries, new objects */
 	uint32_t session;	/* 40 owning session slot */
 	uint32_t reserved;	/* 44 */
 	uint64_t next;		/* 48 first log extent, 0 = none; written by heapd */
-	uint8_t pad[8];		/* 56 */
+	uint64_t version;	/* 56 the block's replay order (a clock value) */
 };
 
 /* A log extent: this header, then entries in [64, size). nbytes counts
@@ -418,6 +429,7 @@ _Static_assert(offsetof(struct uh_hdr, class_count) == 256, "mutable part");
 _Static_assert(offsetof(struct uh_hdr, gen_seed) == 280, "generation seed");
 _Static_assert(offsetof(struct uh_hdr, heapd_starts) == 288, "heapd starts");
 _Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
+_Static_assert(offsetof(struct uh_hdr, lazy_logs) == 384, "lazy logs");
 _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
 _Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");
 _Static_assert(sizeof(struct uh_objhdr) == UH_OBJHDR_SIZE, "object header");
@@ -433,6 +445,7 @@ _Static_assert(offsetof(struct uh_objhdr, class_word) == UH_OBJ_WORD_AT, "class 
 _Static_assert(offsetof(struct uh_objhdr, size) == UH_OBJ_SIZE_AT, "size word");
 _Static_assert(sizeof(struct uh_log_hdr) == 64, "log header");
 _Static_assert(offsetof(struct uh_log_hdr, next) == 48, "log chain");
+_Static_assert(offsetof(struct uh_log_hdr, version) == 56, "log version");
 _Static_assert(sizeof(struct uh_log_ext) == 64, "log extent header");
 _Static_assert(sizeof(struct uh_log_ent) == UH_LOG_ENT_SIZE, "log entry");
 

@@ -143,6 +143,7 @@ void uh_barrier(uh_heap *h)
 {
 	if (++h->st.barriers == h->crash_at)
 		kill(getpid(), SIGKILL);	/* test hook: die before barrier k */
+	uh_lazy_flush(h);	/* lazylog.c: older blocks' APPLIED goes with it */
 	if (h->pmtrace)
 		uh_pmtrace_write(UH_PMT_BARRIER, 0, NULL, 0);
 	if (h->durability == UH_DUR_PMEM)
@@ -176,6 +177,8 @@ static int mutant_of(const char *s)
 		return UH_MUTANT_APPLY_FLUSH;
 	if (s && !strcmp(s, "apply-barrier"))
 		return UH_MUTANT_APPLY_BARRIER;
+	if (s && !strcmp(s, "lazy-flush"))
+		return UH_MUTANT_LAZY_FLUSH;
 	return 0;
 }
 

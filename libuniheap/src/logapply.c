@@ -77,17 +77,52 @@ const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c)
 	return e;
 }
 
+/* The bytes of a new object that commit makes durable with its log: all
+ * but the lock word (run-time state). The valid bit counts as set, so a
+ * FREE of the object in the same block (applied after the log is durable)
+ * leaves the sum unchanged; the generation, in the same 8-byte word, tells
+ * a slot's earlier object from this one. Later blocks may change the
+ * object: the sum then fails, which is right, since only a log whose
+ * apply may not have finished must be replayed (8.4). */
+static uint64_t sum_object(const struct uh_log_loc *l, const struct uh_log_ent *e,
+			   uint64_t h, int *bad)
+{
+	uint64_t obj = e->obj, slot = e->arg;
+
+	if (obj < UH_HDR_SIZE || obj % 8 || slot < UH_OBJHDR_SIZE || obj > l->heap_size ||
+	    slot > l->heap_size - obj) {
+		*bad = 1;
+		return h;
+	}
+	const struct uh_objhdr *o = (const void *)(l->base + obj);
+	uint32_t words[2] = { o->class_word, o->size | UH_OBJ_VALID };
+	uint64_t payload = o->size & UH_OBJ_SIZE_MASK;
+
+	if (payload > slot - UH_OBJHDR_SIZE)
+		payload = slot - UH_OBJHDR_SIZE;
+	h = uh_fnv1a64(words, sizeof(words), h);
+	return uh_fnv1a64(l->base + obj + UH_OBJHDR_SIZE, payload, h);
+}
+
 uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad)
 {
 	struct uh_log_cur c;
+	const struct uh_log_ent *e;
 	uint64_t h = uh_fnv1a64(&l->log->seq, sizeof(l->log->seq), UH_FNV_INIT);
+	int objbad = 0;
 
 	uh_log_cur_init(&c, l);
 	do {	/* bound: the cursor's extent budget */
 		h = uh_fnv1a64(c.data, c.nbytes, h);
 	} while (!c.bad && cur_next_segment(&c));
+	if (!c.bad && !l->v3) {
+		uh_log_cur_init(&c, l);
+		while ((e = uh_log_cur_next(&c)) != NULL && !objbad)	/* bound: the chain's bytes */
+			if (e->kind == UH_LE_ALLOC)
+				h = sum_object(l, e, h, &objbad);
+	}
 	if (bad)
-		*bad = c.bad;
+		*bad = c.bad || objbad;
 	return h;
 }
 
@@ -132,6 +167,14 @@ int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
 			memcpy(base + e->arg, (const char *)(e + 1), e->len);
 			p->flush(p->ctx, base + e->arg, e->len);
 			c->writes++;
+		} else if (e->kind == UH_LE_ALLOC) {
+			/* Set already, except in a recovery that replayed an
+			 * older lazy log's FREE of this slot first (8.4). */
+			uint32_t sz = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+			if (!(sz & UH_OBJ_VALID)) {
+				__atomic_or_fetch(&o->size, UH_OBJ_VALID, __ATOMIC_RELEASE);
+				p->flush(p->ctx, &o->size, sizeof(o->size));
+			}
 		} else if (e->kind == UH_LE_FREE) {
 			/* Readers see the object gone from here on; the slot
 			 * itself is released in uh_log_finish, after the lock. */

@@ -29,6 +29,7 @@ struct uh_log_loc {
 	uint64_t heap_size;
 	struct uh_log_hdr *log;
 	uint64_t log_size;	/* bytes of the log area */
+	int v3;			/* a format 3 log: its checksum has no new objects */
 };
 
 /* The extent at off if it lies in the heap and its header is that of an
@@ -50,9 +51,10 @@ void uh_log_cur_init(struct uh_log_cur *c, const struct uh_log_loc *l);
  * or at a malformed entry or extent (then c->bad is set). */
 const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c);
 
-/* Checksum of a log's entries as stored in uh_log_hdr.checksum: seq, then
- * the entry bytes of every segment in chain order. *bad (may be NULL) is
- * set when the chain is damaged. */
+/* Checksum of a log as stored in uh_log_hdr.checksum (FORMAT.md 8.3):
+ * seq, the entry bytes of every segment in chain order, then the bytes of
+ * every object an ALLOC entry names (format 4). *bad (may be NULL) is set
+ * when the chain is damaged or an ALLOC names no object inside the heap. */
 uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad);
 
 /* Nonzero if the log is COMMITTED, its chain is sound, and its checksum
@@ -61,7 +63,8 @@ int uh_log_is_committed(const struct uh_log_loc *l);
 
 /*
  * Apply a committed log in place: WRITE data to its targets, FREE clears
- * the object's valid bit. Ranges are flushed and one drain ends it. Every
+ * the object's valid bit, ALLOC sets it (where an older log's replay
+ * cleared it: FORMAT.md 8.4). Ranges are flushed and one drain ends it. Every
  * entry is bounds-checked against heap_size; a bad one stops the replay
  * with UH_EINTERNAL (nothing after it applied). Idempotent: a crash during
  * replay is repaired by replaying again.

@@ -7,18 +7,16 @@
  * since nobody can reach them before commit. The lock word of every object
  * written or freed is taken on first touch and held to the end.
  *
- * Commit, with what each barrier makes durable:
- *   B0  (only for blocks that allocated) the new objects and the log
- *       entries: the checksum covers entries only, so new objects must be
- *       durable before any header can say COMMITTED.
- *   B1  log entries, log header (COMMITTED, nbytes, checksum): from here on
- *       the block survives any crash (recovery replays it).
+ * Commit, with what each barrier makes durable (FORMAT.md 8.4):
+ *   B1  the new objects, the log entries and the log header (COMMITTED,
+ *       nbytes, replay order, a checksum over entries and new objects):
+ *       from here on the block survives any crash (recovery replays it).
  *   B2  the applied writes and frees, in place.
- *   B3  log state APPLIED: recovery will not replay the log again, so the
- *       locks may be released: a later block by another session that
- *       writes the same field can never be overwritten by a late replay.
- * Then: locks released with version = ++clock, state IDLE, freed slots
- * released.
+ * Then: state APPLIED, flushed but not fenced: the session's next barrier
+ * makes it durable, and so does any other session's (lazylog.c), which is
+ * what keeps a late replay of this log from overwriting a later block
+ * that takes over our locks or slots; locks released with
+ * version = ++clock, state IDLE, freed slots released.
  *
  * Isolation (time-based STM): a block takes rv = clock when it begins.
  * Every read of an object it has not locked records the object's version
@@ -27,8 +25,8 @@
  * so a block always sees one consistent snapshot. Taking a lock checks the
  * version against the one read before; a writing block re-validates all
  * its reads before it becomes durable. Read-only blocks take no lock and
- * write nothing shared. Three barriers per writing block (four if it allocated),
- * however many fields it wrote.
+ * write nothing shared. Two barriers per writing block, however many
+ * fields it wrote and objects it allocated.
  *
  * References: the uh_tx_* entry points take references (offset and
  * generation, uniheap.h "direct") or plain offsets, and keep only the
@@ -214,8 +212,7 @@ static int stale(uh_heap *h, uint64_t obj)
 				     (unsigned long long)obj));
 }
 
-/* The log of session s, if the session table names a sane one. */
-static const struct uh_log_hdr *session_log(uh_heap *h, uint32_t s)
+const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s)
 {
 	const struct uh_hdr *hd = h->hdr;
 
@@ -224,7 +221,7 @@ static const struct uh_log_hdr *session_log(uh_heap *h, uint32_t s)
 	const struct uh_session_ent *e =
 		(const void *)(h->base + hd->session_tab_off) + (size_t)s * sizeof(*e);
 	uint64_t off = __atomic_load_n(&e->log_off, __ATOMIC_ACQUIRE);
-	if (off < UH_HDR_SIZE || off > h->size - sizeof(struct uh_log_hdr))
+	if (off < UH_HDR_SIZE || off % 8 || off > h->size - sizeof(struct uh_log_hdr))
 		return NULL;
 	return (const void *)(h->base + off);
 }
@@ -234,7 +231,7 @@ static const struct uh_log_hdr *session_log(uh_heap *h, uint32_t s)
  * (the owner sets COMMITTED, then fences, then applies). */
 static int owner_not_applying(uh_heap *h, uint64_t w)
 {
-	const struct uh_log_hdr *log = session_log(h, uh_lock_owner(w));
+	const struct uh_log_hdr *log = uh_session_log(h, uh_lock_owner(w));
 	return log && __atomic_load_n(&log->state, __ATOMIC_ACQUIRE) == UH_LOG_ACTIVE;
 }
 
@@ -580,11 +577,17 @@ int uh_begin(uh_heap *h)
 	return 0;
 }
 
+/* The block is applied and durable in place: leave the log APPLIED for
+ * the next barrier to persist (lazylog.c), then release the locks with a
+ * new version. */
 static void commit_release(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
 	uint64_t version = __atomic_add_fetch(&h->hdr->clock, 1, __ATOMIC_ACQ_REL);
 
+	__atomic_store_n(&h->log->state, UH_LOG_APPLIED, __ATOMIC_RELEASE);
+	uh_flush(h, h->log, sizeof(*h->log));
+	uh_lazy_mark(h);
 	for (uint32_t i = 0; i < t->locked_list.n; i++) {	/* bound: locked */
 		struct uh_objhdr *o = (void *)(h->base + t->locked_list.v[i]);
 		__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
@@ -599,7 +602,7 @@ static int tx_commit_outer(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
 	struct uh_log_hdr *log = h->log;
-	struct uh_log_loc loc = { h->base, h->size, log, h->log_size };
+	struct uh_log_loc loc = { h->base, h->size, log, h->log_size, 0 };
 	struct uh_log_counts c = { 0 };
 
 	if (t->pos == 0) {
@@ -626,18 +629,24 @@ static int tx_commit_outer(uh_heap *h)
 		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
 				  "back; run it again (the next block attaches anew)");
 	}
-	if (t->news_list.n) {
-		/* B0: new objects (and entries) durable before the header. */
-		for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
-			uint64_t obj = t->news_list.v[i];
-			uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
-		}
-		uh_logchain_flush(h);
-		uh_barrier(h);
+	/* The block's place in replay order, taken with every lock held: a
+	 * later block that takes one of our locks takes a larger one, so
+	 * recovery replays lazy logs in this order (FORMAT.md 8.4). It is not
+	 * the version the locks are released with: readers that find our
+	 * locks with the log still ACTIVE read the old bytes, so that version
+	 * must be taken after COMMITTED is visible (commit_release). */
+	uint64_t order = __atomic_add_fetch(&h->hdr->clock, 1, __ATOMIC_ACQ_REL);
+	/* B1: the block becomes durable: new objects, entries and header in
+	 * one barrier; the checksum covers the new objects too, so a header
+	 * that landed without them does not count as committed. */
+	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
+		uint64_t obj = t->news_list.v[i];
+		uh_flush(h, h->base + obj, *u64map_get(&t->news, obj));
 	}
-	/* B1: the block becomes durable. Each segment's nbytes is set. */
+	uh_logchain_flush(h);
 	log->seq = ++h->seq;
 	log->nentries = t->nentries;
+	log->version = order;
 	log->checksum = uh_log_checksum(&loc, NULL);
 	__atomic_store_n(&log->state, UH_LOG_COMMITTED, __ATOMIC_RELEASE);
 	/* Readers that see our locks with the log still ACTIVE read the bytes
@@ -652,18 +661,12 @@ static int tx_commit_outer(uh_heap *h)
 		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
 				  "back; run it again (the next block attaches anew)");
 	}
-	if (!t->news_list.n)
-		uh_logchain_flush(h);
 	uh_flush(h, log, sizeof(*log));
 	uh_barrier(h);
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
 	int rc = uh_log_apply(&loc, &h->persist, &c);
 	if (rc)
 		return uh_err_set(rc, "uh_commit: own log failed to apply");
-	/* B3: never replay this log again. */
-	__atomic_store_n(&log->state, UH_LOG_APPLIED, __ATOMIC_RELEASE);
-	uh_flush(h, log, sizeof(*log));
-	uh_barrier(h);
 	commit_release(h);
 	h->st.commits++;
 	tx_reset(h);

@@ -133,8 +133,8 @@ struct uh_mapping {
 	char socket[4096];		/* heapd's socket, for more sessions */
 };
 
-/* Test-only mutants (UH_MUTANT): a persist of log replay left out. */
-enum { UH_MUTANT_APPLY_FLUSH = 1, UH_MUTANT_APPLY_BARRIER = 2 };
+/* Test-only mutants (UH_MUTANT): a persist of the commit protocol left out. */
+enum { UH_MUTANT_APPLY_FLUSH = 1, UH_MUTANT_APPLY_BARRIER = 2, UH_MUTANT_LAZY_FLUSH = 3 };
 
 struct uh_heap {
 	pid_t pid;			/* process that connected */
@@ -206,6 +206,12 @@ int uh_check_writable(uh_heap *h, const char *fn);	/* ... and not read-only */
 void uh_flush(uh_heap *h, const void *addr, size_t len);
 void uh_barrier(uh_heap *h);
 
+/* lazylog.c: this session leaves its log APPLIED without a barrier (set
+ * its lazy_logs bit, before releasing locks); flush the log header of
+ * every session whose bit is set (every barrier does, first). */
+void uh_lazy_mark(uh_heap *h);
+void uh_lazy_flush(uh_heap *h);
+
 /* object.c: the valid object a reference names (offset and generation;
  * any class if cls == 0), or NULL with the error set (UH_EFREED for a
  * freed object or another generation, UH_ETYPE). */
@@ -246,6 +252,9 @@ int uh_tx_lock(uh_heap *h, uh_off obj);
  * ACTIVE), the version kept in w. Then 1 and *v set; 0 while the owner
  * applies its commit. */
 int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v);
+/* The log header of session s, if the session table names one inside the
+ * mapping; else NULL. */
+const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
 /* After bytes of obj were read with lock word w (an acquire fence after
  * the reads): 1 when they were the bytes of the version w gives, because
  * the word is still w and, if another session holds the lock, its log is

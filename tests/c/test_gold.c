@@ -7,7 +7,8 @@
  *  2. each checked-in tests/gold/v<N>/basic.heap.gz, gunzipped to a temp
  *     dir and opened (not created) by today's heapd, checked by the same
  *     prog_gold_check: today's code still reads what every version wrote.
- *     heapd upgrades the v1 and v2 files to version 3 in place when it opens them.
+ *     heapd upgrades the v1, v2 and v3 files to version 4 in place when it
+ *     opens them.
  *  3. maps: tests/gold/v2/maps.heap.gz holds hash maps and sorted maps
  *     written by the format 2 code (prog_gold_maps.c): checked, changed
  *     (old nodes and entries meet the encodings of today), checked again
@@ -28,7 +29,7 @@
 
 #define GOLD_ARGS "--size 32M"
 
-#define GOLD_VERSION_NOW 3	/* what regenerate() writes */
+#define GOLD_VERSION_NOW 4	/* what regenerate() writes */
 
 /* tests/gold/v<version>/<set>.heap.gz next to this source file. */
 static void gold_path(char *buf, size_t len, int version, const char *set)

@@ -87,7 +87,7 @@ public class FieldBench {
         heap.atomic(NOTHING);
     }
 
-    /** A block that writes one field: lock, log, three persist barriers. */
+    /** A block that writes one field: lock, log, two persist barriers. */
     @Benchmark
     public void uniheapSetInBlock() {
         try (Block b = heap.begin()) {
