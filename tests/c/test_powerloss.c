@@ -12,7 +12,10 @@
  *   smap:  prog_dt_smap_crash (splits, removes, a root change);
  *   alloc: prog_pl_alloc (objects of every size class and large ones,
  *          each published as a root, then freed: the allocator and the
- *          return of large regions).
+ *          return of large regions);
+ *   handoff: prog_pl_handoff (two sessions take turns writing the same
+ *          field and freeing each other's objects: the lazy logs of
+ *          FORMAT.md 8.4).
  * Each workload gets a budget of states (UH_PL_STATES each, default 210);
  * every barrier state is checked, subset states fill the rest.
  * UH_PL_SEED=s picks the subsets (default from the clock, printed);
@@ -125,6 +128,8 @@ int main(int argc, char **argv)
 	total += campaign("smap", prog, "ack.smap", dt_work, dt_check, NULL, seed, budget);
 	prog = "prog_pl_alloc";
 	total += campaign("alloc", prog, "ack.alloc", dt_work, dt_check, "live", seed, budget);
+	prog = "prog_pl_handoff";
+	total += campaign("handoff", prog, "ack.handoff", dt_work, dt_check, "live", seed, budget);
 	printf("%ld crash states checked in %llu ms (cache-line model, durability pmem)\n", total,
 	       (unsigned long long)(th_now_ms() - t0));
 	th_heapd_cleanup(&d);
