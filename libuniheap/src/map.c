@@ -699,15 +699,77 @@ struct get_args {
 	int missing;	/* set instead of failing: see uh_map_get */
 };
 
+/* get_fast could not answer: run the general code. */
+#define GET_GENERAL 1
+
+/* Outside blocks (an optimistic try), the common case in one pass with
+ * none of find()'s layers: a reference table, entries that keep their key
+ * inline. Each entry still goes through uh_obj_get (its slot, noted before
+ * its first byte is read, valid bit, generation) and the same bounds as
+ * dt_entry_load; anything else (the slot encoding, a key of a bad length,
+ * a chain longer than the count, a bad reference) answers GET_GENERAL, and
+ * the general code, reading the same objects, says what it is. 0 with
+ * *found (and *s when found), or the error of a lost try. */
+static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_args *a,
+		    struct uh_slot *s, int *found)
+{
+	const uh_key *k = a->k;
+	const size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
+	const void *kd = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+	const struct dt_table *t;
+	uint64_t b;
+	uh_off e;
+	int rc;
+
+	if (k->kind != v->kind)
+		return GET_GENERAL;
+	dt_map_bucket_of(v, a->hash, &t, &b);
+	if (!t->refs)
+		return GET_GENERAL;
+	if ((rc = uh_tx_read(h, t->ref, t->ref + dt_table_at(t, b), &e, 8)) != 0)
+		return rc;
+	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
+		const struct uh_objhdr *o;
+		if (n >= v->count || !(o = uh_obj_get(h, e, 0, &rc)) ||
+		    uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) !=
+			    UH_CLASS_MAP_IENTRY)
+			return GET_GENERAL;
+		uint32_t payload = payload_of(o);
+		const char *p = (const char *)(o + 1);
+		if (payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
+		    (v->kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
+			return GET_GENERAL;
+		if (payload - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
+			uint8_t type;
+			uh_load(&type, p + DT_IE_TYPE, 1);
+			uh_load(&s->value, p + DT_IE_VALUE, 8);
+			s->tag = type;
+			*found = 1;
+			return 0;
+		}
+		uh_load(&e, p + DT_IE_NEXT, 8);
+	}
+	*found = 0;
+	return 0;
+}
+
 static int get_body(uh_heap *h, void *arg)
 {
 	struct get_args *a = arg;
 	struct dt_map_view v;
 	struct uh_slot s;
 	struct find f;
-	int rc;
+	int found = 0, rc;
 
-	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
+	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0)
+		return rc;
+	if (h->opt.on && (rc = get_fast(h, &v, a, &s, &found)) != GET_GENERAL) {
+		a->missing = !found;
+		if (rc == 0 && found && a->val)
+			uh_slot_to_value(&s, a->val);
+		return rc;
+	}
+	if ((rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
 	    (rc = find(h, &v, a->k, a->hash, &f)) != 0)
 		return rc;
 	a->missing = !f.entry.ref;
@@ -809,14 +871,166 @@ int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
 	return rc;
 }
 
+/* ---- get outside blocks, lean ---- */
+
+/* What get_lean notes: the header, the table, up to six entries. */
+#define LEAN_MAX 8
+
+/* Before the first byte of obj is read: its lock word in *w, and in *v
+ * the version whose bytes are in place (uh_lock_version). 0 while the
+ * lock's owner applies its commit: the general code waits for that. */
+static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+
+	*v = *w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	return !uh_lock_is_locked(*w) || uh_lock_version(h, obj, *w, v);
+}
+
+/* After the reads (and an acquire fence): obj still holds the bytes of
+ * the version noted with w (uh_lock_still). */
+static int lean_still(uh_heap *h, uint64_t obj, uint64_t w)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+
+	if (uh_lock_is_locked(w))
+		return uh_lock_still(h, obj, w);
+	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w;
+}
+
+/* Entry e, checked as uh_obj_get checks an object (a slot start, valid,
+ * its generation) and as dt_entry_load checks an inline-key entry, its
+ * lock word noted in *w first; else NULL. */
+static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, uint64_t *w)
+{
+	uint64_t off = UH_REF_OFFSET(e);
+	uint32_t slot;
+	const struct uh_arena_span *sp = uh_arena_slot_of(&h->ix, off, &slot);
+
+	uint64_t v;
+
+	if (!sp || !lean_note(h, off, w, &v))
+		return NULL;
+	const struct uh_objhdr *o = (const void *)(h->base + off);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
+	uint32_t payload = size & UH_OBJ_SIZE_MASK;
+	if (!(size & UH_OBJ_VALID) || payload > sp->slot_size - UH_OBJHDR_SIZE ||
+	    uh_word_gen(word) != UH_REF_GEN(e) || uh_word_class(word) != UH_CLASS_MAP_IENTRY ||
+	    payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
+	    (kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
+		return NULL;
+	return o;
+}
+
+/* Outside blocks, start loading the bucket a key of this hash is in, as
+ * the header view kept from an earlier read names it, so that the cache
+ * miss overlaps the work before the lookup. A hint only: the view may be
+ * stale, and a prefetch reads nothing and never faults. */
+static void prefetch_bucket(uh_heap *h, uh_off m, uint64_t hash)
+{
+	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &(uint64_t){ 0 });
+	const struct dt_table *t;
+	struct dt_map_view v;
+	uint64_t b;
+
+	if (!kept)
+		return;
+	memcpy(&v, kept, sizeof(v));
+	dt_map_bucket_of(&v, hash, &t, &b);
+	__builtin_prefetch((const void *)((uintptr_t)h->base + UH_REF_OFFSET(t->ref) +
+					  dt_table_at(t, b)));
+}
+
+/* A get outside blocks in the common case, without an optimistic try's
+ * bookkeeping: the header's view kept from an earlier read (optread.c), a
+ * reference table, a short chain of inline-key entries, no commit being
+ * applied to them. The protocol is uh_opt_run's (optread.c says why it is
+ * linearizable): every object's lock word is loaded before its first
+ * byte, and after an acquire fence every object must pass uh_lock_still;
+ * the header's bytes must still be the version its view was kept at, so
+ * the view (table, sizes, count) is the header's state too. Anything else answers GET_GENERAL and the general
+ * path runs, which retries, waits for appliers or reports damage. 0 with
+ * *found (and *s when found). */
+static int get_lean(uh_heap *h, uh_off m, const uh_key *k, uint64_t hash, struct uh_slot *s,
+		    int *found)
+{
+	uint64_t obj[LEAN_MAX], word[LEAN_MAX], kept_word, ver, b;
+	const size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
+	const void *kd = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &kept_word);
+	const struct dt_table *t;
+	struct dt_map_view v;
+	uint32_t n = 0;
+	uh_off e;
+
+	if (!kept)
+		return GET_GENERAL;
+	memcpy(&v, kept, sizeof(v));
+	if (v.kind != k->kind)
+		return GET_GENERAL;
+	dt_map_bucket_of(&v, hash, &t, &b);
+	if (!t->refs)
+		return GET_GENERAL;
+	/* The view is the header's state at kept_word: the table it names is
+	 * live and of that size while the word stays (freeing or replacing
+	 * the table writes the header). */
+	obj[n] = UH_REF_OFFSET(m);
+	if (!lean_note(h, obj[n], &word[n], &ver) ||
+	    ver != (uh_lock_is_locked(kept_word) ? uh_lock_old_version(kept_word) : kept_word))
+		return GET_GENERAL;
+	obj[++n] = UH_REF_OFFSET(t->ref);
+	if (!lean_note(h, obj[n], &word[n], &ver))
+		return GET_GENERAL;
+	uh_load(&e, h->base + obj[n] + dt_table_at(t, b), 8);
+	*found = 0;
+	while (e) {	/* bound: LEAN_MAX - 2 entries */
+		if (++n == LEAN_MAX || n - 2 >= v.count)
+			return GET_GENERAL;
+		const struct uh_objhdr *o = lean_entry(h, v.kind, e, &word[n]);
+		if (!o)
+			return GET_GENERAL;
+		obj[n] = UH_REF_OFFSET(e);
+		const char *p = (const char *)(o + 1);
+		if (payload_of(o) - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
+			uint8_t type;
+			uh_load(&type, p + DT_IE_TYPE, 1);
+			uh_load(&s->value, p + DT_IE_VALUE, 8);
+			s->tag = type;
+			*found = 1;
+			break;
+		}
+		uh_load(&e, p + DT_IE_NEXT, 8);
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i <= n; i++)	/* bound: LEAN_MAX */
+		if (!lean_still(h, obj[i], word[i]))
+			return GET_GENERAL;
+	h->st.opt_reads++;
+	return 0;
+}
+
 int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 {
 	struct get_args a = { m, k, 0, v, 0 };
-	int rc = uh_check_handle(h);
+	int found, rc = uh_check_handle(h);
+	struct uh_slot s;
 
-	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
+	if (rc || (rc = uh_key_check_shape(k ? k->kind : 0, k)) != 0)
 		return rc;
 	a.hash = uh_key_hash(k);
+	/* The UTF-8 check runs while the bucket's line is on its way. */
+	prefetch_bucket(h, m, a.hash);
+	if ((rc = uh_key_check_utf8(k)) != 0)
+		return rc;
+	if (get_lean(h, m, k, a.hash, &s, &found) == 0) {
+		if (!found)
+			return uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
+					  (unsigned long long)m);
+		if (v)
+			uh_slot_to_value(&s, v);
+		return 0;
+	}
 	/* A miss is an answer, not a failure: the read-only block ends
 	 * normally instead of counting as an aborted one. */
 	if ((rc = uh_opt_run(h, get_body, &a)) == 0 && a.missing)

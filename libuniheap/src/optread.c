@@ -66,6 +66,10 @@
  * counts or depths) exactly as for a damaged heap, so the worst is an
  * error or a wrong answer that the final check then throws away.
  *
+ * A hash-map get in the common case (its header's view kept, a short
+ * chain, no commit being applied) runs this same protocol without the
+ * try's bookkeeping: map.c, get_lean.
+ *
  * Inside a block none of this is used: reads there stay validated one by
  * one against the block's snapshot (tx.c), which later writes rely on.
  */
@@ -98,7 +102,9 @@ int uh_opt_touch(uh_heap *h, uint64_t obj)
 	}
 	w = __atomic_load_n(&((const struct uh_objhdr *)(h->base + obj))->lock,
 			    __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, obj, w, &v))
+	/* An unlocked word is its own version (most objects, most of the
+	 * time): no need to ask tx.c about owners. */
+	if (uh_lock_is_locked(w) && !uh_lock_version(h, obj, w, &v))
 		goto lost;	/* its owner is applying a commit: try again */
 	o->obj[o->n] = obj;
 	o->word[o->n] = w;
@@ -148,6 +154,16 @@ const void *uh_opt_view(uh_heap *h, uh_off obj, uint32_t kind)
 	return noted_word(&h->opt, UH_REF_OFFSET(obj)) == c->word ? c->bytes : NULL;
 }
 
+const void *uh_opt_kept(uh_heap *h, uh_off obj, uint32_t kind, uint64_t *word)
+{
+	const struct uh_view *c = view_slot(h, obj);
+
+	if (c->obj != obj || c->kind != kind)
+		return NULL;
+	*word = c->word;
+	return c->bytes;
+}
+
 void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t len)
 {
 	struct uh_view *p = &h->opt.pending;
@@ -168,9 +184,18 @@ static int opt_valid(uh_heap *h)
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (o->lost)
 		return 0;
-	for (uint32_t i = 0; i < o->n; i++)	/* bound: UH_OPT_MAX */
-		if (!uh_lock_still(h, o->obj[i], o->word[i]))
+	for (uint32_t i = 0; i < o->n; i++) {	/* bound: UH_OPT_MAX */
+		uint64_t w = o->word[i];
+		/* Unlocked when noted: still valid iff the word has not moved
+		 * (uh_lock_still's answer, without the call). */
+		if (!uh_lock_is_locked(w)) {
+			const struct uh_objhdr *ob = (const void *)(h->base + o->obj[i]);
+			if (__atomic_load_n(&ob->lock, __ATOMIC_ACQUIRE) != w)
+				return 0;
+		} else if (!uh_lock_still(h, o->obj[i], w)) {
 			return 0;
+		}
+	}
 	return 1;
 }
 

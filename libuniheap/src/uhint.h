@@ -299,6 +299,10 @@ int uh_opt_seen(uh_heap *h, uint64_t obj, uint64_t *v);
 /* In an optimistic read, the view of kind kept for header obj (noting obj
  * first), if obj's lock word has not moved since: else NULL. */
 const void *uh_opt_view(uh_heap *h, uh_off obj, uint32_t kind);
+/* The view of kind kept for header obj and the lock word obj had when it
+ * was read (*word), not noted: the view is obj's state while its lock
+ * word is still *word. NULL if none is kept. */
+const void *uh_opt_kept(uh_heap *h, uh_off obj, uint32_t kind, uint64_t *word);
 /* Offer the view just read from header obj (a struct of len bytes, at most
  * UH_VIEW_BYTES) for keeping: kept if this optimistic try validates. */
 void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t len);

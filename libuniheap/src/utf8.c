@@ -44,6 +44,14 @@ int uh_utf8_valid(const void *s, size_t n, size_t *bad)
 			i += 8;
 			continue;
 		}
+		/* A tail shorter than eight: the last eight bytes at once (some
+		 * already checked) when they are all ASCII. */
+		if (n - i < 8 && n >= 8 && (memcpy(&w, p + n - 8, 8), !(w & 0x8080808080808080ull)))
+			return 1;
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
 		size_t len = uh_utf8_seq(p + i, n - i);
 		if (!len) {
 			if (bad)

@@ -114,8 +114,22 @@ int uh_key_kind_check(uint32_t kind, const uh_key *k)
 
 int uh_key_check(uint32_t kind, const uh_key *k)
 {
+	int rc = uh_key_check_shape(kind, k);
+
+	return rc ? rc : uh_key_check_utf8(k);
+}
+
+int uh_key_check_utf8(const uh_key *k)
+{
 	size_t bad;
 
+	if (k->kind == UH_KEY_STRING && !uh_utf8_valid(k->data, k->len, &bad))
+		return uh_err_set(UH_EUTF8, "string key is not valid UTF-8 (at byte %zu)", bad);
+	return 0;
+}
+
+int uh_key_check_shape(uint32_t kind, const uh_key *k)
+{
 	if (!k)
 		return uh_err_set(UH_EINVAL, "key is NULL");
 	if (uh_key_kind_check(kind, k))
@@ -129,8 +143,6 @@ int uh_key_check(uint32_t kind, const uh_key *k)
 				  UH_KEY_MAX_LEN);
 	if (k->len && !k->data)
 		return uh_err_set(UH_EINVAL, "key data is NULL");
-	if (kind == UH_KEY_STRING && !uh_utf8_valid(k->data, k->len, &bad))
-		return uh_err_set(UH_EUTF8, "string key is not valid UTF-8 (at byte %zu)", bad);
 	return 0;
 }
 

@@ -49,6 +49,10 @@ int uh_slot_free_old(uh_heap *h, const struct uh_slot *old, const struct uh_slot
 
 /* k must be of kind, at most UH_KEY_MAX_LEN bytes, UTF-8 for strings. */
 int uh_key_check(uint32_t kind, const uh_key *k);
+/* uh_key_check in two steps: everything but the UTF-8 (after which the
+ * key's bytes may be read, e.g. hashed), then the UTF-8 of a string key. */
+int uh_key_check_shape(uint32_t kind, const uh_key *k);
+int uh_key_check_utf8(const uh_key *k);
 /* A key uh_key_check accepted for its own kind: of this map's kind too? */
 int uh_key_kind_check(uint32_t kind, const uh_key *k);
 /* A slot holding k: i64 inline, string/bytes as a new object the data

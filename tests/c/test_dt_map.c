@@ -689,9 +689,55 @@ static void test_check_detects(uh_heap *h)
 
 	wr64(h, table, 16 + 8 * (uint32_t)b, 12345);	/* not an object */
 	TH_CHECK_ERR(uh_map_check(h, m), UH_EINTERNAL);
+	k.i64 = key;	/* in bucket b: a get must not follow 12345 */
+	TH_CHECK_ERR(uh_map_get(h, m, &k, &got), UH_EINTERNAL);
 	wr64(h, table, 16 + 8 * (uint32_t)b, e);
 	TH_CHECK_RC(uh_map_check(h, m));
 	TH_CHECK_RC(uh_free(h, m));	/* (its table and entries: garbage) */
+}
+
+/* A get outside blocks takes a lean path while the map header's view is
+ * kept from an earlier read and the chain is short (map.c, get_lean), and
+ * the general optimistic path otherwise (a changed header, a chain longer
+ * than the lean path follows): the same answers either way, each one
+ * optimistic read and no block. */
+static void test_lean_gets(uh_heap *h)
+{
+	enum { N = 12 };
+	int64_t key[N];
+	uh_off m;
+	uh_value v = { .type = UH_T_I64 }, got;
+	uh_key k = { .kind = UH_KEY_I64 };
+	uh_stats s0, s1;
+	int n = 0;
+
+	/* Keys whose hashes agree in their low 12 bits: one chain in any
+	 * table of up to 4096 buckets. */
+	for (int64_t i = 0; n < N; i++)
+		if ((key_hash(i) & 4095) == (key_hash(0) & 4095))
+			key[n++] = i;
+	TH_CHECK_RC(uh_map_new(h, UH_KEY_I64, &m));
+	for (int i = 0; i < N; i++) {
+		k.i64 = key[i];
+		v.u.i = i;
+		TH_CHECK_RC(uh_map_put(h, m, &k, &v, 0));
+		for (int j = 0; j <= i; j++) {	/* chains of 1 to N entries */
+			k.i64 = key[j];
+			TH_CHECK_RC(uh_stats_get(h, &s0));
+			TH_CHECK_RC(uh_map_get(h, m, &k, &got));
+			TH_CHECK_RC(uh_stats_get(h, &s1));
+			TH_CHECK_EQ(got.type, UH_T_I64);
+			TH_CHECK_EQ(got.u.i, j);
+			TH_CHECK_EQ(s1.opt_reads - s0.opt_reads, 1);
+			TH_CHECK_EQ(s1.commits + s1.empty_commits, s0.commits + s0.empty_commits);
+		}
+		k.i64 = -1 - i;	/* not a key (they are >= 0) */
+		TH_CHECK_ERR(uh_map_get(h, m, &k, &got), UH_ENOTFOUND);
+		uh_key s = { .kind = UH_KEY_STRING, .data = "x", .len = 1 };
+		TH_CHECK_ERR(uh_map_get(h, m, &s, &got), UH_ETYPE);	/* wrong kind */
+	}
+	TH_CHECK_RC(uh_map_check(h, m));
+	TH_CHECK_RC(uh_free(h, m));
 }
 
 /* Growth happens in bounded steps: whatever the map's size, no put logs
@@ -745,6 +791,7 @@ int main(void)
 		test_bad(h, ro);
 		test_iter_remove(h);
 		test_check_detects(h);
+		test_lean_gets(h);
 		test_bounded_steps(h);
 		uh_disconnect(ro);
 	}
