@@ -923,23 +923,30 @@ static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, u
 	return o;
 }
 
-/* Outside blocks, start loading the bucket a key of this hash is in, as
- * the header view kept from an earlier read names it, so that the cache
- * miss overlaps the work before the lookup. A hint only: the view may be
- * stale, and a prefetch reads nothing and never faults. */
-static void prefetch_bucket(uh_heap *h, uh_off m, uint64_t hash)
-{
-	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &(uint64_t){ 0 });
-	const struct dt_table *t;
+/* Where a lean get looks: the header's view kept from an earlier read,
+ * the lock word it was kept at, and the bucket of the key's hash in it. */
+struct lean {
 	struct dt_map_view v;
+	uint64_t kept_word;
+	const struct dt_table *t;	/* in v */
 	uint64_t b;
+};
+
+/* Outside blocks, with a view of m kept: fill *l and start loading the
+ * bucket's line, so that the cache miss overlaps the work before the
+ * lookup (a prefetch reads nothing and never faults; the view may be
+ * stale, get_lean checks it). 0 when there is no view to go by. */
+static int lean_begin(uh_heap *h, uh_off m, uint64_t hash, struct lean *l)
+{
+	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &l->kept_word);
 
 	if (!kept)
-		return;
-	memcpy(&v, kept, sizeof(v));
-	dt_map_bucket_of(&v, hash, &t, &b);
-	__builtin_prefetch((const void *)((uintptr_t)h->base + UH_REF_OFFSET(t->ref) +
-					  dt_table_at(t, b)));
+		return 0;
+	memcpy(&l->v, kept, sizeof(l->v));
+	dt_map_bucket_of(&l->v, hash, &l->t, &l->b);
+	__builtin_prefetch((const void *)((uintptr_t)h->base + UH_REF_OFFSET(l->t->ref) +
+					  dt_table_at(l->t, l->b)));
+	return 1;
 }
 
 /* A get outside blocks in the common case, without an optimistic try's
@@ -952,25 +959,19 @@ static void prefetch_bucket(uh_heap *h, uh_off m, uint64_t hash)
  * the view (table, sizes, count) is the header's state too. Anything else answers GET_GENERAL and the general
  * path runs, which retries, waits for appliers or reports damage. 0 with
  * *found (and *s when found). */
-static int get_lean(uh_heap *h, uh_off m, const uh_key *k, uint64_t hash, struct uh_slot *s,
-		    int *found)
+static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
+		    struct uh_slot *s, int *found)
 {
-	uint64_t obj[LEAN_MAX], word[LEAN_MAX], kept_word, ver, b;
+	uint64_t obj[LEAN_MAX], word[LEAN_MAX], ver;
 	const size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
 	const void *kd = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
-	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &kept_word);
-	const struct dt_table *t;
-	struct dt_map_view v;
+	const uint64_t kept_word = l->kept_word;
+	const struct dt_map_view *v = &l->v;
+	const struct dt_table *t = l->t;
 	uint32_t n = 0;
 	uh_off e;
 
-	if (!kept)
-		return GET_GENERAL;
-	memcpy(&v, kept, sizeof(v));
-	if (v.kind != k->kind)
-		return GET_GENERAL;
-	dt_map_bucket_of(&v, hash, &t, &b);
-	if (!t->refs)
+	if (v->kind != k->kind || !t->refs)
 		return GET_GENERAL;
 	/* The view is the header's state at kept_word: the table it names is
 	 * live and of that size while the word stays (freeing or replacing
@@ -982,12 +983,12 @@ static int get_lean(uh_heap *h, uh_off m, const uh_key *k, uint64_t hash, struct
 	obj[++n] = UH_REF_OFFSET(t->ref);
 	if (!lean_note(h, obj[n], &word[n], &ver))
 		return GET_GENERAL;
-	uh_load(&e, h->base + obj[n] + dt_table_at(t, b), 8);
+	uh_load(&e, h->base + obj[n] + dt_table_at(t, l->b), 8);
 	*found = 0;
 	while (e) {	/* bound: LEAN_MAX - 2 entries */
-		if (++n == LEAN_MAX || n - 2 >= v.count)
+		if (++n == LEAN_MAX || n - 2 >= v->count)
 			return GET_GENERAL;
-		const struct uh_objhdr *o = lean_entry(h, v.kind, e, &word[n]);
+		const struct uh_objhdr *o = lean_entry(h, v->kind, e, &word[n]);
 		if (!o)
 			return GET_GENERAL;
 		obj[n] = UH_REF_OFFSET(e);
@@ -1015,15 +1016,16 @@ int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 	struct get_args a = { m, k, 0, v, 0 };
 	int found, rc = uh_check_handle(h);
 	struct uh_slot s;
+	struct lean l;
 
 	if (rc || (rc = uh_key_check_shape(k ? k->kind : 0, k)) != 0)
 		return rc;
 	a.hash = uh_key_hash(k);
 	/* The UTF-8 check runs while the bucket's line is on its way. */
-	prefetch_bucket(h, m, a.hash);
+	int lean = lean_begin(h, m, a.hash, &l);
 	if ((rc = uh_key_check_utf8(k)) != 0)
 		return rc;
-	if (get_lean(h, m, k, a.hash, &s, &found) == 0) {
+	if (lean && get_lean(h, m, &l, k, &s, &found) == 0) {
 		if (!found)
 			return uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
 					  (unsigned long long)m);
