@@ -27,8 +27,30 @@ int uhpy_step_end(HeapObject *hp, int outer, int rc)
 	return rc;
 }
 
+/* Outside blocks, where the str/bytes object s keeps its bytes, straight
+ * from the mapping (uniheap.h, "direct"): its header names it (class,
+ * generation, valid bit), and header and bytes lie inside the mapping
+ * whatever the header says. 0 when not: libuniheap then says why. */
+static int string_direct(HeapObject *hp, uh_off s, uint32_t cls, const void **data,
+			 size_t *len)
+{
+	uint64_t off = UH_REF_OFFSET(s);
+
+	if (off % 8 || off > hp->size - sizeof(struct uhpy_objhdr) ||
+	    !uhpy_live(hp->base, s, cls) || uh_in_block(hp->h))
+		return 0;
+	const struct uhpy_objhdr *o = uhpy_hdr(hp->base, s);
+	uint32_t n = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & ~UH_OBJ_VALID;
+	if (n > hp->size - off - sizeof(*o))
+		return 0;
+	*data = o + 1;
+	*len = n;
+	return 1;
+}
+
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 {
+	const uint32_t cls = type == UH_T_STRING ? UHPY_CLASS_STRING : UHPY_CLASS_BYTES;
 	const void *data;
 	size_t len;
 	int rc;
@@ -36,18 +58,20 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 	PyObject *r;
 
 	if (type == UH_T_STRING) {
-		if ((rc = uh_string_get(hp->h, s, (const char **)&data, &len)) != 0)
+		if (!string_direct(hp, s, cls, &data, &len) &&
+		    (rc = uh_string_get(hp->h, s, (const char **)&data, &len)) != 0)
 			return uhpy_raise(rc, "string");
 		r = PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict");
 	} else {
-		if ((rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
+		if (!string_direct(hp, s, cls, &data, &len) &&
+		    (rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
 			return uhpy_raise(rc, "bytes");
 		r = PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
 	}
 	/* Copied in place: the copy is the value's only if the object is
 	 * still there afterwards (uniheap.h, "direct"). */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (uhpy_live(hp->base, s, type == UH_T_STRING ? UHPY_CLASS_STRING : UHPY_CLASS_BYTES))
+	if (uhpy_live(hp->base, s, cls))
 		return r;
 	if (!r && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
 		return NULL;
@@ -55,8 +79,8 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 	PyErr_Clear();
 	/* Gone meanwhile. libuniheap says why: inside a block a stale
 	 * snapshot is a conflict (the block re-runs), else it was freed. */
-	uint32_t cls;
-	rc = uh_obj_class(hp->h, s, &cls);
+	uint32_t now;
+	rc = uh_obj_class(hp->h, s, &now);
 	return rc ? uhpy_raise(rc, type == UH_T_STRING ? "string" : "bytes") : uhpy_freed(s);
 }
 
