@@ -21,7 +21,8 @@
  *
  * Node, class UH_CLASS_SMAP_NODE, 63 slots (1008 bytes + 16 of object
  * header = one 1024-byte slot), F = 30 keys at most:
- *   [0]          I64  meta: bit 32 = leaf, bits 0..31 = n keys (0..F)
+ *   [0]          I64  meta: bit 32 = leaf, bits 0..31 = n keys (0..F);
+ *                     the tag's high half: the node's key hints (below)
  *   [1]          REF  leaves: next leaf in key order (0 = last);
  *                     inner nodes: empty (tag 0)
  *   [2 + i]      key i, i < n: I64 inline, or STRING/BYTES: a key object
@@ -31,6 +32,19 @@
  *                inner nodes: child i (REF to a node), i <= n
  *   Every slot past the used ones is empty (tag 0, value 0), so no stale
  *   reference ever keeps an object alive or points at a freed one.
+ *
+ * Key hints (format 4; string and bytes keys). A node whose meta tag has
+ * SM_HINTED in its high half names there a length skip that every key of
+ * the node has in common as a prefix, and each key slot's tag carries in
+ * its high half the key's bytes [skip, skip + 4), big-endian, zero past
+ * the key's end. A search for a key that shares the node's prefix (key 0
+ * tells) decides every comparison whose hints differ without reading the
+ * key object: the first differing byte lies in the hint, and a key that
+ * ended there sorts first, as its zero does. Equal hints still read the
+ * key. Writers keep the invariant: a key that does not share the prefix
+ * shrinks skip (and every slot is retagged), a split computes each half's
+ * skip afresh from its first and last keys. Nodes written by format 3
+ * have no hints until they split.
  *
  * Invariants (uh_smap_check verifies them): keys strictly increasing in
  * every node and along the leaf chain; in an inner node the keys of child
@@ -75,6 +89,8 @@
 #define SM_KEY(i) (2u + (i))
 #define SM_VAL(i) (2u + SM_F + (i))		/* value (leaf) / child (inner) */
 #define SM_LEAF_BIT (1ull << 32)
+#define SM_HINTED (1u << 31)			/* meta tag, high half: keys carry hints */
+#define SM_SKIP_MASK 0xfffu			/* ... and the prefix length they skip */
 #define SM_MAX_HEIGHT 24u			/* 15^23 keys: never reached */
 
 #define SH_KIND 0u
@@ -97,6 +113,7 @@ struct sm_node {
 	uh_off off;
 	uint32_t n;
 	int leaf;
+	uint32_t hint;		/* the meta tag's high half: SM_HINTED | skip, or 0 */
 	uh_off next;
 };
 
@@ -112,6 +129,7 @@ struct sm_path {
 	uh_off node[SM_MAX_HEIGHT];
 	uint32_t idx[SM_MAX_HEIGHT];
 	uint32_t n[SM_MAX_HEIGHT];
+	uint32_t hint[SM_MAX_HEIGHT];
 };
 
 static const struct uh_slot sm_empty = { 0, 0 };
@@ -246,6 +264,119 @@ static int sm_key_new(uh_heap *h, const uh_key *k, struct uh_slot *out)
 	return uh_key_store(h, k, out);
 }
 
+/* ---- key hints ---- */
+
+static uint32_t sm_hint(const uh_key *k, uint32_t skip)
+{
+	const unsigned char *d = k->data;
+	uint32_t hv = 0;
+
+	for (uint32_t i = 0; i < 4; i++)	/* bound: 4 */
+		hv = hv << 8 | (skip + i < k->len ? d[skip + i] : 0u);
+	return hv;
+}
+
+/* Bytes a and b have in common at their start (at most SM_SKIP_MASK). */
+static uint32_t sm_lcp(const uh_key *a, const uh_key *b)
+{
+	const unsigned char *x = a->data, *y = b->data;
+	size_t n = a->len < b->len ? a->len : b->len;
+	uint32_t i = 0;
+
+	while (i < n && i < SM_SKIP_MASK && x[i] == y[i])	/* bound: n */
+		i++;
+	return i;
+}
+
+static void sm_retag(struct uh_slot *s, const uh_key *k, uint32_t skip)
+{
+	s->tag = uh_slot_type(s->tag) | (uint64_t)sm_hint(k, skip) << 32;
+}
+
+/* Hints for a node about to hold keys[0..n): skip is the prefix its first
+ * and last keys share (the keys are sorted, so all of them share it), and
+ * every slot in keys gets its key's hint. *hint is the meta's (0 for i64
+ * keys). */
+static int sm_hint_keys(uh_heap *h, uint32_t kind, struct uh_slot *keys, uint32_t n,
+			uint32_t *hint)
+{
+	static __thread struct sm_kbuf a, b;
+	uint32_t skip = 0;
+	int rc;
+
+	*hint = 0;
+	if (kind == UH_KEY_I64)
+		return 0;
+	if (n > 0) {
+		if ((rc = sm_key_read(h, kind, &keys[0], &a)) != 0 ||
+		    (rc = sm_key_read(h, kind, &keys[n - 1], &b)) != 0)
+			return rc;
+		skip = sm_lcp(&a.k, &b.k);
+	}
+	for (uint32_t i = 0; i < n; i++) {	/* bound: F + 1 */
+		if ((rc = sm_key_read(h, kind, &keys[i], &a)) != 0)
+			return rc;
+		sm_retag(&keys[i], &a.k, skip);
+	}
+	*hint = SM_HINTED | skip;
+	return 0;
+}
+
+/* Key slot *ks is about to join the n keys of node off, whose meta hint is
+ * *hint: give it its hint. A key that does not share the node's prefix
+ * shrinks it, and then every other key slot must be retagged (*retag). */
+static int sm_hint_join(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint32_t *hint,
+			struct uh_slot *ks, int *retag)
+{
+	static __thread struct sm_kbuf a, b;
+	struct uh_slot k0;
+	uint32_t skip = *hint & SM_SKIP_MASK;
+	int rc;
+
+	*retag = 0;
+	ks->tag = uh_slot_type(ks->tag);
+	if (kind == UH_KEY_I64 || !(*hint & SM_HINTED))
+		return 0;	/* a format 3 node: no hints */
+	if ((rc = sm_key_read(h, kind, ks, &a)) != 0)
+		return rc;
+	if (n == 0) {
+		skip = sm_lcp(&a.k, &a.k);
+	} else if (skip) {
+		if ((rc = sm_rd(h, off, SM_KEY(0), &k0)) != 0 ||
+		    (rc = sm_key_read(h, kind, &k0, &b)) != 0)
+			return rc;
+		uint32_t l = sm_lcp(&a.k, &b.k);
+		if (l < skip) {
+			skip = l;
+			*retag = 1;
+		}
+	}
+	sm_retag(ks, &a.k, skip);
+	*hint = SM_HINTED | skip;
+	return 0;
+}
+
+/* Give the key slots [0, n) of node off but slot `but` the hint of skip. */
+static int sm_retag_node(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint32_t but,
+			 uint32_t skip)
+{
+	static __thread struct sm_kbuf a;
+	struct uh_slot s;
+	int rc;
+
+	for (uint32_t i = 0; i < n; i++) {	/* bound: F + 1 */
+		if (i == but)
+			continue;
+		if ((rc = sm_rd(h, off, SM_KEY(i), &s)) != 0 ||
+		    (rc = sm_key_read(h, kind, &s, &a)) != 0)
+			return rc;
+		sm_retag(&s, &a.k, skip);
+		if ((rc = sm_wr(h, off, SM_KEY(i), &s)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* ---- header and nodes ---- */
 
 static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
@@ -318,9 +449,10 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	nd->off = off;
 	nd->n = (uint32_t)meta.value;
 	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
+	nd->hint = (uint32_t)(meta.tag >> 32);
 	nd->next = next.value;
 	if (uh_slot_type(meta.tag) != UH_T_I64 || nd->n > SM_F ||
-	    (meta.value >> 32) > 1)
+	    (meta.value >> 32) > 1 || (nd->hint & ~(SM_HINTED | SM_SKIP_MASK)))
 		return sm_bad(h, "node %llu: bad meta slot", (unsigned long long)off);
 	if (want_leaf >= 0 && nd->leaf != want_leaf)
 		return sm_bad(h, "node %llu is %s", (unsigned long long)off,
@@ -331,9 +463,11 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	return 0;
 }
 
-static int sm_meta_set(uh_heap *h, uh_off off, uint32_t n, int leaf)
+static int sm_meta_set(uh_heap *h, uh_off off, uint32_t n, int leaf, uint32_t hint)
 {
-	return sm_wr_i64(h, off, SM_META, (uint64_t)n | (leaf ? SM_LEAF_BIT : 0));
+	struct uh_slot s = { UH_T_I64 | (uint64_t)hint << 32,
+			     (uint64_t)n | (leaf ? SM_LEAF_BIT : 0) };
+	return sm_wr(h, off, SM_META, &s);
 }
 
 static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out)
@@ -350,27 +484,63 @@ static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *ou
 	return 0;
 }
 
-/* First index whose key is > k (upper) or >= k (lower). *eq: k is there. */
+/* k starts with the skip bytes every key of the node shares, as key x
+ * (one of them) shows; else all of them lie on one side of k: *side is
+ * the index that follows from it. */
+static int sm_shares(const uh_key *k, const uh_key *x, uint32_t skip, uint32_t n, uint32_t *side)
+{
+	if (k->len >= skip && memcmp(k->data, x->data, skip) == 0)
+		return 1;
+	*side = uh_key_cmp(k, x) < 0 ? 0 : n;
+	return 0;
+}
+
+/* First index whose key is > k (upper) or >= k (lower). *eq: k is there.
+ * In a hinted node, comparisons whose hints differ read no key object;
+ * they are right if k shares the node's prefix, which the first key
+ * object read (or, if none was needed, one read at the end) confirms. */
 static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const uh_key *k,
 		    int upper, struct sm_kbuf *kb, uint32_t *out, int *eq)
 {
-	uint32_t lo = 0, hi = nd->n;
+	uint32_t lo = 0, hi = nd->n, skip = nd->hint & SM_SKIP_MASK, kh = 0;
+	int hinted = (nd->hint & SM_HINTED) && kind != UH_KEY_I64;
+	int confirmed = !hinted || skip == 0;
 	struct uh_slot s;
 	int rc;
 
 	*eq = 0;
+	if (hinted)
+		kh = sm_hint(k, skip);
 	while (lo < hi) {	/* bound: log2(F) rounds */
-		uint32_t mid = (lo + hi) / 2;
-		if ((rc = sm_rd(h, nd->off, SM_KEY(mid), &s)) != 0 ||
-		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
+		uint32_t mid = (lo + hi) / 2, sh;
+		int c;
+		if ((rc = sm_rd(h, nd->off, SM_KEY(mid), &s)) != 0)
 			return rc;
-		int c = uh_key_cmp(k, &kb->k);
+		sh = (uint32_t)(s.tag >> 32);
+		if (hinted && sh != kh) {
+			c = kh < sh ? -1 : 1;
+		} else {
+			if ((rc = sm_key_read(h, kind, &s, kb)) != 0)
+				return rc;
+			if (!confirmed && !sm_shares(k, &kb->k, skip, nd->n, out))
+				return 0;
+			confirmed = 1;
+			c = uh_key_cmp(k, &kb->k);
+		}
 		if (c == 0)
 			*eq = 1;
 		if (upper ? c >= 0 : c > 0)
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	if (!confirmed && nd->n > 0) {
+		uint32_t at = lo < nd->n ? lo : nd->n - 1;
+		if ((rc = sm_rd(h, nd->off, SM_KEY(at), &s)) != 0 ||
+		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
+			return rc;
+		if (!sm_shares(k, &kb->k, skip, nd->n, out))
+			return 0;
 	}
 	*out = lo;
 	return 0;
@@ -390,6 +560,7 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 			return rc;
 		p->node[l] = cur;
 		p->n[l] = nd.n;
+		p->hint[l] = nd.hint;
 		p->depth = l + 1;
 		if (nd.leaf) {
 			*leaf = nd;
@@ -491,7 +662,8 @@ static int sm_new_body(uh_heap *h, void *arg)
 		uh_tx_log_free(h, m);
 		return rc;
 	}
-	if ((rc = sm_meta_set(h, leaf, 0, 1)) != 0 || (rc = sm_wr_ref(h, leaf, SM_NEXT, 0)) != 0 ||
+	if ((rc = sm_meta_set(h, leaf, 0, 1, op->kind == UH_KEY_I64 ? 0 : SM_HINTED)) != 0 ||
+	    (rc = sm_wr_ref(h, leaf, SM_NEXT, 0)) != 0 ||
 	    (rc = sm_wr_i64(h, m, SH_KIND, op->kind)) != 0 ||
 	    (rc = sm_wr_i64(h, m, SH_COUNT, 0)) != 0 ||
 	    (rc = sm_wr_ref(h, m, SH_ROOT, leaf)) != 0 ||
@@ -628,13 +800,16 @@ static int sm_spare(struct sm_op *op, uh_off *out)
 
 static int sm_new_root(uh_heap *h, struct sm_op *op, const struct uh_slot *sep, uh_off right)
 {
+	struct uh_slot key = *sep;
+	uint32_t hint;
 	uh_off r = 0;
 	int rc;
 
 	if (op->mp.height >= SM_MAX_HEIGHT)
 		return uh_err_set(UH_EINTERNAL, "sorted map would exceed %u levels", SM_MAX_HEIGHT);
-	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, 1, 0)) != 0 ||
-	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0 || (rc = sm_wr(h, r, SM_KEY(0), sep)) != 0 ||
+	if ((rc = sm_hint_keys(h, op->mp.kind, &key, 1, &hint)) != 0 ||
+	    (rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, 1, 0, hint)) != 0 ||
+	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0 || (rc = sm_wr(h, r, SM_KEY(0), &key)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_VAL(0), op->mp.root)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_VAL(1), right)) != 0 ||
 	    (rc = sm_hdr_set(h, &op->mp, SH_ROOT, UH_T_REF, r)) != 0)
@@ -654,8 +829,11 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 	if (l < 0)
 		return sm_new_root(h, op, &sep, right);
 	uh_off p = op->path.node[l];
-	uint32_t ci = op->path.idx[l], n = op->path.n[l];
+	uint32_t ci = op->path.idx[l], n = op->path.n[l], hint = op->path.hint[l];
 	if (n < SM_F) {
+		int retag;
+		if ((rc = sm_hint_join(h, op->mp.kind, p, n, &hint, &sep, &retag)) != 0)
+			return rc;
 		for (uint32_t j = n; j > ci; j--)	/* bound: F */
 			if ((rc = sm_move(h, p, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
 			    (rc = sm_move(h, p, SM_VAL(j), SM_VAL(j + 1))) != 0)
@@ -663,7 +841,10 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 		if ((rc = sm_wr(h, p, SM_KEY(ci), &sep)) != 0 ||
 		    (rc = sm_wr_ref(h, p, SM_VAL(ci + 1), right)) != 0)
 			return rc;
-		return sm_meta_set(h, p, n + 1, 0);
+		if (retag && (rc = sm_retag_node(h, op->mp.kind, p, n + 1, ci,
+						 hint & SM_SKIP_MASK)) != 0)
+			return rc;
+		return sm_meta_set(h, p, n + 1, 0, hint);
 	}
 	/* Full: F+1 keys and F+2 children; the middle key moves up. */
 	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
@@ -680,9 +861,13 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 			return rc;
 		}
 	}
-	uint32_t nl = (SM_F + 1) / 2, nr = SM_F - nl;
+	uint32_t nl = (SM_F + 1) / 2, nr = SM_F - nl, hl, hr;
 	uh_off r = 0;
-	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 0)) != 0 ||
+	struct uh_slot up = keys[nl];
+	if ((rc = sm_hint_keys(h, op->mp.kind, keys, nl, &hl)) != 0 ||
+	    (rc = sm_hint_keys(h, op->mp.kind, keys + nl + 1, nr, &hr)) != 0)
+		return rc;
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 0, hr)) != 0 ||
 	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0)
 		return rc;
 	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
@@ -691,17 +876,18 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 	for (uint32_t i = 0; i <= nr; i++)	/* bound: F */
 		if ((rc = sm_wr(h, r, SM_VAL(i), &kids[nl + 1 + i])) != 0)
 			return rc;
-	/* Left keeps keys [0, nl) and children [0, nl]: rewrite from the
-	 * first slot that changed, clear the rest. */
-	for (uint32_t i = ci < nl ? ci : nl; i < SM_F; i++)	/* bound: F */
+	/* Left keeps keys [0, nl) (their hints may change: all are
+	 * rewritten) and children [0, nl]: rewrite those from the first
+	 * slot that changed, clear the rest. */
+	for (uint32_t i = 0; i < SM_F; i++)	/* bound: F */
 		if ((rc = sm_wr(h, p, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0)
 			return rc;
 	for (uint32_t i = ci < nl ? ci + 1 : nl + 1; i <= SM_F; i++)	/* bound: F */
 		if ((rc = sm_wr(h, p, SM_VAL(i), i <= nl ? &kids[i] : &sm_empty)) != 0)
 			return rc;
-	if ((rc = sm_meta_set(h, p, nl, 0)) != 0)
+	if ((rc = sm_meta_set(h, p, nl, 0, hl)) != 0)
 		return rc;
-	return sm_inner_insert(h, op, l - 1, keys[nl], r);
+	return sm_inner_insert(h, op, l - 1, up, r);
 }
 
 /* The leaf is full: F+1 entries, the upper half to a new right leaf; its
@@ -710,7 +896,7 @@ static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struc
 {
 	struct uh_slot keys[SM_F + 1], vals[SM_F + 1], sep;
 	uh_off lf = op->leaf.off, r = 0;
-	uint32_t nl = (SM_F + 1) / 2, nr = SM_F + 1 - nl;
+	uint32_t nl = (SM_F + 1) / 2, nr = SM_F + 1 - nl, hl, hr;
 	int rc;
 
 	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
@@ -726,41 +912,54 @@ static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struc
 	if (op->mp.kind != UH_KEY_I64 && ((rc = sm_key_read(h, op->mp.kind, &keys[nl], &op->kb)) != 0 ||
 					  (rc = sm_key_new(h, &op->kb.k, &sep)) != 0))
 		return rc;
-	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 1)) != 0 ||
+	if ((rc = sm_hint_keys(h, op->mp.kind, keys, nl, &hl)) != 0 ||
+	    (rc = sm_hint_keys(h, op->mp.kind, keys + nl, nr, &hr)) != 0)
+		return rc;
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 1, hr)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_NEXT, op->leaf.next)) != 0)
 		return rc;
 	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
 		if ((rc = sm_wr(h, r, SM_KEY(i), &keys[nl + i])) != 0 ||
 		    (rc = sm_wr(h, r, SM_VAL(i), &vals[nl + i])) != 0)
 			return rc;
+	/* Left: every key slot (their hints may change), the values from
+	 * the first one that moved. */
+	for (uint32_t i = 0; i < SM_F; i++)	/* bound: F */
+		if ((rc = sm_wr(h, lf, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0)
+			return rc;
 	for (uint32_t i = pos; i < SM_F; i++)	/* bound: F */
-		if ((rc = sm_wr(h, lf, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0 ||
-		    (rc = sm_wr(h, lf, SM_VAL(i), i < nl ? &vals[i] : &sm_empty)) != 0)
+		if ((rc = sm_wr(h, lf, SM_VAL(i), i < nl ? &vals[i] : &sm_empty)) != 0)
 			return rc;
 	for (uint32_t i = nl; i < pos && i < SM_F; i++)	/* bound: F */
-		if ((rc = sm_wr(h, lf, SM_KEY(i), &sm_empty)) != 0 ||
-		    (rc = sm_wr(h, lf, SM_VAL(i), &sm_empty)) != 0)
+		if ((rc = sm_wr(h, lf, SM_VAL(i), &sm_empty)) != 0)
 			return rc;
-	if ((rc = sm_meta_set(h, lf, nl, 1)) != 0 || (rc = sm_wr_ref(h, lf, SM_NEXT, r)) != 0)
+	if ((rc = sm_meta_set(h, lf, nl, 1, hl)) != 0 || (rc = sm_wr_ref(h, lf, SM_NEXT, r)) != 0)
 		return rc;
 	return sm_inner_insert(h, op, (int)op->path.depth - 2, sep, r);
 }
 
 static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ks)
 {
+	struct uh_slot key = *ks;
 	uh_off lf = op->leaf.off;
-	uint32_t n = op->leaf.n;
-	int rc;
+	uint32_t n = op->leaf.n, hint = op->leaf.hint;
+	int rc, retag;
 
 	if (n == SM_F)
 		return sm_leaf_split(h, op, pos, ks);
+	if ((rc = sm_hint_join(h, op->mp.kind, lf, n, &hint, &key, &retag)) != 0)
+		return rc;
 	for (uint32_t j = n; j > pos; j--)	/* bound: F */
 		if ((rc = sm_move(h, lf, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
 		    (rc = sm_move(h, lf, SM_VAL(j - 1), SM_VAL(j))) != 0)
 			return rc;
-	if ((rc = sm_wr(h, lf, SM_KEY(pos), ks)) != 0 || (rc = sm_wr(h, lf, SM_VAL(pos), &op->val)) != 0)
+	if ((rc = sm_wr(h, lf, SM_KEY(pos), &key)) != 0 ||
+	    (rc = sm_wr(h, lf, SM_VAL(pos), &op->val)) != 0)
 		return rc;
-	return sm_meta_set(h, lf, n + 1, 1);
+	if (retag && (rc = sm_retag_node(h, op->mp.kind, lf, n + 1, pos,
+					 hint & SM_SKIP_MASK)) != 0)
+		return rc;
+	return sm_meta_set(h, lf, n + 1, 1, hint);
 }
 
 /* Nodes a split chain will need, allocated before anything is written so
@@ -883,7 +1082,8 @@ static int sm_remove_child(uh_heap *h, struct sm_op *op, int l)
 		if ((rc = sm_move(h, p, SM_VAL(j), SM_VAL(j - 1))) != 0)
 			return rc;
 	if ((rc = sm_wr(h, p, SM_KEY(n - 1), &sm_empty)) != 0 ||
-	    (rc = sm_wr(h, p, SM_VAL(n), &sm_empty)) != 0 || (rc = sm_meta_set(h, p, n - 1, 0)) != 0)
+	    (rc = sm_wr(h, p, SM_VAL(n), &sm_empty)) != 0 ||
+	    (rc = sm_meta_set(h, p, n - 1, 0, op->path.hint[l])) != 0)
 		return rc;
 	return l == 0 && n == 1 ? sm_collapse_root(h, op) : 0;
 }
@@ -929,7 +1129,7 @@ static int sm_remove_body(uh_heap *h, void *arg)
 			return rc;
 	if ((rc = sm_wr(h, lf, SM_KEY(n - 1), &sm_empty)) != 0 ||
 	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0 ||
-	    (rc = sm_meta_set(h, lf, n - 1, 1)) != 0 ||
+	    (rc = sm_meta_set(h, lf, n - 1, 1, op->leaf.hint)) != 0 ||
 	    (rc = sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count - 1)) != 0 ||
 	    (rc = uh_key_free(h, &ks)) != 0 || (rc = uh_slot_free_old(h, &vs, NULL, op->flags)) != 0)
 		return rc;
@@ -1540,13 +1740,50 @@ static int sm_chk_inner(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, 
 	return sm_chk_tail(h, nd->off, SM_VAL(nd->n + 1), SM_NSLOTS);
 }
 
+/* A hinted node's keys share its prefix and carry their hints; any other
+ * node's key slots have no hint bits. */
+static int sm_chk_hints(uh_heap *h, struct sm_chk *c, const struct sm_node *nd)
+{
+	uint32_t skip = nd->hint & SM_SKIP_MASK, hinted = nd->hint & SM_HINTED;
+	struct uh_slot s;
+	int rc;
+
+	if (hinted && c->mp.kind == UH_KEY_I64)
+		return sm_bad(h, "node %llu of an i64 map has key hints",
+			      (unsigned long long)nd->off);
+	if (!hinted && skip)
+		return sm_bad(h, "node %llu: skip %u without hints", (unsigned long long)nd->off,
+			      skip);
+	for (uint32_t i = 0; i < nd->n; i++) {	/* bound: F */
+		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &s)) != 0)
+			return rc;
+		uint32_t sh = (uint32_t)(s.tag >> 32);
+		if (!hinted) {
+			if (sh)
+				return sm_bad(h, "node %llu: key %u has a hint, the node none",
+					      (unsigned long long)nd->off, i);
+			continue;
+		}
+		if ((rc = sm_key_read(h, c->mp.kind, &s, i ? &c->b : &c->a)) != 0)
+			return rc;
+		const uh_key *k = i ? &c->b.k : &c->a.k;
+		if (k->len < skip || (i && memcmp(k->data, c->a.k.data, skip) != 0))
+			return sm_bad(h, "node %llu: key %u does not share the node's %u-byte prefix",
+				      (unsigned long long)nd->off, i, skip);
+		if (sh != sm_hint(k, skip))
+			return sm_bad(h, "node %llu: key %u has hint %08x, its bytes say %08x",
+				      (unsigned long long)nd->off, i, sh, sm_hint(k, skip));
+	}
+	return 0;
+}
+
 static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
 		       struct uh_slot *min, struct uh_slot *max)
 {
 	struct sm_node nd;
 	int rc = sm_node_load(h, off, level + 1 == c->mp.height, &nd);
 
-	if (rc)
+	if (rc || (rc = sm_chk_hints(h, c, &nd)) != 0)
 		return rc;
 	return nd.leaf ? sm_chk_leaf(h, c, &nd, level, min, max) :
 			 sm_chk_inner(h, c, &nd, level, min, max);

@@ -1,6 +1,7 @@
 /*
  * test_dt_smap.c -- sorted map (B+-tree) against an in-memory sorted
- * model: for i64, string and bytes keys, enough inserts for a tree of
+ * model: for i64, string and bytes keys (a third of them sharing long
+ * prefixes, for the nodes' key hints), enough inserts for a tree of
  * height >= 3, then a long random sequence of put / get / remove / scan
  * (random from, limit and direction, some scans inside blocks) checked
  * after every step, heapd restarted mid-sequence (reconnect, continue),
@@ -75,7 +76,14 @@ static void gen_key(struct ent *e)
 		return;
 	}
 	e->len = rnd() % 20 == 0 ? 25 + rnd() % 250 : rnd() % 9;
-	for (size_t i = 0; i < e->len; i++) {
+	/* A third share a long prefix (of a random length), so that nodes
+	 * have long common prefixes and keys arrive that share less of it
+	 * (the key hints of FORMAT.md 11.4). */
+	size_t shared = rnd() % 3 == 0 ? 4 + rnd() % 40 : 0;
+	for (size_t i = 0; i < shared; i++)
+		e->k[i] = kind == UH_KEY_STRING ? (unsigned char)('a' + i % 7) : (unsigned char)(i % 3);
+	e->len += shared;
+	for (size_t i = shared; i < e->len; i++) {
 		if (kind == UH_KEY_STRING)
 			e->k[i] = (unsigned char)("abcdexyz"[rnd() % 8]);
 		else
