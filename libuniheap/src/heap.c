@@ -89,12 +89,6 @@ int uh_check_writable(uh_heap *h, const char *fn)
 
 /* ---- persistence ---- */
 
-static int range_cmp(const void *a, const void *b)
-{
-	const struct uh_range *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 void uh_flush(uh_heap *h, const void *addr, size_t len)
 {
 	h->st.flushes++;
@@ -121,21 +115,23 @@ void uh_flush(uh_heap *h, const void *addr, size_t len)
 	h->dirty[h->ndirty++] = (struct uh_range){ s, s + len };
 }
 
+/* One msync over the span of every range flushed since the last barrier:
+ * each msync call on a file costs the device a cache flush, and the kernel
+ * writes only the dirty pages of the span (pages other sessions dirtied
+ * there go to the media early, which the protocol always allows). */
 static void sync_dirty(uh_heap *h)
 {
 	const uint64_t page = 4096;
-	pmem2_flush_fn fl = pmem2_get_flush_fn(h->m->map);
+	uint64_t s = h->dirty[0].start, e = h->dirty[0].end;
 
-	qsort(h->dirty, h->ndirty, sizeof(*h->dirty), range_cmp);
-	for (uint32_t i = 0; i < h->ndirty;) {	/* bound: ndirty */
-		uint64_t s = h->dirty[i].start & ~(page - 1);
-		uint64_t e = h->dirty[i].end;
-		/* Merge ranges within 16 pages: one msync beats many. */
-		for (i++; i < h->ndirty && h->dirty[i].start <= e + 16 * page; i++)
-			if (h->dirty[i].end > e)
-				e = h->dirty[i].end;
-		fl(h->base + s, e - s);
+	for (uint32_t i = 1; i < h->ndirty; i++) {	/* bound: ndirty */
+		if (h->dirty[i].start < s)
+			s = h->dirty[i].start;
+		if (h->dirty[i].end > e)
+			e = h->dirty[i].end;
 	}
+	s &= ~(page - 1);
+	pmem2_get_flush_fn(h->m->map)(h->base + s, e - s);
 	h->ndirty = 0;
 }
 
