@@ -9,6 +9,8 @@ Without --socket it starts a private heapd on a fresh heap in /dev/shm
 of --repeat timings (timeit); ratios are uniheap / peer. The map gets
 probe the same 1000 random keys over and over (warm caches) for every
 contender; py-lmdb runs them in one read transaction per 1000 gets.
+PMap.view (a zero-copy memoryview of the value) is set against py-lmdb's
+buffers=True get, its zero-copy peer.
 
 The YCSB-C-shaped loop reads whole records (10 fields of 100 bytes) by
 scrambled-zipfian keys (bench/ycsb's generator): uniheap a ycsb.Record
@@ -133,6 +135,10 @@ def bench(heap, n_keys, number, repeat, lmdb_dir):
     row(f"PMap get, 100-byte value ({n_keys} keys)", t_pm, t_d, "dict")
     row(f"PMap get, 100-byte value ({n_keys} keys)", t_pm, t_l, "py-lmdb get")
     row("  the same, 1000 gets per block", t_pmb, t_l, "py-lmdb get")
+    t_pv = ns("for k in probe: pm.view(k)", gets, repeat, g) / 1000
+    t_lv = ns("with env.begin(buffers=True) as t:\n for k in probe_b: t.get(k)",
+              gets, repeat, g) / 1000
+    row("  PMap view, zero-copy memoryview", t_pv, t_lv, "py-lmdb buffers")
     env.close()
     ycsb_c(heap, min(n_keys, 20_000), gets, repeat, lmdb_dir + "-ycsb")
     return heap.stats()

@@ -112,6 +112,26 @@ static PyObject *map_subscript(ProxyObject *p, PyObject *key)
 	return rc == 1 ? uhpy_from_value(p->heap, &v) : NULL;
 }
 
+/* view(key): a zero-copy view of a bytes value (view.c says how long it
+ * shows the value). */
+static PyObject *map_view(ProxyObject *p, PyObject *key)
+{
+	uh_value v;
+	int rc = map_lookup(p, key, &v);
+
+	if (rc <= 0) {
+		if (rc == 0)
+			PyErr_SetObject(PyExc_KeyError, key);
+		return NULL;
+	}
+	if (v.type != UH_T_BYTES || !v.u.ref) {
+		PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
+			     v.type == UH_T_BYTES ? "None" : uhpy_type_name(v.type));
+		return NULL;
+	}
+	return uhpy_view_of(p->heap, v.u.ref);
+}
+
 static int map_contains(ProxyObject *p, PyObject *key)
 {
 	uh_value v;
@@ -391,6 +411,11 @@ static PyObject *map_scan(ProxyObject *p, PyObject *args)
 static PyMethodDef map_methods[] = {
 	{ "pop", (PyCFunction)(void (*)(void))map_pop, METH_FASTCALL,
 	  "pop(key[, default]): remove key and return its value." },
+	{ "view", (PyCFunction)map_view, METH_O,
+	  "view(key): a read-only memoryview of the bytes value in place, no copy. "
+	  "Readable for as long as it exists (even after heap.close()); it shows the "
+	  "value while the value lives: once replaced or removed (by any process) it may "
+	  "show other bytes. view.obj.valid says whether it still does." },
 	{ "check", (PyCFunction)map_check, METH_NOARGS,
 	  "Structural check of the map; raises uniheap.Error naming a problem." },
 	{ "_iter", (PyCFunction)map_iter_mode, METH_O, NULL },

@@ -58,6 +58,7 @@ typedef struct {
 	PyTypeObject *list_type;
 	PyTypeObject *array_type;
 	PyTypeObject *iter_type;
+	PyTypeObject *view_type;
 	PyObject *error;		/* uniheap.Error */
 	PyObject *by_code[-UH_LAST_ERRCODE + 1];	/* error code -> class */
 	PyObject *closed_error;		/* HeapClosedError */
@@ -77,6 +78,9 @@ typedef struct HeapObject {
 	PyObject *atomic;	/* owned: the reusable atomic() context */
 	PyObject *dict;		/* owned: attributes of Python subclasses */
 	PyObject *weakrefs;
+	Py_ssize_t exports;	/* buffers of zero-copy views exported (view.c) */
+	uh_heap *parked;	/* closed while views were exported: disconnected
+				 * when the last one is released */
 } HeapObject;
 
 typedef struct {
@@ -102,6 +106,9 @@ int uhpy_heap_usable(HeapObject *hp);
 PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
 PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
 int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
+/* A view's buffer was released: the last one of a closed heap ends its
+ * session. */
+void uhpy_heap_export_end(HeapObject *hp);
 
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
@@ -119,10 +126,18 @@ PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
 int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
+/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
+ * exception. */
+int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 int uhpy_value_allocates(PyObject *o);
 /* A block around a step that allocates and publishes (joins an open one). */
 int uhpy_step_begin(HeapObject *hp, int *outer);
 int uhpy_step_end(HeapObject *hp, int outer, int rc);
+
+/* view.c: zero-copy views of bytes values. */
+extern PyType_Spec uhpy_view_spec;
+/* A read-only memoryview of bytes object b's bytes in place. */
+PyObject *uhpy_view_of(HeapObject *hp, uh_off b);
 
 /* collections.c */
 extern PyType_Spec uhpy_map_spec;

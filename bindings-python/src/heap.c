@@ -88,6 +88,23 @@ PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
 	return (PyObject *)p;
 }
 
+/* The class of the object ref names, from its header in the mapping
+ * (uniheap.h, "direct"): 1 if the header is inside the mapping, valid and
+ * of ref's generation, else 0 (libuniheap then says why). */
+static int class_direct(HeapObject *hp, uh_off ref, uint32_t *cls)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+
+	if (!hp->base || off % 8 || off > hp->size - sizeof(struct uhpy_objhdr))
+		return 0;
+	uint64_t w = __atomic_load_n((const uint64_t *)(hp->base + off + UH_OBJ_WORD_AT),
+				     __ATOMIC_ACQUIRE);
+	if (!((w >> 32) & UH_OBJ_VALID) || (uint32_t)w >> 16 != UH_REF_GEN(ref))
+		return 0;
+	*cls = (uint32_t)w & 0xffffu;
+	return 1;
+}
+
 /* What a reference reads as: None, a str/bytes value, or a proxy. */
 PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
 {
@@ -96,7 +113,7 @@ PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
 
 	if (off == 0)
 		Py_RETURN_NONE;
-	if ((rc = uh_obj_class(hp->h, off, &cls)) != 0)
+	if (!class_direct(hp, off, &cls) && (rc = uh_obj_class(hp->h, off, &cls)) != 0)
 		return uhpy_raise(rc, "reference");
 	if (cls == UHPY_CLASS_STRING)
 		return uhpy_string_at(hp, off, UH_T_STRING);
@@ -173,6 +190,16 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	return (PyObject *)hp;
 }
 
+static void end_session(HeapObject *hp, uh_heap *h)
+{
+	/* A forked child must not talk to its parent's heapd session. */
+	if (h && hp->epoch == uhpy_fork_epoch) {
+		Py_BEGIN_ALLOW_THREADS
+		uh_disconnect(h);
+		Py_END_ALLOW_THREADS
+	}
+}
+
 static void heap_disconnect(HeapObject *hp)
 {
 	uh_heap *h = hp->h;
@@ -180,11 +207,21 @@ static void heap_disconnect(HeapObject *hp)
 	hp->h = NULL;
 	hp->base = NULL;
 	hp->block_thread = 0;
-	/* A forked child must not talk to its parent's heapd session. */
-	if (h && hp->epoch == uhpy_fork_epoch) {
-		Py_BEGIN_ALLOW_THREADS
-		uh_disconnect(h);
-		Py_END_ALLOW_THREADS
+	/* Zero-copy views read the mapping: it (and so the session that
+	 * maps it) stays until the last one is released. */
+	if (h && hp->exports > 0) {
+		hp->parked = h;
+		return;
+	}
+	end_session(hp, h);
+}
+
+void uhpy_heap_export_end(HeapObject *hp)
+{
+	if (--hp->exports == 0 && hp->parked) {
+		uh_heap *h = hp->parked;
+		hp->parked = NULL;
+		end_session(hp, h);
 	}
 }
 

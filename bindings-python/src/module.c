@@ -69,6 +69,7 @@ static int module_exec(PyObject *m)
 	    !(st->field_type = add_type(m, &uhpy_field_spec, NULL, "Field")) ||
 	    !(st->atomic_type = add_type(m, &uhpy_atomic_spec, NULL, "Atomic")) ||
 	    !(st->iter_type = add_type(m, &uhpy_iter_spec, NULL, "MapIterator")) ||
+	    !(st->view_type = add_type(m, &uhpy_view_spec, NULL, "BytesView")) ||
 	    !(st->map_type = add_type(m, &uhpy_map_spec, st->proxy_type, "MapBase")) ||
 	    !(st->list_type = add_type(m, &uhpy_list_spec, st->proxy_type, "ListBase")) ||
 	    !(st->array_type = add_type(m, &uhpy_array_spec, st->proxy_type, "ArrayBase")))

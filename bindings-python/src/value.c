@@ -27,17 +27,19 @@ int uhpy_step_end(HeapObject *hp, int outer, int rc)
 	return rc;
 }
 
-/* Outside blocks, where the str/bytes object s keeps its bytes, straight
- * from the mapping (uniheap.h, "direct"): its header names it (class,
- * generation, valid bit), and header and bytes lie inside the mapping
- * whatever the header says. 0 when not: libuniheap then says why. */
+/* Where the str/bytes object s keeps its bytes, straight from the
+ * mapping (uniheap.h, "direct"): its header names it (class, generation,
+ * valid bit), and header and bytes lie inside the mapping whatever the
+ * header says. 0 when not: libuniheap then says why (inside a block, that
+ * a stale reference is a conflict). The same inside blocks: the bytes of
+ * a live object never change, and the block's reads gave s. */
 static int string_direct(HeapObject *hp, uh_off s, uint32_t cls, const void **data,
 			 size_t *len)
 {
 	uint64_t off = UH_REF_OFFSET(s);
 
-	if (off % 8 || off > hp->size - sizeof(struct uhpy_objhdr) ||
-	    !uhpy_live(hp->base, s, cls) || uh_in_block(hp->h))
+	if (!hp->base || off % 8 || off > hp->size - sizeof(struct uhpy_objhdr) ||
+	    !uhpy_live(hp->base, s, cls))
 		return 0;
 	const struct uhpy_objhdr *o = uhpy_hdr(hp->base, s);
 	uint32_t n = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & ~UH_OBJ_VALID;
@@ -46,6 +48,17 @@ static int string_direct(HeapObject *hp, uh_off s, uint32_t cls, const void **da
 	*data = o + 1;
 	*len = n;
 	return 1;
+}
+
+int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
+{
+	int rc;
+
+	if (string_direct(hp, b, UHPY_CLASS_BYTES, data, len))
+		return 0;
+	if ((rc = uh_bytes_get(hp->h, b, data, len)) != 0)
+		return uhpy_raise(rc, "bytes"), -1;
+	return 0;
 }
 
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)

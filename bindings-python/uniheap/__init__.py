@@ -14,7 +14,7 @@
 
 See bindings-python/README.md for the whole API.
 """
-from ._uniheap import (FORMAT_VERSION, LIB_VERSION, Atomic, BlockTooLarge, ClassMismatch,
+from ._uniheap import (FORMAT_VERSION, LIB_VERSION, Atomic, BlockTooLarge, BytesView, ClassMismatch,
                        Conflict, Disconnected, Error, Field, ForkedError, FreedObjectError,
                        HeapClosedError, HeapFull, InvalidValue, Proxy, ReadOnlyError,
                        TypeMismatch, ValueRangeError, default_socket)
@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "connect", "default_socket", "Heap", "Roots", "Atomic", "Proxy", "PObject", "Field",
-    "PMap", "PSortedMap", "PList", "PArray",
+    "PMap", "PSortedMap", "PList", "PArray", "BytesView",
     "i8", "i16", "i32", "i64", "f32", "f64", "bool_", "string", "bytes_", "ref",
     "Error", "Conflict", "FreedObjectError", "ClassMismatch", "HeapClosedError",
     "ForkedError", "Disconnected", "HeapFull", "ReadOnlyError", "BlockTooLarge",

@@ -83,6 +83,14 @@ class PMap(Proxy, MutableMapping[K, Any]):
     @property
     def key_type(self) -> type: ...
     def check(self) -> None: ...          # structural check; raises Error on damage
+    def view(self, key: Any) -> memoryview: ...  # zero-copy, read-only view of a bytes value (README: lifetime rule)
+
+class BytesView:
+    """The exporter of a view (view.obj)."""
+    @property
+    def valid(self) -> bool: ...          # the viewed bytes object is still there
+    @property
+    def offset(self) -> int: ...
 
 class PSortedMap(PMap[K]):
     """Persistent sorted map (B+-tree): ordered iteration and range scans."""
