@@ -123,6 +123,15 @@ struct sm_kbuf {
 	unsigned char b[UH_KEY_MAX_LEN];
 };
 
+/* Bytes a search key is known to share with the lower and upper bound
+ * of a node's key range (the separators around it in its parent; 0 for a
+ * side with no bound): every key of the range shares min(lo, hi) bytes
+ * with the search key, since the keys between two keys share what those
+ * two share. */
+struct sm_range {
+	uint32_t lo, hi;
+};
+
 /* Nodes from the root (0) to a leaf, and the child taken at each inner. */
 struct sm_path {
 	uint32_t depth;
@@ -130,6 +139,7 @@ struct sm_path {
 	uint32_t idx[SM_MAX_HEIGHT];
 	uint32_t n[SM_MAX_HEIGHT];
 	uint32_t hint[SM_MAX_HEIGHT];
+	struct sm_range leaf_range;	/* of the leaf it ends at */
 };
 
 static const struct uh_slot sm_empty = { 0, 0 };
@@ -484,27 +494,67 @@ static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *ou
 	return 0;
 }
 
+/* Leading bytes two hints have in common, up to the first 0 (which may
+ * stand for a key that ended). */
+static uint32_t sm_hint_common(uint32_t a, uint32_t b)
+{
+	uint32_t n = 0;
+
+	for (int sh = 24; sh >= 0; sh -= 8) {	/* bound: 4 bytes */
+		uint32_t x = (a >> sh) & 0xffu;
+		if (x == 0 || x != ((b >> sh) & 0xffu))
+			break;
+		n++;
+	}
+	return n;
+}
+
 /* k starts with the skip bytes every key of the node shares, as key x
  * (one of them) shows; else all of them lie on one side of k: *side is
- * the index that follows from it. */
-static int sm_shares(const uh_key *k, const uh_key *x, uint32_t skip, uint32_t n, uint32_t *side)
+ * the index that follows from it, and every key shares *d bytes with k. */
+static int sm_shares(const uh_key *k, const uh_key *x, uint32_t skip, uint32_t n, uint32_t *side,
+		     uint32_t *d)
 {
 	if (k->len >= skip && memcmp(k->data, x->data, skip) == 0)
 		return 1;
 	*side = uh_key_cmp(k, x) < 0 ? 0 : n;
+	*d = sm_lcp(k, x);
+	return 0;
+}
+
+/* What k shares with the bounds of child ci's range; k shares the node's
+ * prefix (skip) and its hint is kh. */
+static int sm_child_range(uh_heap *h, const struct sm_node *nd, uint32_t ci, uint32_t skip,
+			  uint32_t kh, struct sm_range *r)
+{
+	struct uh_slot s;
+	int rc;
+
+	if (ci > 0) {
+		if ((rc = sm_rd(h, nd->off, SM_KEY(ci - 1), &s)) != 0)
+			return rc;
+		r->lo = skip + sm_hint_common(kh, (uint32_t)(s.tag >> 32));
+	}
+	if (ci < nd->n) {
+		if ((rc = sm_rd(h, nd->off, SM_KEY(ci), &s)) != 0)
+			return rc;
+		r->hi = skip + sm_hint_common(kh, (uint32_t)(s.tag >> 32));
+	}
 	return 0;
 }
 
 /* First index whose key is > k (upper) or >= k (lower). *eq: k is there.
  * In a hinted node, comparisons whose hints differ read no key object;
- * they are right if k shares the node's prefix, which the first key
- * object read (or, if none was needed, one read at the end) confirms. */
+ * they are right if k shares the node's prefix, which r (what k shares
+ * with the bounds of the node's range, may be NULL) or the first key
+ * object read (or, if neither, one read at the end) confirms. With r, it
+ * is updated to the range of the child at the returned index. */
 static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const uh_key *k,
-		    int upper, struct sm_kbuf *kb, uint32_t *out, int *eq)
+		    int upper, struct sm_kbuf *kb, uint32_t *out, int *eq, struct sm_range *r)
 {
-	uint32_t lo = 0, hi = nd->n, skip = nd->hint & SM_SKIP_MASK, kh = 0;
+	uint32_t lo = 0, hi = nd->n, skip = nd->hint & SM_SKIP_MASK, kh = 0, d;
 	int hinted = (nd->hint & SM_HINTED) && kind != UH_KEY_I64;
-	int confirmed = !hinted || skip == 0;
+	int confirmed = !hinted || skip == 0 || (r && skip <= (r->lo < r->hi ? r->lo : r->hi));
 	struct uh_slot s;
 	int rc;
 
@@ -522,8 +572,8 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 		} else {
 			if ((rc = sm_key_read(h, kind, &s, kb)) != 0)
 				return rc;
-			if (!confirmed && !sm_shares(k, &kb->k, skip, nd->n, out))
-				return 0;
+			if (!confirmed && !sm_shares(k, &kb->k, skip, nd->n, out, &d))
+				goto one_side;
 			confirmed = 1;
 			c = uh_key_cmp(k, &kb->k);
 		}
@@ -539,10 +589,23 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 		if ((rc = sm_rd(h, nd->off, SM_KEY(at), &s)) != 0 ||
 		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
 			return rc;
-		if (!sm_shares(k, &kb->k, skip, nd->n, out))
-			return 0;
+		if (!sm_shares(k, &kb->k, skip, nd->n, out, &d))
+			goto one_side;
 	}
 	*out = lo;
+	if (!r)
+		return 0;
+	if (!hinted) {
+		r->lo = r->hi = 0;	/* nothing known below */
+		return 0;
+	}
+	return sm_child_range(h, nd, lo, skip, kh, r);
+one_side:
+	/* Every key of the node shares d bytes with k. */
+	if (r && *out == 0)
+		r->hi = d;
+	else if (r)
+		r->lo = d;
 	return 0;
 }
 
@@ -552,6 +615,7 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 		      struct sm_path *p, struct sm_node *leaf, struct sm_kbuf *kb)
 {
 	uh_off cur = mp->root;
+	struct sm_range r = { 0, 0 };
 	int rc, eq;
 
 	for (uint32_t l = 0; l < mp->height; l++) {	/* bound: height */
@@ -564,10 +628,11 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 		p->depth = l + 1;
 		if (nd.leaf) {
 			*leaf = nd;
+			p->leaf_range = r;
 			return 0;
 		}
 		uint32_t ci = rightmost ? nd.n : 0;
-		if (k && (rc = sm_bound(h, mp->kind, &nd, k, 1, kb, &ci, &eq)) != 0)
+		if (k && (rc = sm_bound(h, mp->kind, &nd, k, 1, kb, &ci, &eq, &r)) != 0)
 			return rc;
 		p->idx[l] = ci;
 		if ((rc = sm_child(h, &nd, ci, &cur)) != 0)
@@ -754,7 +819,8 @@ static int sm_find(uh_heap *h, struct sm_op *op, uint32_t *pos, int *eq)
 
 	if (rc || (rc = sm_descend(h, &op->mp, op->k, 0, &op->path, &op->leaf, &op->kb)) != 0)
 		return rc;
-	return sm_bound(h, op->mp.kind, &op->leaf, op->k, 0, &op->kb, pos, eq);
+	return sm_bound(h, op->mp.kind, &op->leaf, op->k, 0, &op->kb, pos, eq,
+			&op->path.leaf_range);
 }
 
 static int sm_get_body(uh_heap *h, void *arg)
@@ -1264,7 +1330,7 @@ static int sm_seek(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rev
 		return rc;
 	pos->i = rev && !k ? pos->leaf.n : 0;
 	if (k && (rc = sm_bound(h, mp->kind, &pos->leaf, k, rev ? incl : !incl, kb, &pos->i,
-				&eq)) != 0)
+				&eq, NULL)) != 0)
 		return rc;
 	if (!rev)
 		return sm_fwd_norm(h, mp, pos);
