@@ -29,7 +29,7 @@ struct uh_log_loc {
 	uint64_t heap_size;
 	struct uh_log_hdr *log;
 	uint64_t log_size;	/* bytes of the log area */
-	int v3;			/* a format 3 log: its checksum has no new objects */
+	int v3;			/* a format 3 log: FNV-1a checksum, no new objects */
 };
 
 /* The extent at off if it lies in the heap and its header is that of an
