@@ -6,6 +6,7 @@ says whether they are still the value's."""
 import json
 
 import pytest
+from conftest import wait_for
 
 import uniheap
 
@@ -98,7 +99,7 @@ def test_view_outlives_close(heapd):
     assert w.tobytes() == b"kept" * 10
     o = w.obj
     del w                               # the last view: the session ends
-    assert sessions(heapd) == before - 1
+    assert wait_for(lambda: sessions(heapd) == before - 1)
     assert not o.valid                  # the exporter outlives the mapping
     with pytest.raises(BufferError):
         memoryview(o)
@@ -114,7 +115,7 @@ def test_view_without_close(heapd):
         m.view("k").release()
     before = sessions(heapd)
     h.close()
-    assert sessions(heapd) == before - 1
+    assert wait_for(lambda: sessions(heapd) == before - 1)
 
 
 def test_view_no_reference_leaks(heap):
