@@ -112,6 +112,24 @@ static PyObject *map_subscript(ProxyObject *p, PyObject *key)
 	return rc == 1 ? uhpy_from_value(p->heap, &v) : NULL;
 }
 
+/* get(key[, default]): Mapping.get's answer in one C call (Mapping.get
+ * would run Python code and raise and catch a KeyError on a miss). */
+static PyObject *map_get(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	uh_value v;
+	int rc;
+
+	if (n < 1 || n > 2) {
+		PyErr_SetString(PyExc_TypeError, "get(key[, default])");
+		return NULL;
+	}
+	if ((rc = map_lookup(p, args[0], &v)) < 0)
+		return NULL;
+	if (rc == 0)
+		return Py_NewRef(n == 2 ? args[1] : Py_None);
+	return uhpy_from_value(p->heap, &v);
+}
+
 /* view(key): a zero-copy view of a bytes value (view.c says how long it
  * shows the value). */
 static PyObject *map_view(ProxyObject *p, PyObject *key)
@@ -411,6 +429,8 @@ static PyObject *map_scan(ProxyObject *p, PyObject *args)
 static PyMethodDef map_methods[] = {
 	{ "pop", (PyCFunction)(void (*)(void))map_pop, METH_FASTCALL,
 	  "pop(key[, default]): remove key and return its value." },
+	{ "get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,
+	  "get(key[, default]): the value of key, else default (None)." },
 	{ "view", (PyCFunction)map_view, METH_O,
 	  "view(key): a read-only memoryview of the bytes value in place, no copy. "
 	  "Readable for as long as it exists (even after heap.close()); it shows the "

@@ -209,6 +209,30 @@ def test_map_reads_outside_blocks_are_optimistic(heap):
     assert heap.stats()["opt_reads"] == after["opt_reads"]
 
 
+@pytest.mark.parametrize("cls", [uniheap.PMap, uniheap.PSortedMap])
+def test_map_get_method(heap, cls):
+    """get() is MapBase's (one C call), with Mapping.get's answers: the
+    value, else the default; a key of the wrong type still raises."""
+    m = cls(heap, key=str, data={"a": 1, "b": b"x", "n": None})
+    assert type(m).get is uniheap._uniheap.MapBase.get
+    assert m.get("a") == 1 and m.get("b") == b"x" and m.get("n", 5) is None
+    assert m.get("zz") is None and m.get("zz", 7) == 7
+    default = object()
+    assert m.get("zz", default) is default
+    with pytest.raises(TypeError):
+        m.get(1)
+    with pytest.raises(TypeError):
+        m.get()
+    with pytest.raises(TypeError):
+        m.get("a", 1, 2)
+    with heap.atomic():
+        m["c"] = 3
+        assert m.get("c") == 3 and m.get("d", 4) == 4
+    before = heap.stats()
+    m.get("a"), m.get("zz")
+    assert heap.stats()["opt_reads"] - before["opt_reads"] == 2
+
+
 def test_pmap_wrong_key_type(heap):
     m = uniheap.PMap(heap, key=str)
     m["s"] = 1
