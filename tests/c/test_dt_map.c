@@ -740,6 +740,41 @@ static void test_lean_gets(uh_heap *h)
 	TH_CHECK_RC(uh_free(h, m));
 }
 
+/* A get outside blocks beside another session's open block that locked
+ * the map's header and entry: the committed value (the locked objects'
+ * bytes are still their old version while the owner's block is ACTIVE),
+ * then the new one once that block commits, the same after an abort. */
+static void test_get_beside_open_block(uh_heap *h, uh_heap *h2)
+{
+	uh_off m;
+	uh_value v = { .type = UH_T_I64 }, got;
+	uh_key k = { .kind = UH_KEY_I64, .i64 = 1 };
+
+	TH_CHECK_RC(uh_map_new(h, UH_KEY_I64, &m));
+	v.u.i = 10;
+	TH_CHECK_RC(uh_map_put(h, m, &k, &v, 0));
+	TH_CHECK_RC(uh_map_get(h2, m, &k, &got));	/* h2 keeps the header's view */
+	TH_CHECK_EQ(got.u.i, 10);
+	TH_CHECK_RC(uh_begin(h));
+	v.u.i = 20;
+	TH_CHECK_RC(uh_map_put(h, m, &k, &v, 0));	/* header and entry locked */
+	for (int i = 0; i < 3; i++) {
+		TH_CHECK_RC(uh_map_get(h2, m, &k, &got));
+		TH_CHECK_EQ(got.u.i, 10);
+	}
+	TH_CHECK_RC(uh_commit(h));
+	TH_CHECK_RC(uh_map_get(h2, m, &k, &got));
+	TH_CHECK_EQ(got.u.i, 20);
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_map_remove(h, m, &k, NULL, 0));
+	TH_CHECK_RC(uh_map_get(h2, m, &k, &got));
+	TH_CHECK_EQ(got.u.i, 20);
+	uh_abort(h);
+	TH_CHECK_RC(uh_map_get(h2, m, &k, &got));
+	TH_CHECK_EQ(got.u.i, 20);
+	TH_CHECK_RC(uh_free(h, m));
+}
+
 /* Growth happens in bounded steps: whatever the map's size, no put logs
  * more than a few KiB (8 old buckets moved at most), even the puts that
  * start a resize or finish one. */
@@ -792,6 +827,11 @@ int main(void)
 		test_iter_remove(h);
 		test_check_detects(h);
 		test_lean_gets(h);
+		uh_heap *h2 = NULL;
+		if (th_connect(&d, 0, &h2) == 0) {
+			test_get_beside_open_block(h, h2);
+			uh_disconnect(h2);
+		}
 		test_bounded_steps(h);
 		uh_disconnect(ro);
 	}
