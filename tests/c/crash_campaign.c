@@ -324,3 +324,35 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 	close(fd);
 	return NULL;
 }
+
+int cc_acked(const char *ack)
+{
+	FILE *f = fopen(ack, "r");
+	char line[32];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+int cc_check_acked(uh_heap *h, const char *ack, int nops,
+		   int (*matches)(uh_heap *h, int n, uint64_t *live, int say))
+{
+	int acked = cc_acked(ack);
+	uint64_t live;
+
+	for (int n = acked; n <= acked + 1 && n <= nops; n++)
+		if (matches(h, n, &live, 0)) {
+			printf("ops=%d acked=%d live=%llu\n", n, acked, (unsigned long long)live);
+			return 0;
+		}
+	for (int n = acked; n <= acked + 1 && n <= nops; n++)
+		matches(h, n, &live, 1);
+	printf("FAIL state matches neither the model after %d acked ops nor after %d\n", acked,
+	       acked + 1);
+	return 1;
+}

@@ -83,4 +83,15 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		       const uint32_t *slots, size_t nslots, uh_block_fn body,
 		       const void *ops, size_t op_size, int nops, int *rc);
 
+/* Checker half: the acknowledgements in the ack file (one line per op). */
+int cc_acked(const char *ack);
+
+/* Checker half of a workload whose state after n ops is a model:
+ * matches(h, n, &live, say) says whether the heap holds it (say: print
+ * why not). The heap must hold the model after the acknowledged ops or
+ * after one more (the op in flight, all or nothing); prints
+ * "ops=<n> acked=<a> live=<live>" or why neither. 0 ok, 1 mismatch. */
+int cc_check_acked(uh_heap *h, const char *ack, int nops,
+		   int (*matches)(uh_heap *h, int n, uint64_t *live, int say));
+
 #endif

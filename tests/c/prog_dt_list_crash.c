@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crash_campaign.h"
 #include "format.h"
 #include "powerloss.h"
 #include "uniheap.h"
@@ -208,20 +209,6 @@ static int work(uh_heap *h, const char *ackp)
 	return 0;
 }
 
-static int count_acks(const char *ackp)
-{
-	char line[32];
-	int n = 0;
-	FILE *f = fopen(ackp, "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
 /* 1 when the list holds exactly the model. */
 static int list_is_model(uh_heap *h, int64_t *nstr)
 {
@@ -323,7 +310,7 @@ static int structure_ok(uh_heap *h, int *storage)
 
 static int check(uh_heap *h, const char *ackp)
 {
-	int acked = count_acks(ackp), storage;
+	int acked = cc_acked(ackp), storage;
 	int64_t nstr, astr;
 
 	for (int n = acked; n <= acked + 1 && n <= NOPS; n++) {

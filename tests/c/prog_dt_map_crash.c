@@ -219,25 +219,11 @@ static int differences(const struct content *c, const struct mval *m)
 	return diff;
 }
 
-static int acked_ops(const char *ack)
-{
-	FILE *f = fopen(ack, "r");
-	char line[32];
-	int n = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
 static int check(uh_heap *h, const char *ack)
 {
 	static struct content c;
 	struct mval m[NKEYS];
-	int acked = acked_ops(ack), rc;
+	int acked = cc_acked(ack), rc;
 	uint64_t len;
 
 	if ((rc = uh_map_check(h, map)) != 0) {

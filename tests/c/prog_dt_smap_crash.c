@@ -349,24 +349,11 @@ static int same(const struct model *x, const struct model *y)
 	return 1;
 }
 
-static int count_acks(const char *ack)
-{
-	FILE *f = fopen(ack, "r");
-	int n = 0, x;
-
-	if (!f)
-		return 0;
-	while (fscanf(f, "%d", &x) == 1)
-		n++;
-	fclose(f);
-	return n;
-}
-
 static int check(uh_heap *h, const char *ack)
 {
 	static struct model want;
 	uh_off a, b;
-	int acked = count_acks(ack), rc;
+	int acked = cc_acked(ack), rc;
 
 	if ((rc = uh_root_get(h, "smap.crash.a", &a)) != 0 ||
 	    (rc = uh_root_get(h, "smap.crash.b", &b)) != 0)

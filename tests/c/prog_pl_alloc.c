@@ -105,25 +105,11 @@ static int matches(uh_heap *h, int n, uint64_t *live, int say)
 	return 1;
 }
 
-static int count_acks(const char *path)
-{
-	char line[32];
-	int n = 0;
-	FILE *f = fopen(path, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	static int ops[NOPS];
 	struct cc_args a;
 	uh_heap *h;
-	uint64_t live;
 	int rc;
 
 	cc_parse_args(argc, argv, &a);
@@ -148,18 +134,7 @@ int main(int argc, char **argv)
 		uh_stats_get(h, &st);
 		printf("barriers=%llu ops=%d\n", (unsigned long long)st.barriers, NOPS);
 	} else if (!strcmp(a.mode, "--check")) {
-		int acked = count_acks(a.ack), ok = 0;
-		for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
-			if (matches(h, n, &live, 0)) {
-				printf("ops=%d acked=%d live=%llu\n", n, acked, (unsigned long long)live);
-				ok = 1;
-			}
-		for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
-			matches(h, n, &live, 1);
-		if (!ok)
-			printf("FAIL roots match neither the model after %d acked ops nor after %d\n",
-			       acked, acked + 1);
-		rc = !ok;
+		rc = cc_check_acked(h, a.ack, NOPS, matches);
 	}
 	uh_disconnect(h);
 	return rc;

@@ -206,19 +206,6 @@ static int matches(uh_heap *h, int n, uint64_t *live, int say)
 	return 1;
 }
 
-static int count_acks(const char *path)
-{
-	char line[32];
-	int n = 0;
-	FILE *f = fopen(path, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 static int setup(uh_heap *h)
 {
 	uh_value v = { .type = UH_T_I64, .u.i = -1 };
@@ -233,24 +220,6 @@ static int setup(uh_heap *h)
 		return rc;
 	}
 	return uh_commit(h);
-}
-
-static int check(uh_heap *h, const char *ackp)
-{
-	int acked = count_acks(ackp), ok = 0;
-	uint64_t live;
-
-	for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
-		if (matches(h, n, &live, 0)) {
-			printf("ops=%d acked=%d live=%llu\n", n, acked, (unsigned long long)live);
-			ok = 1;
-		}
-	for (int n = acked; n <= acked + 1 && n <= NOPS && !ok; n++)
-		matches(h, n, &live, 1);
-	if (!ok)
-		printf("FAIL state matches neither the model after %d acked ops nor after %d\n",
-		       acked, acked + 1);
-	return !ok;
 }
 
 int main(int argc, char **argv)
@@ -275,7 +244,7 @@ int main(int argc, char **argv)
 	if (!strcmp(a.mode, "--setup") && (rc = setup(h)) != 0)
 		printf("setup: %s: %s\n", uh_strerror(rc), uh_errmsg());
 	else if (!strcmp(a.mode, "--check"))
-		rc = check(h, a.ack);
+		rc = cc_check_acked(h, a.ack, NOPS, matches);
 	uh_disconnect(h);
 	return rc != 0;
 }
