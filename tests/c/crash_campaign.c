@@ -325,24 +325,32 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 	return NULL;
 }
 
-int cc_acked(const char *ack)
+int cc_root_bytes(uh_heap *h, const char *name, const void *want, size_t len, int n, int say)
 {
-	FILE *f = fopen(ack, "r");
-	char line[32];
-	int n = 0;
+	const void *data;
+	size_t got;
+	uh_off o;
+	int rc = uh_root_get(h, name, &o);
 
-	if (!f)
+	if (!want) {
+		if (rc != UH_ENOTFOUND && say)
+			printf("after %d ops: root %s present\n", n, name);
+		return rc == UH_ENOTFOUND;
+	}
+	if (rc != 0 || uh_bytes_get(h, o, &data, &got) != 0 || got != len ||
+	    memcmp(data, want, len) != 0) {
+		if (say)
+			printf("after %d ops: root %s missing or wrong (%s)\n", n, name,
+			       rc ? uh_errmsg() : "content");
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
+	}
+	return 1;
 }
 
 int cc_check_acked(uh_heap *h, const char *ack, int nops,
 		   int (*matches)(uh_heap *h, int n, uint64_t *live, int say))
 {
-	int acked = cc_acked(ack);
+	int acked = (int)th_count_lines(ack);
 	uint64_t live;
 
 	for (int n = acked; n <= acked + 1 && n <= nops; n++)

@@ -83,8 +83,10 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		       const uint32_t *slots, size_t nslots, uh_block_fn body,
 		       const void *ops, size_t op_size, int nops, int *rc);
 
-/* Checker half: the acknowledgements in the ack file (one line per op). */
-int cc_acked(const char *ack);
+/* Checker half: root name is absent (want NULL) or names a bytes object
+ * holding want[0, len). 1 if so; else 0, and with say it prints why
+ * (after n ops). */
+int cc_root_bytes(uh_heap *h, const char *name, const void *want, size_t len, int n, int say);
 
 /* Checker half of a workload whose state after n ops is a model:
  * matches(h, n, &live, say) says whether the heap holds it (say: print

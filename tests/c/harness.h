@@ -120,6 +120,10 @@ void th_sleep_ms(unsigned ms);
  * @return 0 and *v, or -1 when absent. */
 int th_find_u64(const char *text, const char *key, uint64_t *v);
 
+/* Lines in the file at path (0 if it does not exist): how the workloads'
+ * acknowledgement files are read. */
+long th_count_lines(const char *path);
+
 /* ---- assertions: count, print, never abort ---- */
 extern int th_passed, th_failed;
 void th_fail(const char *file, int line, const char *fmt, ...)

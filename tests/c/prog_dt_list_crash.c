@@ -310,7 +310,7 @@ static int structure_ok(uh_heap *h, int *storage)
 
 static int check(uh_heap *h, const char *ackp)
 {
-	int acked = cc_acked(ackp), storage;
+	int acked = (int)th_count_lines(ackp), storage;
 	int64_t nstr, astr;
 
 	for (int n = acked; n <= acked + 1 && n <= NOPS; n++) {

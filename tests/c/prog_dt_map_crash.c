@@ -223,7 +223,7 @@ static int check(uh_heap *h, const char *ack)
 {
 	static struct content c;
 	struct mval m[NKEYS];
-	int acked = cc_acked(ack), rc;
+	int acked = (int)th_count_lines(ack), rc;
 	uint64_t len;
 
 	if ((rc = uh_map_check(h, map)) != 0) {

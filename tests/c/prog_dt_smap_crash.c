@@ -353,7 +353,7 @@ static int check(uh_heap *h, const char *ack)
 {
 	static struct model want;
 	uh_off a, b;
-	int acked = cc_acked(ack), rc;
+	int acked = (int)th_count_lines(ack), rc;
 
 	if ((rc = uh_root_get(h, "smap.crash.a", &a)) != 0 ||
 	    (rc = uh_root_get(h, "smap.crash.b", &b)) != 0)

@@ -93,20 +93,6 @@ static void work(uh_heap *h, const char *ack, int ready_fd, int go_fd)
 	       (unsigned long long)st.commits, (unsigned long long)st.log_bytes);
 }
 
-static int acked_ops(const char *ack)
-{
-	FILE *f = fopen(ack, "r");
-	char line[32];
-	int n = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
 /* The one value every element holds, or -1 if they differ. */
 static int64_t common_value(uh_heap *h)
 {
@@ -125,7 +111,7 @@ static int64_t common_value(uh_heap *h)
 
 static int check(uh_heap *h, const char *ack)
 {
-	int acked = acked_ops(ack), rc;
+	int acked = (int)th_count_lines(ack), rc;
 	uint64_t objects;
 	uh_value t;
 	const void *data;

@@ -172,28 +172,12 @@ static int matches(uh_heap *h, int n, uint64_t *live, int say)
 	}
 	for (int j = 0; j < NOPS; j++) {
 		char name[16], buf[OBJ_BYTES];
-		const void *data;
-		size_t len;
-		uh_off o;
+		int here = present(j, n);
 		snprintf(name, sizeof(name), "b%d", j);
-		int rc = uh_root_get(h, name, &o);
-		if (!present(j, n)) {
-			if (rc != UH_ENOTFOUND) {
-				if (say)
-					printf("after %d ops: root %s present\n", n, name);
-				return 0;
-			}
-			continue;
-		}
 		pattern(j, buf);
-		if (rc != 0 || uh_bytes_get(h, o, &data, &len) != 0 || len != OBJ_BYTES ||
-		    memcmp(data, buf, len) != 0) {
-			if (say)
-				printf("after %d ops: root %s missing or wrong (%s)\n", n, name,
-				       rc ? uh_errmsg() : "content");
+		if (!cc_root_bytes(h, name, here ? buf : NULL, OBJ_BYTES, n, say))
 			return 0;
-		}
-		count++;
+		count += (uint64_t)here;
 	}
 	if (uh_root_count(h, &roots) != 0 || roots != count + 1) {
 		if (say)

@@ -185,17 +185,10 @@ static pid_t spawn_worker(int w)
 /* Lines in worker w's log (about 2 per operation). */
 static long log_lines(int w)
 {
-	char path[700], line[128];
-	long n = 0;
+	char path[700];
 
 	snprintf(path, sizeof(path), "%s/ack.%d", d.dir, w);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
+	return th_count_lines(path);
 }
 
 static void run_workers(long kill_after)
