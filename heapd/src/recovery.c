@@ -563,15 +563,20 @@ static void count_skipped_arenas(struct hd *hd)
 		       "note=their_objects_are_unreachable", bad);
 }
 
+/* Clients still running add to the clock: raise it atomically. */
+static void raise_clock(struct hd *hd, uint64_t v)
+{
+	uint64_t c = __atomic_load_n(&hd->hdr->clock, __ATOMIC_ACQUIRE);
+	while (c < v && !__atomic_compare_exchange_n(&hd->hdr->clock, &c, v, 0,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;	/* bound: each failure saw the clock move up */
+}
+
 static int gc_finish_header(struct hd *hd, uint64_t maxv)
 {
 	struct uh_hdr *h = hd->hdr;
 	volatile int rc = 0;
-	/* Clients still running add to the clock: raise it atomically. */
-	uint64_t c = __atomic_load_n(&h->clock, __ATOMIC_ACQUIRE);
-	while (c <= maxv && !__atomic_compare_exchange_n(&h->clock, &c, maxv + 1, 0,
-							  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;	/* bound: each failure saw the clock move up */
+	raise_clock(hd, maxv + 1);
 	__atomic_add_fetch(&h->clock, 1, __ATOMIC_ACQ_REL);
 	uh_persist_range(&hd->persist, &h->clock, sizeof(h->clock));
 	TX_BEGIN(hd->pop) {
@@ -656,15 +661,6 @@ static int dead_cmp(const void *a, const void *b)
 	if (x->version != y->version)
 		return x->version < y->version ? -1 : 1;
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
-/* Clients still running add to the clock: raise it atomically. */
-static void raise_clock(struct hd *hd, uint64_t v)
-{
-	uint64_t c = __atomic_load_n(&hd->hdr->clock, __ATOMIC_ACQUIRE);
-	while (c < v && !__atomic_compare_exchange_n(&hd->hdr->clock, &c, v, 0,
-						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;	/* bound: each failure saw the clock move up */
 }
 
 /* Note a session of the previous run that is still alive: it re-attaches. */

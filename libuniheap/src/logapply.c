@@ -87,16 +87,10 @@ const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c)
 static uint64_t sum_words(const void *p, uint64_t n, uint64_t h)
 {
 	const unsigned char *b = p;
-	uint64_t w;
 
-	for (; n >= 8; n -= 8, b += 8) {	/* bound: n / 8 */
-		memcpy(&w, b, 8);
-		h = (h ^ w) * UH_SUM_MUL;
-		h ^= h >> 29;
-	}
-	if (n) {
-		w = 0;
-		memcpy(&w, b, n);
+	for (; n > 0; n -= n < 8 ? n : 8, b += 8) {	/* bound: n / 8 + 1 */
+		uint64_t w = 0;
+		memcpy(&w, b, n < 8 ? n : 8);
 		h = (h ^ w) * UH_SUM_MUL;
 		h ^= h >> 29;
 	}

@@ -208,6 +208,38 @@ static int slot_entry_key(uh_heap *h, const struct dt_map_view *v, struct dt_ent
 	return 0;
 }
 
+/* The bytes an inline-key entry keeps for k (an i64 key: its 8 bytes). */
+static const void *key_bytes(const uh_key *k, size_t *len)
+{
+	*len = k->kind == UH_KEY_I64 ? 8 : k->len;
+	return k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+}
+
+/* An inline-key entry's payload holds a key of a length its kind allows. */
+static int ie_payload_ok(uint32_t kind, uint32_t payload)
+{
+	return payload >= DT_IE_KEY && payload - DT_IE_KEY <= UH_KEY_MAX_LEN &&
+	       (kind != UH_KEY_I64 || payload == DT_IE_KEY + 8);
+}
+
+/* One step along a chain of inline-key entries, read in place: 1 with *s
+ * when entry o holds the key (kd, klen), else 0 with *next. */
+static int ie_step(const struct uh_objhdr *o, const void *kd, size_t klen, struct uh_slot *s,
+		   uh_off *next)
+{
+	const char *p = (const char *)(o + 1);
+
+	if (payload_of(o) - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
+		uint8_t type;
+		uh_load(&type, p + DT_IE_TYPE, 1);
+		uh_load(&s->value, p + DT_IE_VALUE, 8);
+		s->tag = type;
+		return 1;
+	}
+	uh_load(next, p + DT_IE_NEXT, 8);
+	return 0;
+}
+
 /* The key of an entry that keeps it inline: its bytes in place. */
 static int inline_entry_key(const struct dt_map_view *v, const struct uh_objhdr *o,
 			    struct dt_entry *d)
@@ -215,8 +247,7 @@ static int inline_entry_key(const struct dt_map_view *v, const struct uh_objhdr 
 	uint32_t payload = payload_of(o);
 	const char *key = (const char *)(o + 1) + DT_IE_KEY;
 
-	if (payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
-	    (v->kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
+	if (!ie_payload_ok(v->kind, payload))
 		return bad_entry(v->m, d->ref, "has a key of a bad length");
 	memset(&d->key, 0, sizeof(d->key));
 	d->key.kind = v->kind;
@@ -315,14 +346,15 @@ static int entry_new(uh_heap *h, const uh_key *k, const struct uh_slot *vs, uh_o
 {
 	static __thread unsigned char buf[DT_IE_KEY + UH_KEY_MAX_LEN];
 	struct uh_packed_hdr ph = { 2, DT_IE_VALUE, DT_IE_TYPE, 0 };
-	size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
+	size_t klen;
+	const void *kd = key_bytes(k, &klen);
 
 	memcpy(buf, &ph, 6);
 	buf[DT_IE_TYPE] = (uint8_t)uh_slot_type(vs->tag);
 	buf[DT_IE_NTYPE] = UH_T_REF;
 	memcpy(buf + DT_IE_VALUE, &vs->value, 8);
 	memcpy(buf + DT_IE_NEXT, &next, 8);
-	memcpy(buf + DT_IE_KEY, k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data, klen);
+	memcpy(buf + DT_IE_KEY, kd, klen);
 	return uh_alloc_raw(h, UH_CLASS_MAP_IENTRY, DT_IE_KEY + klen, buf, out);
 }
 
@@ -714,8 +746,8 @@ static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_ar
 		    struct uh_slot *s, int *found)
 {
 	const uh_key *k = a->k;
-	const size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
-	const void *kd = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+	size_t klen;
+	const void *kd = key_bytes(k, &klen);
 	const struct dt_table *t;
 	uint64_t b;
 	uh_off e;
@@ -732,22 +764,13 @@ static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_ar
 		const struct uh_objhdr *o;
 		if (n >= v->count || !(o = uh_obj_get(h, e, 0, &rc)) ||
 		    uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) !=
-			    UH_CLASS_MAP_IENTRY)
+			    UH_CLASS_MAP_IENTRY ||
+		    !ie_payload_ok(v->kind, payload_of(o)))
 			return GET_GENERAL;
-		uint32_t payload = payload_of(o);
-		const char *p = (const char *)(o + 1);
-		if (payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
-		    (v->kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
-			return GET_GENERAL;
-		if (payload - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
-			uint8_t type;
-			uh_load(&type, p + DT_IE_TYPE, 1);
-			uh_load(&s->value, p + DT_IE_VALUE, 8);
-			s->tag = type;
+		if (ie_step(o, kd, klen, s, &e)) {
 			*found = 1;
 			return 0;
 		}
-		uh_load(&e, p + DT_IE_NEXT, 8);
 	}
 	*found = 0;
 	return 0;
@@ -883,19 +906,8 @@ static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 
-	*v = *w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	return !uh_lock_is_locked(*w) || uh_lock_version(h, obj, *w, v);
-}
-
-/* After the reads (and an acquire fence): obj still holds the bytes of
- * the version noted with w (uh_lock_still). */
-static int lean_still(uh_heap *h, uint64_t obj, uint64_t w)
-{
-	const struct uh_objhdr *o = (const void *)(h->base + obj);
-
-	if (uh_lock_is_locked(w))
-		return uh_lock_still(h, obj, w);
-	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w;
+	*w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	return uh_lock_version(h, obj, *w, v);
 }
 
 /* Entry e, checked as uh_obj_get checks an object (a slot start, valid,
@@ -917,8 +929,7 @@ static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, u
 	uint32_t payload = size & UH_OBJ_SIZE_MASK;
 	if (!(size & UH_OBJ_VALID) || payload > sp->slot_size - UH_OBJHDR_SIZE ||
 	    uh_word_gen(word) != UH_REF_GEN(e) || uh_word_class(word) != UH_CLASS_MAP_IENTRY ||
-	    payload < DT_IE_KEY || payload - DT_IE_KEY > UH_KEY_MAX_LEN ||
-	    (kind == UH_KEY_I64 && payload != DT_IE_KEY + 8))
+	    !ie_payload_ok(kind, payload))
 		return NULL;
 	return o;
 }
@@ -963,8 +974,8 @@ static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
 		    struct uh_slot *s, int *found)
 {
 	uint64_t obj[LEAN_MAX], word[LEAN_MAX], ver;
-	const size_t klen = k->kind == UH_KEY_I64 ? 8 : k->len;
-	const void *kd = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+	size_t klen;
+	const void *kd = key_bytes(k, &klen);
 	const uint64_t kept_word = l->kept_word;
 	const struct dt_map_view *v = &l->v;
 	const struct dt_table *t = l->t;
@@ -992,20 +1003,14 @@ static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
 		if (!o)
 			return GET_GENERAL;
 		obj[n] = UH_REF_OFFSET(e);
-		const char *p = (const char *)(o + 1);
-		if (payload_of(o) - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
-			uint8_t type;
-			uh_load(&type, p + DT_IE_TYPE, 1);
-			uh_load(&s->value, p + DT_IE_VALUE, 8);
-			s->tag = type;
+		if (ie_step(o, kd, klen, s, &e)) {
 			*found = 1;
 			break;
 		}
-		uh_load(&e, p + DT_IE_NEXT, 8);
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i <= n; i++)	/* bound: LEAN_MAX */
-		if (!lean_still(h, obj[i], word[i]))
+		if (!uh_lock_still(h, obj[i], word[i]))
 			return GET_GENERAL;
 	h->st.opt_reads++;
 	return 0;

@@ -102,9 +102,7 @@ int uh_opt_touch(uh_heap *h, uint64_t obj)
 	}
 	w = __atomic_load_n(&((const struct uh_objhdr *)(h->base + obj))->lock,
 			    __ATOMIC_ACQUIRE);
-	/* An unlocked word is its own version (most objects, most of the
-	 * time): no need to ask tx.c about owners. */
-	if (uh_lock_is_locked(w) && !uh_lock_version(h, obj, w, &v))
+	if (!uh_lock_version(h, obj, w, &v))
 		goto lost;	/* its owner is applying a commit: try again */
 	o->obj[o->n] = obj;
 	o->word[o->n] = w;
@@ -184,18 +182,9 @@ static int opt_valid(uh_heap *h)
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (o->lost)
 		return 0;
-	for (uint32_t i = 0; i < o->n; i++) {	/* bound: UH_OPT_MAX */
-		uint64_t w = o->word[i];
-		/* Unlocked when noted: still valid iff the word has not moved
-		 * (uh_lock_still's answer, without the call). */
-		if (!uh_lock_is_locked(w)) {
-			const struct uh_objhdr *ob = (const void *)(h->base + o->obj[i]);
-			if (__atomic_load_n(&ob->lock, __ATOMIC_ACQUIRE) != w)
-				return 0;
-		} else if (!uh_lock_still(h, o->obj[i], w)) {
+	for (uint32_t i = 0; i < o->n; i++)	/* bound: UH_OPT_MAX */
+		if (!uh_lock_still(h, o->obj[i], o->word[i]))
 			return 0;
-		}
-	}
 	return 1;
 }
 

@@ -235,12 +235,8 @@ static int owner_not_applying(uh_heap *h, uint64_t w)
 	return log && __atomic_load_n(&log->state, __ATOMIC_ACQUIRE) == UH_LOG_ACTIVE;
 }
 
-int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
+int uh_lock_version_locked(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
 {
-	if (!uh_lock_is_locked(w)) {
-		*v = w;
-		return 1;
-	}
 	if (uh_lock_owner(w) == h->session) {
 		uint64_t *old = h->tx.depth ? u64map_get(&h->tx.locks, obj) : NULL;
 		*v = old ? *old : uh_lock_old_version(w);
@@ -252,13 +248,12 @@ int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
 	return 1;
 }
 
-int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w)
+int uh_lock_still_locked(uh_heap *h, uint64_t obj, uint64_t w)
 {
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 
 	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w &&
-	       (!uh_lock_is_locked(w) || uh_lock_owner(w) == h->session ||
-		owner_not_applying(h, w));
+	       (uh_lock_owner(w) == h->session || owner_not_applying(h, w));
 }
 
 /* Is obj still at the version this block read? At commit (strict) an

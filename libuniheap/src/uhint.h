@@ -246,12 +246,22 @@ int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 /* uh_tx_read inside a block (uh_tx_read, below, is the call to make). */
 int uh_tx_read_in_block(uh_heap *h, uh_off obj, uint64_t target, void *dst, uint32_t len);
 int uh_tx_lock(uh_heap *h, uh_off obj);
+/* uh_lock_version and uh_lock_still (below) for a locked word w. */
+int uh_lock_version_locked(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v);
+int uh_lock_still_locked(uh_heap *h, uint64_t obj, uint64_t w);
 /* The version the bytes in place of object obj are at, given its lock
  * word w (FORMAT.md 4.1): unlocked, w; locked by this session, the version
  * it had; locked by another whose block has not started to apply (log
  * ACTIVE), the version kept in w. Then 1 and *v set; 0 while the owner
- * applies its commit. */
-int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v);
+ * applies its commit. An unlocked word (most objects, most of the time)
+ * is answered here, without a call. */
+static inline int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t *v)
+{
+	if (uh_lock_is_locked(w))
+		return uh_lock_version_locked(h, obj, w, v);
+	*v = w;
+	return 1;
+}
 /* The log header of session s, if the session table names one inside the
  * mapping; else NULL. */
 const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
@@ -259,7 +269,14 @@ const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
  * the reads): 1 when they were the bytes of the version w gives, because
  * the word is still w and, if another session holds the lock, its log is
  * still ACTIVE. */
-int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w);
+static inline int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w)
+{
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+
+	if (uh_lock_is_locked(w))
+		return uh_lock_still_locked(h, obj, w);
+	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w;
+}
 /* Whether this block (or optimistic read) read obj, or (own_ok) locked it:
  * then 1 and *v = the version it had. */
 int uh_tx_seen(uh_heap *h, uh_off obj, int own_ok, uint64_t *v);
