@@ -33,6 +33,9 @@
  * N = 1,000,000 by default; BENCH_SCALE=<f> scales it and every sample
  * count. A short calibration load first projects the run time; N shrinks
  * so the whole run stays near BENCH_BUDGET_S seconds (default 170).
+ * BENCH_TYPES=<words> runs only the stores and modes named (map, smap,
+ * memory, sync; e.g. "smap memory"; "readers" adds the readers rows),
+ * for quick looks: the rest print as "-".
  */
 #include <errno.h>
 #include <lmdb.h>
@@ -340,6 +343,27 @@ static double readers(struct th_heapd *d, const struct kind *k, int nproc)
 	return rate;
 }
 
+/* Whether BENCH_TYPES lets word run: unset, or it names word, or it
+ * names no word of word's group (stores or modes). */
+static int chosen(const char *word, const char *const *group, int n)
+{
+	const char *only = getenv("BENCH_TYPES");
+	char padded[256], w[32];
+	int named = 0;
+
+	if (!only || !*only)
+		return 1;
+	snprintf(padded, sizeof(padded), " %s ", only);
+	for (int i = 0; i < n; i++) {
+		snprintf(w, sizeof(w), " %s ", group[i]);
+		named |= strstr(padded, w) != NULL;
+	}
+	snprintf(w, sizeof(w), " %s ", word);
+	return !named || strstr(padded, w) != NULL;
+}
+
+static const char *const store_name[] = { "map", "smap" };
+
 static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 {
 	const struct kind *k = &kinds[s];
@@ -359,7 +383,7 @@ static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 	r[R_GET100 * NSTORES] = uh_gets(h, k, m, 100);
 	r[R_GET1 * NSTORES] = uh_gets(h, k, m, 1);
 	r[R_SCAN * NSTORES] = s == S_SMAP ? uh_scans(h, m) : -1;
-	if (mode == M_MEMORY) {
+	if (mode == M_MEMORY && (!getenv("BENCH_TYPES") || strstr(getenv("BENCH_TYPES"), "readers"))) {
 		reader_rate[s][0] = readers(d, k, 1);
 		reader_rate[s][1] = readers(d, k, 2);
 	}
@@ -378,8 +402,9 @@ static void run_uniheap(int mode)
 		exit(1);
 	}
 	printf("  heap %s (%s)\n", d.heap, mode_name[mode]);
-	uh_kind(&d, h, mode, S_MAP);
-	uh_kind(&d, h, mode, S_SMAP);
+	for (int s = S_MAP; s <= S_SMAP; s++)
+		if (chosen(store_name[s], store_name, 2))
+			uh_kind(&d, h, mode, s);
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
 }
@@ -610,7 +635,8 @@ static void print_table(void)
 	}
 	printf("\nreaders (memory, no block): gets/s of 1 process, of 2 at once, ratio\n");
 	for (int s = 0; s < 2; s++)
-		printf("%-32s %10.0f %10.0f %8.2fx\n", kinds[s].name, reader_rate[s][0],
+		if (reader_rate[s][0] > 0)
+			printf("%-32s %10.0f %10.0f %8.2fx\n", kinds[s].name, reader_rate[s][0],
 		       reader_rate[s][1], reader_rate[s][1] / reader_rate[s][0]);
 }
 
@@ -637,8 +663,12 @@ int main(int argc, char **argv)
 	}
 	set_counts(n);
 	make_keys();
+	for (size_t i = 0; i < sizeof(result) / sizeof(result[0][0][0]); i++)
+		(&result[0][0][0])[i] = -1;
 	for (int m = 0; m < NMODES; m++) {
 		uint64_t t0 = bench_now_ns();
+		if (!chosen(mode_name[m], mode_name, NMODES))
+			continue;
 		printf("mode %s, N = %ld ...\n", mode_name[m], n_rec);
 		fflush(stdout);
 		run_uniheap(m);
