@@ -69,8 +69,11 @@
  * key object may be freed and its slot reused by another session after
  * the snapshot, and the validated read notices (the block is rolled back
  * and re-run) where a plain one would compare garbage. Outside a block
- * each call runs in its own block through uh_run, re-run on conflicts;
- * inside one it joins it.
+ * a read-only call runs optimistically (optread.c: each node and key
+ * object noted once, then read in place; an iteration step within or
+ * across adjacent leaves without even the try, sm_next_lean) and a
+ * changing call in its own block through uh_run, re-run on conflicts;
+ * inside a block every call joins it.
  *
  * Slots are read and written 16 bytes at a time through uh_tx_read /
  * uh_tx_write (never mixed with 8-byte halves on the same slot), so a
@@ -115,6 +118,7 @@ struct sm_node {
 	int leaf;
 	uint32_t hint;		/* the meta tag's high half: SM_HINTED | skip, or 0 */
 	uh_off next;
+	const struct uh_slot *mem;	/* outside blocks: its slots in place, else NULL */
 };
 
 /* A key read from the heap, copied out through validated reads. */
@@ -202,6 +206,34 @@ static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
 	return rc ? rc : sm_wr(h, obj, to, &s);
 }
 
+/* Outside blocks (an optimistic try, optread.c) an object is noted once,
+ * before its first byte is read, and then read in place with plain loads:
+ * the try's final check vouches for every byte, so until then only the
+ * bounds of what is read matter. The object at ref, noted, if its header
+ * and `bytes` of payload lie inside the mapping; else NULL and *rc. */
+static const struct uh_objhdr *sm_opt_obj(uh_heap *h, uh_off ref, uint32_t bytes, int *rc)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+
+	if (!off || off > h->size - UH_OBJHDR_SIZE - bytes) {
+		*rc = sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
+		return NULL;
+	}
+	if ((*rc = uh_opt_touch(h, off)) != 0)
+		return NULL;
+	return (const void *)(h->base + off);
+}
+
+/* Slot i of a loaded node: in place outside blocks, else a validated read. */
+static int sm_at(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s)
+{
+	if (nd->mem) {
+		uh_load(s, (const char *)&nd->mem[i], sizeof(*s));
+		return 0;
+	}
+	return sm_rd(h, nd->off, i, s);
+}
+
 /* Class and payload size of the object reference ref names, through a
  * validated read. *valid = 0 for a freed object (or one of another
  * generation: the slot was reused). */
@@ -237,6 +269,28 @@ static uint32_t sm_key_class(uint32_t kind)
 	return kind == UH_KEY_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
 }
 
+/* Outside blocks: the key object ref names, its bytes left in place
+ * (kb->k.data points into the mapping). */
+static int sm_key_in_place(uh_heap *h, uint32_t kind, uh_off ref, struct sm_kbuf *kb)
+{
+	int rc;
+	const struct uh_objhdr *o = sm_opt_obj(h, ref, 0, &rc);
+
+	if (!o)
+		return rc;
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
+	uint32_t len = size & UH_OBJ_SIZE_MASK;
+	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ref) ||
+	    uh_word_class(word) != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
+	    len > h->size - UH_REF_OFFSET(ref) - UH_OBJHDR_SIZE)
+		return sm_bad(h, "key object %llu is freed, of class %u or %u bytes long",
+			      (unsigned long long)ref, uh_word_class(word), len);
+	kb->k.data = (const unsigned char *)(o + 1);
+	kb->k.len = len;
+	return 0;
+}
+
 /* The key a slot holds, copied into kb through validated reads: key
  * objects are immutable, but one may be freed and reused by another
  * session after our snapshot; a validated read notices that. */
@@ -254,6 +308,8 @@ static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struc
 		kb->k.i64 = (int64_t)s->value;
 		return 0;
 	}
+	if (h->opt.on)
+		return sm_key_in_place(h, kind, s->value, kb);
 	if ((rc = sm_obj_hdr(h, s->value, &cls, &len, &valid, &ssz)) != 0)
 		return rc;
 	if (!valid || cls != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
@@ -442,6 +498,21 @@ static int sm_hdr_set(uh_heap *h, const struct sm_map *mp, uint32_t i, uint32_t 
 	return sm_wr(h, mp->off, i, &s);
 }
 
+/* Start loading every line of the node at off at once: a search then
+ * waits for one memory round trip per node instead of one per probe.
+ * A prefetch reads nothing and never faults, so off need not be checked
+ * yet (it is, next). */
+static void sm_prefetch_node(uh_heap *h, uh_off off)
+{
+	uint64_t o = UH_REF_OFFSET(off);
+
+	if (o >= h->size)
+		return;
+	const char *p = h->base + o;
+	for (uint32_t b = 0; b < UH_OBJHDR_SIZE + SM_NSLOTS * sizeof(struct uh_slot); b += 64)
+		__builtin_prefetch(p + b);
+}
+
 /* Node at off; want_leaf: 1, 0, or -1 for either. */
 static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd)
 {
@@ -449,14 +520,28 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	uint32_t cls, payload;
 	int valid, rc;
 
-	if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0)
+	sm_prefetch_node(h, off);
+	nd->mem = NULL;
+	if (h->opt.on) {
+		const struct uh_objhdr *o = sm_opt_obj(h, off, SM_NSLOTS * sizeof(struct uh_slot),
+						       &rc);
+		if (!o)
+			return rc;
+		uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
+		uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
+		cls = uh_word_class(word);
+		payload = size & UH_OBJ_SIZE_MASK;
+		valid = (size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(off);
+		nd->mem = (const struct uh_slot *)(o + 1);
+	} else if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0) {
 		return rc;
+	}
 	if (!valid || cls != UH_CLASS_SMAP_NODE || payload != SM_NSLOTS * sizeof(struct uh_slot))
 		return sm_bad(h, "node %llu is freed, of class %u or %u bytes",
 			      (unsigned long long)off, cls, payload);
-	if ((rc = sm_rd(h, off, SM_META, &meta)) != 0 || (rc = sm_rd(h, off, SM_NEXT, &next)) != 0)
-		return rc;
 	nd->off = off;
+	if ((rc = sm_at(h, nd, SM_META, &meta)) != 0 || (rc = sm_at(h, nd, SM_NEXT, &next)) != 0)
+		return rc;
 	nd->n = (uint32_t)meta.value;
 	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
 	nd->hint = (uint32_t)(meta.tag >> 32);
@@ -483,7 +568,7 @@ static int sm_meta_set(uh_heap *h, uh_off off, uint32_t n, int leaf, uint32_t hi
 static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out)
 {
 	struct uh_slot s;
-	int rc = sm_rd(h, nd->off, SM_VAL(i), &s);
+	int rc = sm_at(h, nd, SM_VAL(i), &s);
 
 	if (rc)
 		return rc;
@@ -531,12 +616,12 @@ static int sm_child_range(uh_heap *h, const struct sm_node *nd, uint32_t ci, uin
 	int rc;
 
 	if (ci > 0) {
-		if ((rc = sm_rd(h, nd->off, SM_KEY(ci - 1), &s)) != 0)
+		if ((rc = sm_at(h, nd, SM_KEY(ci - 1), &s)) != 0)
 			return rc;
 		r->lo = skip + sm_hint_common(kh, (uint32_t)(s.tag >> 32));
 	}
 	if (ci < nd->n) {
-		if ((rc = sm_rd(h, nd->off, SM_KEY(ci), &s)) != 0)
+		if ((rc = sm_at(h, nd, SM_KEY(ci), &s)) != 0)
 			return rc;
 		r->hi = skip + sm_hint_common(kh, (uint32_t)(s.tag >> 32));
 	}
@@ -564,7 +649,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 	while (lo < hi) {	/* bound: log2(F) rounds */
 		uint32_t mid = (lo + hi) / 2, sh;
 		int c;
-		if ((rc = sm_rd(h, nd->off, SM_KEY(mid), &s)) != 0)
+		if ((rc = sm_at(h, nd, SM_KEY(mid), &s)) != 0)
 			return rc;
 		sh = (uint32_t)(s.tag >> 32);
 		if (hinted && sh != kh) {
@@ -586,7 +671,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 	}
 	if (!confirmed && nd->n > 0) {
 		uint32_t at = lo < nd->n ? lo : nd->n - 1;
-		if ((rc = sm_rd(h, nd->off, SM_KEY(at), &s)) != 0 ||
+		if ((rc = sm_at(h, nd, SM_KEY(at), &s)) != 0 ||
 		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
 			return rc;
 		if (!sm_shares(k, &kb->k, skip, nd->n, out, &d))
@@ -834,7 +919,7 @@ static int sm_get_body(uh_heap *h, void *arg)
 		return rc;
 	if (!eq)
 		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
-	if ((rc = sm_rd(h, op->leaf.off, SM_VAL(pos), &s)) != 0)
+	if ((rc = sm_at(h, &op->leaf, SM_VAL(pos), &s)) != 0)
 		return rc;
 	uh_slot_to_value(&s, &op->out);
 	return 0;
@@ -1436,7 +1521,7 @@ static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *
 	*succ = 0;
 	*last = 0;
 	if (rev ? e > 0 : e + 1 < pos->leaf.n) {
-		if ((rc = sm_rd(h, pos->leaf.off, SM_KEY(rev ? e - 1 : e + 1), &ss)) != 0)
+		if ((rc = sm_at(h, &pos->leaf, SM_KEY(rev ? e - 1 : e + 1), &ss)) != 0)
 			return rc;
 	} else if (!rev) {
 		if (!pos->leaf.next) {
@@ -1444,7 +1529,7 @@ static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *
 			return 0;
 		}
 		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf)) != 0 || p2.leaf.n == 0 ||
-		    (rc = sm_rd(h, p2.leaf.off, SM_KEY(0), &ss)) != 0)
+		    (rc = sm_at(h, &p2.leaf, SM_KEY(0), &ss)) != 0)
 			return rc;
 	} else {
 		if ((rc = sm_seek(h, mp, &kb->k, 1, 0, &p2, kw)) != 0)
@@ -1453,7 +1538,7 @@ static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *
 			*last = 1;
 			return 0;
 		}
-		if ((rc = sm_rd(h, p2.leaf.off, SM_KEY(p2.i - 1), &ss)) != 0)
+		if ((rc = sm_at(h, &p2.leaf, SM_KEY(p2.i - 1), &ss)) != 0)
 			return rc;
 		pos->leaf = p2.leaf;
 		pos->i = p2.i;
@@ -1480,7 +1565,7 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 	memset(x->pre, 0, sizeof(x->pre));
 	if (mp->kind != UH_KEY_I64) {
 		x->alen = (uint32_t)kb->k.len;
-		memcpy(x->pre, kb->b, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
+		memcpy(x->pre, kb->k.data, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
 		if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ks->value)))
 			x->flags |= IT_KOBJ;
 		uh_off before = pos->leaf.off;
@@ -1521,8 +1606,8 @@ static int sm_entry(uh_heap *h, const struct sm_map *mp, const struct sm_pos *po
 {
 	int rc;
 
-	if ((rc = sm_rd(h, pos->leaf.off, SM_KEY(e), ks)) != 0 ||
-	    (rc = sm_rd(h, pos->leaf.off, SM_VAL(e), vs)) != 0)
+	if ((rc = sm_at(h, &pos->leaf, SM_KEY(e), ks)) != 0 ||
+	    (rc = sm_at(h, &pos->leaf, SM_VAL(e), vs)) != 0)
 		return rc;
 	return sm_key_read(h, mp->kind, ks, kb);
 }
@@ -1647,14 +1732,214 @@ static int sm_next_body(uh_heap *h, void *arg)
 	return 0;
 }
 
+/* Start loading the key and value objects of the entries [from, to) of
+ * a leaf's slots in place, so that the steps that return them find them
+ * in cache (the scan's cache misses overlap instead of adding up). */
+static void sm_prefetch_entries(uh_heap *h, const struct uh_slot *mem, uint32_t from,
+				uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++) {	/* bound: F */
+		uint64_t ko = UH_REF_OFFSET(mem[SM_KEY(i)].value);
+		uint64_t vo = UH_REF_OFFSET(mem[SM_VAL(i)].value);
+		if (ko < h->size)
+			__builtin_prefetch(h->base + ko);
+		if (vo < h->size)
+			__builtin_prefetch(h->base + vo);
+	}
+}
+
+/* A leaf read in place by sm_next_lean: its lock word (loaded before its
+ * bytes), the version its bytes are at, its slots and its count. */
+struct sm_lean_leaf {
+	uint64_t off, w, ver;
+	const struct uh_slot *mem;
+	uint32_t n;
+	uh_off next;
+};
+
+/* Leaf ref in place, if it is one (bounds, header, meta) and no commit is
+ * being applied to it: 0, else 1. */
+static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_leaf *l)
+{
+	uint64_t off = UH_REF_OFFSET(ref), meta;
+
+	if (!off || off > h->size - UH_OBJHDR_SIZE - SM_NSLOTS * sizeof(struct uh_slot))
+		return 1;
+	const struct uh_objhdr *o = (const void *)(h->base + off);
+	l->off = off;
+	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	if (!uh_lock_version(h, off, l->w, &l->ver))
+		return 1;
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
+	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ref) ||
+	    uh_word_class(word) != UH_CLASS_SMAP_NODE ||
+	    (size & UH_OBJ_SIZE_MASK) != SM_NSLOTS * sizeof(struct uh_slot))
+		return 1;
+	l->mem = (const void *)(o + 1);
+	uh_load(&meta, (const char *)&l->mem[SM_META].value, 8);
+	uh_load(&l->next, (const char *)&l->mem[SM_NEXT].value, 8);
+	l->n = (uint32_t)meta;
+	return !(meta & SM_LEAF_BIT) || l->n > SM_F;
+}
+
+/* The key of key slot ks, in place, into *key: 0, else 1. */
+static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
+{
+	key->kind = kind;
+	if (kind == UH_KEY_I64) {
+		key->i64 = (int64_t)ks->value;
+		return uh_slot_type(ks->tag) != UH_T_I64;
+	}
+	uint64_t ko = UH_REF_OFFSET(ks->value);
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !ko || ko > h->size - UH_OBJHDR_SIZE)
+		return 1;
+	const struct uh_objhdr *o = (const void *)(h->base + ko);
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
+	uint32_t len = size & UH_OBJ_SIZE_MASK;
+	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ks->value) ||
+	    uh_word_class(word) != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
+	    len > h->size - ko - UH_OBJHDR_SIZE)
+		return 1;
+	key->data = h->base + ko + UH_OBJHDR_SIZE;
+	key->len = len;
+	return 0;
+}
+
+/* The sorted map m for sm_next_lean, read in place: its key kind, if m
+ * names a live sorted map header; else 1. Found live before and after
+ * the leaves' check (a freed header is never valid again with the same
+ * generation), it was live at that check, where the step is linearized. */
+static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
+{
+	uint64_t off = UH_REF_OFFSET(m);
+
+	if (h->tx.depth || !off || off > h->size - UH_OBJHDR_SIZE - SH_NSLOTS * sizeof(struct uh_slot))
+		return 1;
+	const struct uh_objhdr *o = (const void *)(h->base + off);
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(m) ||
+	    uh_word_class(word) != UH_CLASS_SMAP)
+		return 1;
+	*kind = (uint32_t)((const struct uh_slot *)(o + 1))[SH_KIND].value;
+	return *kind < UH_KEY_STRING || *kind > UH_KEY_I64;
+}
+
+/* uh_smap_next outside blocks in the common case, without an optimistic
+ * try's bookkeeping: the iterator holds a position (IT_POS) in a leaf L
+ * that has not changed since its snapshot (a version <= x->rv, as
+ * sm_pos_reuse asks); the entry to return and the one after it (the new
+ * anchor's successor) are in L or, going forward, in the leaf after it.
+ * Each leaf's lock word is loaded before its bytes and must be the same
+ * after them (an acquire fence between): then each leaf's entries were
+ * its committed state all along, and so were its key objects (immutable,
+ * freed only by a commit that changes their leaf). L's entries, then the
+ * next leaf's, are the map's next keys in order (a key between two keys
+ * of a leaf, or between a leaf's last and its successor's first, would be
+ * in one of them). 0 with *k,
+ * *v and x advanced; 1: the general path must answer. */
+static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_value *v)
+{
+	const int rev = (x->flags & IT_REV) != 0;
+	struct sm_lean_leaf l[2];
+	uint32_t nl = 1, at = 0, e, i = x->idx;
+	struct uh_slot ks, vs, ss = { 0, 0 };
+	uh_key key = { 0 };
+	uint64_t rv = x->rv;
+	uint32_t kind;
+
+	if (sm_lean_map(h, m, &kind) || !(x->flags & IT_POS) || sm_lean_leaf(h, x->leaf, &l[0]) || l[0].ver > x->rv)
+		return 1;
+	if (rev) {
+		if (i < 2 || i > l[0].n)
+			return 1;	/* the leaf before is found from the root */
+		e = i - 1;
+		uh_load(&ss, (const char *)&l[0].mem[SM_KEY(e - 1)], sizeof(ss));
+	} else {
+		if (i >= l[0].n) {	/* L is done: on to the next leaf */
+			if (!l[0].next || sm_lean_leaf(h, l[0].next, &l[1]) || l[1].n < 2)
+				return 1;
+			nl = 2;
+			at = 1;
+			i = 0;
+		}
+		e = i;
+		if (e + 1 < l[at].n) {
+			uh_load(&ss, (const char *)&l[at].mem[SM_KEY(e + 1)], sizeof(ss));
+		} else if (at == 0 && l[0].next) {
+			if (sm_lean_leaf(h, l[0].next, &l[1]) || l[1].n == 0)
+				return 1;
+			nl = 2;
+			uh_load(&ss, (const char *)&l[1].mem[SM_KEY(0)], sizeof(ss));
+		} else {
+			return 1;	/* the last entry: the general path marks IT_LAST */
+		}
+	}
+	/* The snapshot clock of the new position: every version read (key
+	 * objects are older than the leaf that holds them). */
+	if (nl == 2 && l[1].ver > rv)
+		rv = l[1].ver;
+	const struct uh_slot *mem = l[at].mem;
+	uh_load(&ks, (const char *)&mem[SM_KEY(e)], sizeof(ks));
+	uh_load(&vs, (const char *)&mem[SM_VAL(e)], sizeof(vs));
+	if (sm_lean_key(h, kind, &ks, &key))
+		return 1;
+	if (rev)
+		sm_prefetch_entries(h, mem, e > 4 ? e - 4 : 0, e);
+	else
+		sm_prefetch_entries(h, mem, e + 1, e + 5 < l[at].n ? e + 5 : l[at].n);
+	if (!rev && at == 0 && e + 5 >= l[0].n && l[0].next)
+		sm_prefetch_node(h, l[0].next);
+	struct sm_it y = *x;
+	y.flags = (x->flags & IT_REV) | IT_ANCHOR | IT_POS;
+	y.leaf = at ? l[0].next : x->leaf;
+	y.idx = rev ? e : e + 1;
+	y.rv = rv;
+	y.anchor = ks.value;
+	y.succ = 0;
+	y.alen = 0;
+	memset(y.pre, 0, sizeof(y.pre));
+	if (kind != UH_KEY_I64) {
+		y.flags |= IT_KOBJ;
+		y.alen = (uint32_t)key.len;
+		memcpy(y.pre, key.data, key.len < IT_PREFIX ? key.len : IT_PREFIX);
+		if (y.alen > IT_PREFIX && ss.value) {
+			y.succ = ss.value;
+			y.flags |= IT_SOBJ;
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	for (uint32_t j = 0; j < nl; j++)	/* bound: 2 */
+		if (!uh_lock_still(h, l[j].off, l[j].w))
+			return 1;
+	if (sm_lean_map(h, m, &kind))
+		return 1;
+	*x = y;
+	if (k)
+		*k = key;
+	if (v)
+		uh_slot_to_value(&vs, v);
+	h->st.opt_reads++;
+	return 0;
+}
+
 int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 {
 	static __thread struct sm_scan_op op;
 	static const uint64_t zero[8];
 	struct sm_it x;
-	int rc = sm_args_k(h, m, NULL, 0, 1);
+	int rc = uh_check_handle(h);
 
 	if (rc)
+		return rc;
+	if (it && it_unpack(it->s, &x) && x.map == m && !(x.flags & IT_DONE) &&
+	    sm_next_lean(h, m, &x, k, v) == 0) {
+		it_pack(&x, it->s);
+		return 0;
+	}
+	if ((rc = sm_args_k(h, m, NULL, 0, 1)) != 0)
 		return rc;
 	if (!it)
 		return uh_err_set(UH_EINVAL, "uh_smap_next: it is NULL");
