@@ -401,6 +401,10 @@ static inline uint64_t uh_fnv1a64(const void *p, size_t n, uint64_t h)
 	return h;
 }
 #define UH_FNV_INIT 0xcbf29ce484222325ull
+/* The word hash of hash-map keys (FORMAT.md 11.3; value.c). */
+#define UH_WORDS_HASH_INIT 0x9e3779b97f4a7c15ull
+#define UH_WORDS_HASH_MUL 0xff51afd7ed558ccdull
+#define UH_WORDS_HASH_FIN 0xc4ceb9fe1a85ec53ull
 
 static inline uint32_t uh_type_size(uint32_t type)
 {

@@ -39,7 +39,8 @@
  * they are written.
  *
  * Invariants (uh_map_check verifies them all):
- *  - Without a resize, an entry of hash x (FNV-1a 64 of the key bytes) is
+ *  - Without a resize, an entry of hash x (uh_key_hash: the word hash of
+ *    the key bytes, or FNV-1a 64 in a map created before it) is
  *    in bucket x & (size - 1) of the table. During a resize (old table
  *    non-empty, its size exactly half the table's): an entry whose old
  *    bucket ob = x & (old_size - 1) is >= cursor is still in old bucket ob;
@@ -325,13 +326,14 @@ static int entry_set_next(uh_heap *h, const struct dt_entry *e, uh_off next)
 	return uh_tx_write(h, e->ref, e->ref + dt_entry_next_at(e), &next, 8);
 }
 
-int dt_entry_hash(uh_heap *h, const struct dt_entry *e, uint64_t *hash)
+int dt_entry_hash(uh_heap *h, const struct dt_map_view *v, const struct dt_entry *e,
+		  uint64_t *hash)
 {
 	struct uh_slot s;
 	int rc;
 
 	if (e->inl) {
-		*hash = uh_fnv1a64(e->key.data, e->key.len, UH_FNV_INIT);
+		*hash = dt_key_hash(v, &e->key);
 		return 0;
 	}
 	if ((rc = uh_slot_read(h, e->ref, DT_ME_HASH, &s)) != 0)
@@ -411,15 +413,17 @@ static int view_check(uh_heap *h, const struct uh_slot *s, struct dt_map_view *v
 	uh_off m = v->m;
 	int rc;
 
-	if (uh_slot_type(s[DT_MH_KIND].tag) != UH_T_I64 || s[DT_MH_KIND].value < UH_KEY_STRING ||
-	    s[DT_MH_KIND].value > UH_KEY_I64)
+	uint64_t kind = s[DT_MH_KIND].value & ~(uint64_t)DT_KIND_WORDS;
+	if (uh_slot_type(s[DT_MH_KIND].tag) != UH_T_I64 || kind < UH_KEY_STRING ||
+	    kind > UH_KEY_I64)
 		return bad_header(m, "has a bad key kind", s[DT_MH_KIND].value);
 	if (uh_slot_type(s[DT_MH_COUNT].tag) != UH_T_I64 ||
 	    uh_slot_type(s[DT_MH_CURSOR].tag) != UH_T_I64)
 		return bad_header(m, "count or cursor slot is not an I64", s[DT_MH_COUNT].tag);
 	if (uh_slot_type(s[DT_MH_TABLE].tag) != UH_T_REF || !s[DT_MH_TABLE].value)
 		return bad_header(m, "has no table", s[DT_MH_TABLE].tag);
-	v->kind = (uint32_t)s[DT_MH_KIND].value;
+	v->kind = (uint32_t)kind;
+	v->words = (s[DT_MH_KIND].value & DT_KIND_WORDS) != 0;
 	v->count = s[DT_MH_COUNT].value;
 	v->cursor = s[DT_MH_CURSOR].value;
 	if ((rc = view_table(h, m, DT_MH_TABLE, s[DT_MH_TABLE].value, &v->table)) != 0)
@@ -545,7 +549,7 @@ static int migrate_bucket(uh_heap *h, const struct dt_map_view *v, uint64_t b)
 					  (unsigned long long)v->m, (unsigned long long)b,
 					  (unsigned long long)v->count);
 		if ((rc = dt_entry_load(h, v, parent, at, e, &d)) != 0 ||
-		    (rc = dt_entry_hash(h, &d, &hash)) != 0)
+		    (rc = dt_entry_hash(h, v, &d, &hash)) != 0)
 			return rc;
 		uint64_t nb = hash & (v->table.size - 1);
 		if ((rc = dt_table_get(h, v->m, &v->table, nb, &head)) != 0 ||
@@ -665,7 +669,7 @@ static int put_body(uh_heap *h, void *arg)
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
 	    (rc = uh_value_to_slot(h, a->val, 0, &vs)) != 0)
 		return rc;
-	if ((rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
+	if ((rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
 		return rc;
 	rc = f.entry.ref ? replace(h, &f.entry, &vs, a->flags) : insert(h, &v, &f, a->k, &vs);
 	if (rc == 0 && v.old.ref)
@@ -708,7 +712,7 @@ static int remove_body(uh_heap *h, void *arg)
 	int rc;
 
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
-	    (rc = find(h, &v, a->k, uh_key_hash(a->k), &f)) != 0)
+	    (rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
 		return rc;
 	if (!f.entry.ref)
 		return uh_err_set(UH_ENOTFOUND, "uh_map_remove: key not in map %llu",
@@ -786,6 +790,7 @@ static int get_body(uh_heap *h, void *arg)
 
 	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0)
 		return rc;
+	a->hash = dt_key_hash(&v, a->k);
 	if (h->opt.on && (rc = get_fast(h, &v, a, &s, &found)) != GET_GENERAL) {
 		a->missing = !found;
 		if (rc == 0 && found && a->val)
@@ -838,7 +843,7 @@ static int new_body(uh_heap *h, void *arg)
 		return rc;
 	}
 	/* Both objects are new in this block: written in place. */
-	if ((rc = put_i64(h, m, DT_MH_KIND, a->kind)) != 0 ||
+	if ((rc = put_i64(h, m, DT_MH_KIND, a->kind | DT_KIND_WORDS)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_COUNT, 0)) != 0 ||
 	    (rc = put_ref(h, m, DT_MH_TABLE, t.ref)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_CURSOR, 0)) != 0)
@@ -935,7 +940,8 @@ static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, u
 }
 
 /* Where a lean get looks: the header's view kept from an earlier read,
- * the lock word it was kept at, and the bucket of the key's hash in it. */
+ * the lock word it was kept at, and the bucket of the key's hash in it
+ * (hashed as that view says). */
 struct lean {
 	struct dt_map_view v;
 	uint64_t kept_word;
@@ -947,14 +953,14 @@ struct lean {
  * bucket's line, so that the cache miss overlaps the work before the
  * lookup (a prefetch reads nothing and never faults; the view may be
  * stale, get_lean checks it). 0 when there is no view to go by. */
-static int lean_begin(uh_heap *h, uh_off m, uint64_t hash, struct lean *l)
+static int lean_begin(uh_heap *h, uh_off m, const uh_key *k, struct lean *l)
 {
 	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &l->kept_word);
 
 	if (!kept)
 		return 0;
 	memcpy(&l->v, kept, sizeof(l->v));
-	dt_map_bucket_of(&l->v, hash, &l->t, &l->b);
+	dt_map_bucket_of(&l->v, dt_key_hash(&l->v, k), &l->t, &l->b);
 	__builtin_prefetch((const void *)((uintptr_t)h->base + UH_REF_OFFSET(l->t->ref) +
 					  dt_table_at(l->t, l->b)));
 	return 1;
@@ -1025,9 +1031,8 @@ int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 
 	if (rc || (rc = uh_key_check_shape(k ? k->kind : 0, k)) != 0)
 		return rc;
-	a.hash = uh_key_hash(k);
 	/* The UTF-8 check runs while the bucket's line is on its way. */
-	int lean = lean_begin(h, m, a.hash, &l);
+	int lean = lean_begin(h, m, k, &l);
 	if ((rc = uh_key_check_utf8(k)) != 0)
 		return rc;
 	if (lean && get_lean(h, m, &l, k, &s, &found) == 0) {

@@ -41,7 +41,7 @@ static int check_key(uh_heap *h, struct chk *c, const struct dt_entry *d, uint64
 	if (uh_key_check(c->v->kind, &d->key) != 0)
 		return damaged(c, "entry %llu holds a malformed key (%llu bytes)", d->ref,
 			       d->key.len);
-	if (uh_key_hash(&d->key) != hash)
+	if (dt_key_hash(c->v, &d->key) != hash)
 		return damaged(c, "entry %llu keeps hash %llu, not its key's", d->ref, hash);
 	return 0;
 }
@@ -86,7 +86,7 @@ static int check_entry(uh_heap *h, struct chk *c, const struct dt_entry *d, uh_o
 	uint64_t hash;
 	int rc;
 
-	if ((rc = check_layout(h, c, d)) != 0 || (rc = dt_entry_hash(h, d, &hash)) != 0 ||
+	if ((rc = check_layout(h, c, d)) != 0 || (rc = dt_entry_hash(h, c->v, d, &hash)) != 0 ||
 	    (rc = dt_entry_value(h, d, &vs)) != 0)
 		return rc;
 	if (uh_slot_type(vs.tag) < UH_T_BOOL || uh_slot_type(vs.tag) > UH_T_BYTES)

@@ -18,12 +18,16 @@
 #include "value.h"
 
 /* Header slots (class UH_CLASS_MAP). */
-#define DT_MH_KIND 0u		/* I64: UH_KEY_* */
+#define DT_MH_KIND 0u		/* I64: UH_KEY_*, | DT_KIND_WORDS */
 #define DT_MH_COUNT 1u		/* I64: live entries */
 #define DT_MH_TABLE 2u		/* REF: current bucket table */
 #define DT_MH_OLD 3u		/* REF or empty: table being migrated from */
 #define DT_MH_CURSOR 4u		/* I64: old buckets [0, cursor) are migrated */
 #define DT_MH_SLOTS 5u
+/* In the kind slot of a map created since format 4's word hash: its keys
+ * hash with it (uh_key_hash). Readers that predate it see an unknown kind
+ * and refuse the map instead of looking in the wrong buckets. */
+#define DT_KIND_WORDS 0x100u
 
 /* Entry slots (class UH_CLASS_MAP_ENTRY, the typed-slot encoding). */
 #define DT_ME_KEY 0u		/* I64, or STRING/BYTES ref to a key object */
@@ -55,6 +59,7 @@ struct dt_table {
 struct dt_map_view {
 	uh_off m;
 	uint32_t kind;
+	int words;		/* keys hash with the word hash (DT_KIND_WORDS) */
 	uint64_t count;
 	struct dt_table table;	/* current table */
 	struct dt_table old;	/* during a migration (size = table.size / 2), else ref 0 */
@@ -98,8 +103,16 @@ int dt_entry_recheck(uh_heap *h, const struct dt_entry *e);
 /* Where e keeps its next reference, in bytes from its start. */
 uint64_t dt_entry_next_at(const struct dt_entry *e);
 int dt_entry_value(uh_heap *h, const struct dt_entry *e, struct uh_slot *out);
-/* FNV-1a 64 of the key (kept by the slot encoding, computed otherwise). */
-int dt_entry_hash(uh_heap *h, const struct dt_entry *e, uint64_t *hash);
+/* The hash of e's key in map v (kept by the slot encoding, computed
+ * otherwise). */
+int dt_entry_hash(uh_heap *h, const struct dt_map_view *v, const struct dt_entry *e,
+		  uint64_t *hash);
+
+/* The hash of key k in map v. */
+static inline uint64_t dt_key_hash(const struct dt_map_view *v, const uh_key *k)
+{
+	return uh_key_hash(k, v->words);
+}
 
 /* Where a key of this hash lives: the old table for buckets not yet
  * migrated, else the current one. Can't fail. */

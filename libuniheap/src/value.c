@@ -200,11 +200,37 @@ int uh_key_cmp(const uh_key *a, const uh_key *b)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-uint64_t uh_key_hash(const uh_key *k)
+/* The word hash (FORMAT.md 11.3): 8 bytes per step (a little-endian word), the
+ * tail zero-padded, then a final mix so that the low bits, which pick the
+ * bucket, depend on every byte. About 4x fewer steps than FNV-1a's byte
+ * loop for the keys of a typical map. */
+static uint64_t words_hash(const void *p, size_t n)
 {
-	if (k->kind == UH_KEY_I64)
-		return uh_fnv1a64(&k->i64, sizeof(k->i64), UH_FNV_INIT);
-	return uh_fnv1a64(k->data, k->len, UH_FNV_INIT);
+	const unsigned char *s = p;
+	uint64_t h = UH_WORDS_HASH_INIT ^ n, w;
+
+	for (; n >= 8; s += 8, n -= 8) {	/* bound: n / 8 */
+		memcpy(&w, s, 8);
+		h = (h ^ w) * UH_WORDS_HASH_MUL;
+		h ^= h >> 32;
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, s, n);
+		h = (h ^ w) * UH_WORDS_HASH_MUL;
+		h ^= h >> 32;
+	}
+	h ^= h >> 33;
+	h *= UH_WORDS_HASH_FIN;
+	return h ^ (h >> 33);
+}
+
+uint64_t uh_key_hash(const uh_key *k, int words)
+{
+	const void *p = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+	size_t n = k->kind == UH_KEY_I64 ? sizeof(k->i64) : k->len;
+
+	return words ? words_hash(p, n) : uh_fnv1a64(p, n, UH_FNV_INIT);
 }
 
 int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg)

@@ -65,7 +65,11 @@ int uh_key_free(uh_heap *h, const struct uh_slot *s);
 /* <0, 0, >0: bytewise for string/bytes (shorter prefix first), numeric
  * for i64. Both keys of the same kind. */
 int uh_key_cmp(const uh_key *a, const uh_key *b);
-uint64_t uh_key_hash(const uh_key *k);
+/* The hash of a key in a hash map (FORMAT.md 11.3): FNV-1a 64 of its bytes
+ * in maps created by formats 1-3, the word hash in maps created since
+ * (words; their header's kind carries DT_KIND_WORDS). An i64 key hashes
+ * its 8 bytes. */
+uint64_t uh_key_hash(const uh_key *k, int words);
 
 /* Run body(h, arg) in an implicit block if the caller is outside one. */
 int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg);
