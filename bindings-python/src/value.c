@@ -194,6 +194,7 @@ int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k)
 		if (!(k->data = PyUnicode_AsUTF8AndSize(o, &len)))
 			return -1;
 		k->len = (size_t)len;
+		k->flags = UH_KEY_VALID_UTF8;	/* CPython's UTF-8 of a str always is */
 		return 0;
 	}
 	if (kind == UH_KEY_BYTES && PyBytes_Check(o)) {

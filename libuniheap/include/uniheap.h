@@ -472,13 +472,17 @@ typedef struct uh_value {
 #define UH_KEY_BYTES 2u		/**< raw bytes; sorted bytewise */
 #define UH_KEY_I64 3u		/**< signed 64-bit; sorted numerically */
 #define UH_KEY_MAX_LEN 4096u	/**< bytes of a string or bytes key */
+/** uh_key flag: the caller vouches that a STRING key's bytes are valid
+ * UTF-8 (they were encoded from a runtime's string), so libuniheap does
+ * not check them again. Keys returned by libuniheap have flags 0. */
+#define UH_KEY_VALID_UTF8 0x1u
 
 /** A key passed to or returned by a map. For STRING/BYTES keys data and
  * len; for I64 keys i64. @note a returned key's data points into the
  * mapping: valid while the map entry lives. */
 typedef struct uh_key {
 	uint32_t kind;		/**< UH_KEY_* */
-	uint32_t reserved;
+	uint32_t flags;		/**< 0, or UH_KEY_VALID_UTF8 */
 	const void *data;
 	size_t len;
 	int64_t i64;

@@ -915,24 +915,22 @@ static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
 	return uh_lock_version(h, obj, *w, v);
 }
 
-/* Entry e, checked as uh_obj_get checks an object (a slot start, valid,
- * its generation) and as dt_entry_load checks an inline-key entry, its
- * lock word noted in *w first; else NULL. */
+/* Entry e, checked as dt_entry_load checks an inline-key entry (valid,
+ * its generation, its class and size), its lock word noted in *w first;
+ * else NULL. No arena lookup: e was read from a table or entry the final
+ * check vouches for, so it names a live entry if that check passes, and
+ * until then only the bounds of what is read matter (the mapping's). */
 static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, uint64_t *w)
 {
-	uint64_t off = UH_REF_OFFSET(e);
-	uint32_t slot;
-	const struct uh_arena_span *sp = uh_arena_slot_of(&h->ix, off, &slot);
+	uint64_t off = UH_REF_OFFSET(e), v;
 
-	uint64_t v;
-
-	if (!sp || !lean_note(h, off, w, &v))
+	if (!off || off > h->size - UH_OBJHDR_SIZE || !lean_note(h, off, w, &v))
 		return NULL;
 	const struct uh_objhdr *o = (const void *)(h->base + off);
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
 	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
 	uint32_t payload = size & UH_OBJ_SIZE_MASK;
-	if (!(size & UH_OBJ_VALID) || payload > sp->slot_size - UH_OBJHDR_SIZE ||
+	if (!(size & UH_OBJ_VALID) || payload > h->size - off - UH_OBJHDR_SIZE ||
 	    uh_word_gen(word) != UH_REF_GEN(e) || uh_word_class(word) != UH_CLASS_MAP_IENTRY ||
 	    !ie_payload_ok(kind, payload))
 		return NULL;

@@ -810,6 +810,48 @@ static void test_bounded_steps(uh_heap *h)
 	TH_CHECK(max_log < 8192);
 }
 
+/* The word hash (FORMAT.md 0) of n bytes, written out from the spec a
+ * byte at a time: the bucket of a string key in a new map. */
+static uint64_t spec_words_hash(const unsigned char *p, size_t n)
+{
+	uint64_t hh = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t w = 0;
+		for (size_t j = 0; j < 8 && i + j < n; j++)
+			w |= (uint64_t)p[i + j] << (8 * j);
+		hh = (hh ^ w) * 0xff51afd7ed558ccdull;
+		hh ^= hh >> 32;
+	}
+	hh ^= hh >> 33;
+	hh *= 0xc4ceb9fe1a85ec53ull;
+	return hh ^ (hh >> 33);
+}
+
+/* A string key of every length from 0 to 40 lands in the bucket its word
+ * hash names (the first table has 8 buckets), read back with raw reads. */
+static void test_word_hash_buckets(uh_heap *h)
+{
+	unsigned char buf[41];
+	uh_value v = { .type = UH_T_I64, .u.i = 1 };
+	uh_off m;
+
+	for (size_t n = 0; n <= 40; n++) {
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (unsigned char)('a' + (i * 7 + n) % 26);
+		uh_key k = { .kind = UH_KEY_STRING, .data = buf, .len = n };
+		TH_CHECK_RC(uh_map_new(h, UH_KEY_STRING, &m));
+		TH_CHECK_RC(uh_map_put(h, m, &k, &v, 0));
+		uh_off table = rd64(h, m, 16 + 16 * 2 + 8);
+		uint64_t want = spec_words_hash(buf, n) & 7, found = 8;
+		for (uint64_t b = 0; b < 8; b++)
+			if (rd64(h, table, 16 + 8 * (uint32_t)b))
+				found = b;
+		TH_CHECK_EQ(found, want);
+		TH_CHECK_RC(uh_free(h, m));
+	}
+}
+
 /* A map created before the word hash (its kind slot without
  * DT_KIND_WORDS, 0x100, as written here on an empty map) hashes with
  * FNV-1a 64 for good: puts through several resizes, gets, removes and the
@@ -874,6 +916,7 @@ int main(void)
 		test_check_detects(h);
 		test_lean_gets(h);
 		test_fnv_map(h);
+		test_word_hash_buckets(h);
 		uh_heap *h2 = NULL;
 		if (th_connect(&d, 0, &h2) == 0) {
 			test_get_beside_open_block(h, h2);
