@@ -249,6 +249,7 @@ bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out)
 	k.kind = kind;
 	if (kind == UH_KEY_STRING && v.IsString()) {
 		out->bytes = v.As<Napi::String>().Utf8Value();
+		k.flags = UH_KEY_VALID_UTF8;	/* lone surrogates come out as U+FFFD */
 	} else if (kind == UH_KEY_BYTES && bytes_of(v, &out->bytes)) {
 	} else if (kind == UH_KEY_I64 && (v.IsNumber() || v.IsBigInt())) {
 		return to_int(env, v, &k.i64, "key");

@@ -18,6 +18,7 @@ final class Keys {
 
     static final int STRING = 1, BYTES = 2, I64 = 3;
     private static final int MAX_LEN = 4096;   // UH_KEY_MAX_LEN
+    private static final int VALID_UTF8 = 1;    // UH_KEY_VALID_UTF8
 
     /** Code point order: the order of the UTF-8 bytes sorted maps use
      * (String.compareTo, UTF-16 order, differs above U+FFFF). */
@@ -74,7 +75,9 @@ final class Keys {
         MemorySegment m = s.scratch;
         long k = Session.KEY;
         m.set(JAVA_INT, k, kind);
-        m.set(JAVA_INT, k + 4, 0);
+        // uh_key.flags: UH_KEY_VALID_UTF8 for a String's bytes (getBytes(UTF_8)
+        // replaces what is not valid), so libuniheap does not check them again.
+        m.set(JAVA_INT, k + 4, kind == STRING ? VALID_UTF8 : 0);
         if (kind == I64 && key instanceof Long l) {
             m.set(JAVA_LONG, k + 8, 0L);
             m.set(JAVA_LONG, k + 16, 0L);

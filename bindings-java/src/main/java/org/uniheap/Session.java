@@ -22,7 +22,7 @@ final class Session {
     /* Scratch layout (bytes). */
     static final long OUT = 0;        // uh_value or a u64/u32 out-parameter
     static final long OUT2 = 16;      // a second uh_value (old values)
-    static final long KEY = 32;       // uh_key {u32 kind, u32, ptr data, size_t len, i64}
+    static final long KEY = 32;       // uh_key {u32 kind, u32 flags, ptr data, size_t len, i64}
     static final long ITER = 64;      // uh_iter (64 bytes)
     static final long ROOT = 128;     // uh_root_next: cursor, name, name_len, value
     static final long CINFO = 160;    // uh_class_info (24 bytes)
