@@ -269,6 +269,35 @@ static uint32_t sm_key_class(uint32_t kind)
 	return kind == UH_KEY_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
 }
 
+/* The header of object o (at ref; inside the mapping) read in place: 1 if
+ * it is live, of ref's generation and of class cls; *payload its size. */
+static int sm_live_in_place(const struct uh_objhdr *o, uh_off ref, uint32_t cls,
+			    uint32_t *payload)
+{
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
+
+	*payload = size & UH_OBJ_SIZE_MASK;
+	return (size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(ref) &&
+	       uh_word_class(word) == cls;
+}
+
+/* Key object o (at ref, its header inside the mapping) as a key whose
+ * bytes stay in place: 0, or 1 if it is not a live key object of kind's
+ * class whose bytes fit the mapping. */
+static int sm_key_view(uh_heap *h, uint32_t kind, uh_off ref, const struct uh_objhdr *o,
+		       uh_key *key)
+{
+	uint32_t len;
+
+	if (!sm_live_in_place(o, ref, sm_key_class(kind), &len) || len > UH_KEY_MAX_LEN ||
+	    len > h->size - UH_REF_OFFSET(ref) - UH_OBJHDR_SIZE)
+		return 1;
+	key->data = (const unsigned char *)(o + 1);
+	key->len = len;
+	return 0;
+}
+
 /* Outside blocks: the key object ref names, its bytes left in place
  * (kb->k.data points into the mapping). */
 static int sm_key_in_place(uh_heap *h, uint32_t kind, uh_off ref, struct sm_kbuf *kb)
@@ -278,16 +307,9 @@ static int sm_key_in_place(uh_heap *h, uint32_t kind, uh_off ref, struct sm_kbuf
 
 	if (!o)
 		return rc;
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
-	uint32_t len = size & UH_OBJ_SIZE_MASK;
-	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ref) ||
-	    uh_word_class(word) != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
-	    len > h->size - UH_REF_OFFSET(ref) - UH_OBJHDR_SIZE)
-		return sm_bad(h, "key object %llu is freed, of class %u or %u bytes long",
-			      (unsigned long long)ref, uh_word_class(word), len);
-	kb->k.data = (const unsigned char *)(o + 1);
-	kb->k.len = len;
+	if (sm_key_view(h, kind, ref, o, &kb->k))
+		return sm_bad(h, "key object %llu is freed or not a key of this map",
+			      (unsigned long long)ref);
 	return 0;
 }
 
@@ -527,11 +549,8 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 						       &rc);
 		if (!o)
 			return rc;
-		uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
-		uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
-		cls = uh_word_class(word);
-		payload = size & UH_OBJ_SIZE_MASK;
-		valid = (size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(off);
+		valid = sm_live_in_place(o, off, UH_CLASS_SMAP_NODE, &payload);
+		cls = UH_CLASS_SMAP_NODE;	/* or not valid */
 		nd->mem = (const struct uh_slot *)(o + 1);
 	} else if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0) {
 		return rc;
@@ -1770,11 +1789,9 @@ static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_leaf *l)
 	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
 	if (!uh_lock_version(h, off, l->w, &l->ver))
 		return 1;
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
-	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ref) ||
-	    uh_word_class(word) != UH_CLASS_SMAP_NODE ||
-	    (size & UH_OBJ_SIZE_MASK) != SM_NSLOTS * sizeof(struct uh_slot))
+	uint32_t payload;
+	if (!sm_live_in_place(o, ref, UH_CLASS_SMAP_NODE, &payload) ||
+	    payload != SM_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	l->mem = (const void *)(o + 1);
 	uh_load(&meta, (const char *)&l->mem[SM_META].value, 8);
@@ -1794,17 +1811,7 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
 	uint64_t ko = UH_REF_OFFSET(ks->value);
 	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !ko || ko > h->size - UH_OBJHDR_SIZE)
 		return 1;
-	const struct uh_objhdr *o = (const void *)(h->base + ko);
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
-	uint32_t len = size & UH_OBJ_SIZE_MASK;
-	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(ks->value) ||
-	    uh_word_class(word) != sm_key_class(kind) || len > UH_KEY_MAX_LEN ||
-	    len > h->size - ko - UH_OBJHDR_SIZE)
-		return 1;
-	key->data = h->base + ko + UH_OBJHDR_SIZE;
-	key->len = len;
-	return 0;
+	return sm_key_view(h, kind, ks->value, (const void *)(h->base + ko), key);
 }
 
 /* The sorted map m for sm_next_lean, read in place: its key kind, if m
@@ -1815,13 +1822,14 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 {
 	uint64_t off = UH_REF_OFFSET(m);
 
-	if (h->tx.depth || !off || off > h->size - UH_OBJHDR_SIZE - SH_NSLOTS * sizeof(struct uh_slot))
+	if (h->tx.depth || !off ||
+	    off > h->size - UH_OBJHDR_SIZE - SH_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	const struct uh_objhdr *o = (const void *)(h->base + off);
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
-	if (!(size & UH_OBJ_VALID) || uh_word_gen(word) != UH_REF_GEN(m) ||
-	    uh_word_class(word) != UH_CLASS_SMAP)
+	uint32_t payload;
+	/* After the leaves' check when it runs again: read after it. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!sm_live_in_place(o, m, UH_CLASS_SMAP, &payload))
 		return 1;
 	*kind = (uint32_t)((const struct uh_slot *)(o + 1))[SH_KIND].value;
 	return *kind < UH_KEY_STRING || *kind > UH_KEY_I64;
