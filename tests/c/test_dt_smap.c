@@ -593,6 +593,131 @@ static void test_scan_delete(uh_heap *h)
 	TH_CHECK(k.len == 1 && ((const char *)k.data)[0] == 2);
 }
 
+/* ---- a scan beside a writer, checked against a model ----
+ *
+ * Session h scans (both directions) while session h2, between every two
+ * steps, puts and removes keys, sometimes the key just returned or the
+ * one after it. Each step must return what the scan's contract says
+ * (smap.c, "scans"): the next key after the last one returned if that
+ * key is still there; if it was removed, the key that followed it when it
+ * was returned, if that one is still there (else the end, if none
+ * followed it, or UH_ESTATE: these keys are longer than the 16 bytes a
+ * scan keeps). Keys are 27 bytes, about 1500 of them: many leaves, so
+ * steps stay in a leaf, cross to the next one, and fall back to the
+ * general path after a change. A key removed is never put again in the
+ * same scan. Scans (each on a fresh set of keys) run until 3000 steps. */
+
+#define IS_N 3000
+
+static void is_key(int i, char *buf, uh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = UH_KEY_STRING;
+	k->len = (size_t)snprintf(buf, 64, "interleaved-scan-key-%06d", i);
+	k->data = buf;
+}
+
+/* A number below n from the high bits of rnd() (its low bits repeat
+ * patterns from one call to the next). */
+static int is_rnd(int n)
+{
+	return (int)((rnd() >> 32) % (uint64_t)n);
+}
+
+/* The present key after (rev: before) i, or -1. */
+static int is_after(const unsigned char *present, int i, int rev)
+{
+	for (int j = rev ? i - 1 : i + 1; j >= 0 && j < IS_N; j += rev ? -1 : 1)
+		if (present[j])
+			return j;
+	return -1;
+}
+
+static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
+{
+	static unsigned char present[IS_N], removed[IS_N];
+	char buf[64], got[64];
+	uh_value v = { .type = UH_T_I64 };
+	uh_off m = 0;
+	uh_key k;
+	uh_iter it;
+	int bad = 0, steps = 0, estate = 0;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
+	for (int round = 0; (round < 4 || steps < 3000) && round < 64 && !bad; round++) {
+		int rev = round & 1;
+		memset(removed, 0, sizeof(removed));
+		for (int i = 0; i < IS_N; i++) {
+			int want = i % 2 == 0;
+			is_key(i, buf, &k);
+			v.u.i = i;
+			if (want && !present[i])
+				TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+			else if (!want && present[i])
+				TH_CHECK_RC(uh_smap_remove(h, m, &k, NULL, 0));
+			present[i] = (unsigned char)want;
+		}
+		TH_CHECK_RC(uh_smap_scan(h, m, NULL, rev ? UH_SCAN_REVERSE : 0, &it));
+		int last = -1, succ = -1, rc;
+		while (!bad) {
+			if (last >= 0) {
+				for (int c = is_rnd(3); c > 0; c--) {	/* h2's changes */
+					int pick = is_rnd(16), i;
+					/* Both the last key and its successor gone
+					 * ends the scan: rarely. */
+					int both = present[last] || is_rnd(8) == 0;
+					if (pick == 0)
+						i = last;
+					else if (pick == 1 && succ >= 0 && both)
+						i = succ;
+					else
+						i = is_rnd(IS_N);
+					is_key(i, buf, &k);
+					v.u.i = i;
+					if (present[i]) {
+						TH_CHECK_RC(uh_smap_remove(h2, m, &k, NULL, 0));
+						present[i] = 0;
+						removed[i] = 1;
+					} else if (!removed[i]) {
+						TH_CHECK_RC(uh_smap_put(h2, m, &k, &v, 0));
+						present[i] = 1;
+					}
+				}
+			}
+			int want;	/* -1 the end, -2 UH_ESTATE */
+			if (last < 0)
+				want = is_after(present, rev ? IS_N : -1, rev);
+			else if (present[last])
+				want = is_after(present, last, rev);
+			else if (succ < 0)
+				want = -1;
+			else
+				want = present[succ] ? succ : -2;
+			rc = uh_smap_next(h, m, &it, &k, &v);
+			steps++;
+			if (want == -1 ? rc != UH_ENOTFOUND : want == -2 ? rc != UH_ESTATE :
+			    rc != 0 || v.u.i != want) {
+				printf("  step %d (%s): want %d, got rc %d value %lld\n", steps,
+				       rev ? "reverse" : "forward", want, rc, (long long)v.u.i);
+				bad++;
+			}
+			if (rc != 0)
+				break;
+			snprintf(got, sizeof(got), "%.*s", (int)k.len, (const char *)k.data);
+			is_key(want, buf, &k);
+			if (strcmp(got, buf) != 0)
+				bad++;
+			last = want;
+			succ = is_after(present, last, rev);
+		}
+		estate += rc == UH_ESTATE;
+	}
+	TH_CHECK_EQ(bad, 0);
+	TH_CHECK(steps >= 3000);
+	printf("  scan beside a writer: %d steps, %d scans lost their place\n", steps, estate);
+	TH_CHECK_RC(uh_smap_check(h, m));
+}
+
 /* ---- damage: uh_smap_check names what is wrong (format in smap.c) ---- */
 
 static uint64_t *slot_word(uh_heap *h, uh_off obj, unsigned i, unsigned w)
@@ -726,6 +851,11 @@ int main(void)
 		return th_summary(SUITE);
 	test_bad(h);
 	test_scan_delete(h);
+	uh_heap *h2 = NULL;
+	if (th_connect(&d, 0, &h2) == 0) {
+		test_scan_beside_writer(h, h2);
+		uh_disconnect(h2);
+	}
 	test_damage(h);
 	test_readonly(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
