@@ -29,8 +29,24 @@ final class MapOps {
         return DataTypes.query(heap, ref, sorted ? Native.SMAP_LEN : Native.MAP_LEN, "map size");
     }
 
+    /**
+     * What a lookup makes of the value it found, once the session is given
+     * back: the Java value, or {@link Values#CHANGED} when a string or bytes
+     * value was freed before it was read (the lookup then runs again).
+     */
+    @FunctionalInterface
+    interface Reader {
+        Object read(Heap heap, int type, long bits);
+    }
+
     /** The value of key, or MISSING. */
     static Object get(Heap heap, long ref, boolean sorted, int kind, Object key) {
+        return get(heap, ref, sorted, kind, key, Values::from);
+    }
+
+    /** What reader makes of the value of key, or MISSING. get() and view()
+     * share this lookup, retries included. */
+    static Object get(Heap heap, long ref, boolean sorted, int kind, Object key, Reader reader) {
         for (int tries = 0; tries < MAX_RETRIES; tries++) {   // bound: a writer replacing it each time
             BlockState b = heap.current();
             Session s = heap.acquire(b);
@@ -52,7 +68,7 @@ final class MapOps {
             } finally {
                 heap.release(b, s);
             }
-            Object v = Values.from(heap, type, bits);
+            Object v = reader.read(heap, type, bits);
             if (v != Values.CHANGED)
                 return v;
             if (b != null)

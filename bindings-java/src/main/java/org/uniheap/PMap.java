@@ -91,6 +91,20 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
         return v == MapOps.MISSING ? null : (V) v;
     }
 
+    /**
+     * A zero-copy, read-only view of the bytes value of key where it lies in
+     * the heap (get copies it into a new byte[]); see {@link BytesView} for
+     * how long it shows the value.
+     * @return the view, or null if key is absent (as get returns)
+     * @throws TypeMismatchException if the value is not bytes (null included)
+     * @throws NullPointerException for a null key
+     * @throws ClassCastException for a key of another class than the map's
+     */
+    public BytesView view(Object key) {
+        Object v = MapOps.get(heap, ref, false, kind(), key, BytesView::of);
+        return v == MapOps.MISSING ? null : (BytesView) v;
+    }
+
     @Override
     public boolean containsKey(Object key) {
         return MapOps.get(heap, ref, false, kind(), key) != MapOps.MISSING;

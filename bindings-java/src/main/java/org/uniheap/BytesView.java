@@ -1,0 +1,109 @@
+package org.uniheap;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A zero-copy view of a bytes value where it lies in the heap
+ * ({@link PMap#view(Object)}, {@link PSortedMap#view(Object)}): a read-only
+ * {@link MemorySegment} over the value's payload, and a way to ask whether
+ * the value is still there.
+ *
+ * <p>Lifetime. The segment is a slice of the heap's mapping: readable while
+ * the heap is open; once {@link Heap#close()} ran, every access throws
+ * IllegalStateException (never a crash). It shows the value while the value
+ * lives: a put that replaces it or a remove frees it (in any process), and
+ * the slot may then hold another object, whose bytes the segment shows.
+ * {@link #valid()} says whether it still shows the value; for a consistent
+ * copy, copy and then check {@code valid()}. Reads of the segment are plain
+ * memory reads: inside a block the view shows the value as the block saw
+ * it when {@code view} was called, and does not join the block's snapshot
+ * afterwards.
+ */
+public final class BytesView {
+    /** The header's valid bit and class word (uniheap.h, "direct"). */
+    private static final long HEADER_MASK = 0x8000_0000_ffff_ffffL;
+
+    private final Heap heap;
+    private final long ref;
+    private final long header;   // the live header word ref names, under HEADER_MASK
+    private final MemorySegment segment;
+
+    private BytesView(Heap heap, long ref, MemorySegment segment) {
+        this.heap = heap;
+        this.ref = ref;
+        this.header = headerOf(ref);
+        this.segment = segment;
+    }
+
+    /** The header word of the live bytes object ref names, under HEADER_MASK. */
+    private static long headerOf(long ref) {
+        return 1L << 63 | (ref >>> 48) << 16 | ProxyType.CLASS_BYTES;
+    }
+
+    /**
+     * The view of the value a map lookup found (a {@link MapOps.Reader}):
+     * {@link Values#CHANGED} if the bytes object was freed since, so the
+     * lookup runs again, as get's does.
+     * @throws TypeMismatchException if the value is not bytes
+     */
+    static Object of(Heap heap, int type, long bits) {
+        if (type != Values.BYTES || bits == 0)
+            throw new TypeMismatchException("view(): the value is not bytes but "
+                    + (bits == 0 && type >= Values.REF ? "null" : FieldType.nameOf(type)));
+        MemorySegment s = heap.seg;
+        long o = bits & ProxyBase.OFFSET_MASK;
+        try {
+            long w = (long) ProxyBase.LONG_AT.getAcquire(s, o + 8);
+            if ((w & HEADER_MASK) != headerOf(bits))
+                return Values.CHANGED;   // freed (and maybe reused) since the lookup
+            int len = (int) (w >>> 32) & 0x7fff_ffff;
+            return new BytesView(heap, bits, s.asSlice(o + 16, len).asReadOnly());
+        } catch (IllegalStateException e) {
+            throw heap.closedError();
+        } catch (IndexOutOfBoundsException e) {
+            throw new FreedObjectException(Errors.EFREED, "view(): reference " + bits
+                    + " is outside the heap");
+        }
+    }
+
+    /** The value's bytes in the mapping, read-only: writes throw
+     * IllegalArgumentException (the JDK's rule for read-only segments;
+     * through {@code asByteBuffer()}, ReadOnlyBufferException), and any
+     * access after the heap closed, IllegalStateException. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** The number of bytes. */
+    public long length() {
+        return segment.byteSize();
+    }
+
+    /**
+     * True while the bytes object the view shows is still the value's (its
+     * header is valid, with the reference's generation); false once it was
+     * freed, or the heap closed. Call it after copying: a true answer means
+     * the copy was the value.
+     */
+    public boolean valid() {
+        VarHandle.acquireFence();   // the caller's copy before the check
+        try {
+            long w = (long) ProxyBase.LONG_AT.getAcquire(heap.seg, (ref & ProxyBase.OFFSET_MASK) + 8);
+            return (w & HEADER_MASK) == header;
+        } catch (IllegalStateException e) {
+            return false;   // the heap closed: nothing to show any more
+        }
+    }
+
+    /** The bytes object's offset in the heap (as heapctl shows it). */
+    public long offset() {
+        return ref & ProxyBase.OFFSET_MASK;
+    }
+
+    /** {@code BytesView@4160[12 bytes]}. */
+    @Override
+    public String toString() {
+        return "BytesView@" + offset() + "[" + length() + " bytes]";
+    }
+}
