@@ -919,12 +919,13 @@ static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
  * its generation, its class and size), its lock word noted in *w first;
  * else NULL. No arena lookup: e was read from a table or entry the final
  * check vouches for, so it names a live entry if that check passes, and
- * until then only the bounds of what is read matter (the mapping's). */
+ * until then only the bounds of what is read matter (the mapping's, and
+ * the lock word's alignment: a damaged reference may be anything). */
 static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, uint64_t *w)
 {
 	uint64_t off = UH_REF_OFFSET(e), v;
 
-	if (!off || off > h->size - UH_OBJHDR_SIZE || !lean_note(h, off, w, &v))
+	if (!off || (off & 7) || off > h->size - UH_OBJHDR_SIZE || !lean_note(h, off, w, &v))
 		return NULL;
 	const struct uh_objhdr *o = (const void *)(h->base + off);
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);

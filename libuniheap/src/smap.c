@@ -210,12 +210,14 @@ static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
  * before its first byte is read, and then read in place with plain loads:
  * the try's final check vouches for every byte, so until then only the
  * bounds of what is read matter. The object at ref, noted, if its header
- * and `bytes` of payload lie inside the mapping; else NULL and *rc. */
+ * (8-byte aligned, as every object's: a damaged reference may be
+ * anything) and `bytes` of payload lie inside the mapping; else NULL and
+ * *rc. */
 static const struct uh_objhdr *sm_opt_obj(uh_heap *h, uh_off ref, uint32_t bytes, int *rc)
 {
 	uint64_t off = UH_REF_OFFSET(ref);
 
-	if (!off || off > h->size - UH_OBJHDR_SIZE - bytes) {
+	if (!off || (off & 7) || off > h->size - UH_OBJHDR_SIZE - bytes) {
 		*rc = sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
 		return NULL;
 	}
@@ -1782,7 +1784,8 @@ static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_leaf *l)
 {
 	uint64_t off = UH_REF_OFFSET(ref), meta;
 
-	if (!off || off > h->size - UH_OBJHDR_SIZE - SM_NSLOTS * sizeof(struct uh_slot))
+	if (!off || (off & 7) ||
+	    off > h->size - UH_OBJHDR_SIZE - SM_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	const struct uh_objhdr *o = (const void *)(h->base + off);
 	l->off = off;
@@ -1809,7 +1812,8 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
 		return uh_slot_type(ks->tag) != UH_T_I64;
 	}
 	uint64_t ko = UH_REF_OFFSET(ks->value);
-	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !ko || ko > h->size - UH_OBJHDR_SIZE)
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !ko || (ko & 7) ||
+	    ko > h->size - UH_OBJHDR_SIZE)
 		return 1;
 	return sm_key_view(h, kind, ks->value, (const void *)(h->base + ko), key);
 }
@@ -1822,7 +1826,7 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 {
 	uint64_t off = UH_REF_OFFSET(m);
 
-	if (h->tx.depth || !off ||
+	if (h->tx.depth || !off || (off & 7) ||
 	    off > h->size - UH_OBJHDR_SIZE - SH_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	const struct uh_objhdr *o = (const void *)(h->base + off);
@@ -1858,7 +1862,8 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	uint64_t rv = x->rv;
 	uint32_t kind;
 
-	if (sm_lean_map(h, m, &kind) || !(x->flags & IT_POS) || sm_lean_leaf(h, x->leaf, &l[0]) || l[0].ver > x->rv)
+	if (sm_lean_map(h, m, &kind) || !(x->flags & IT_POS) || sm_lean_leaf(h, x->leaf, &l[0]) ||
+	    l[0].ver > x->rv)
 		return 1;
 	if (rev) {
 		if (i < 2 || i > l[0].n)
