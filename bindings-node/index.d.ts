@@ -113,6 +113,18 @@ export abstract class PCollection implements Proxied {
   $equals(other: unknown): boolean;
 }
 
+/** A zero-copy view of a bytes value where it lies in the mapping
+ * (PMap.view): read-only by contract. Empty once its heap is closed; shows
+ * the value while the value lives. Derived arrays (subarray, slice) are
+ * plain Uint8Arrays. */
+export class BytesView extends Uint8Array {
+  /** True while the bytes object it shows is still there (not freed);
+   * false once the heap is closed. Copy, then check, for a consistent copy. */
+  readonly valid: boolean;
+  /** The bytes object's reference. */
+  readonly $ref: bigint;
+}
+
 export interface MapOptions<K extends KeyType> {
   /** The key type, fixed at creation (default 'string'). */
   key?: K;
@@ -126,6 +138,9 @@ export class PMap<K extends KeyType = 'string', V extends StoredValue = StoredVa
   readonly keyType: K;
   readonly size: number;
   get(key: KeyIn<K>): V | undefined;
+  /** The bytes value under key in place, no copy (undefined when absent;
+   * TypeError when the value is not bytes). Never write to it. */
+  view(key: KeyIn<K>): BytesView | undefined;
   has(key: KeyIn<K>): boolean;
   set(key: KeyIn<K>, value: StorableValue): this;
   delete(key: KeyIn<K>): boolean;

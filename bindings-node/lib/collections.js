@@ -15,6 +15,7 @@ const {
 const { T, TYPE_NAMES } = require('./fields');
 const { builtins } = require('./objects');
 const { closedError } = require('./errors');
+const { BytesView, kMake: kMakeView } = require('./views');
 
 const KEY_KINDS = { string: 1, bytes: 2, int: 3 };
 const KEY_NAMES = ['?', 'string', 'bytes', 'int'];
@@ -163,6 +164,18 @@ class PMap extends PCollection {
     const kind = keyKind(this);
     const st = this[kH];
     return fromNative(st, st.s.mapGet(this[kO], this[kG], this.constructor.sorted, kind, key, true));
+  }
+
+  /** A zero-copy, read-only-by-contract Uint8Array (a BytesView) of the
+   * bytes value under key, where it lies in the mapping; undefined when the
+   * key is missing, TypeError when the value is not bytes. It shows the
+   * value while the value lives (view.valid says whether it still does)
+   * and is empty once the heap is closed (lib/views.js). */
+  view(key) {
+    const kind = keyKind(this);
+    const st = this[kH];
+    const r = st.s.mapView(this[kO], this[kG], this.constructor.sorted, kind, key);
+    return r === undefined ? undefined : BytesView[kMakeView](st, r);
   }
 
   has(key) {

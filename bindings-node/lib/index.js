@@ -15,6 +15,7 @@ const errors = require('./errors');
 const { Heap, Roots, connect } = require('./heap');
 const { PObject } = require('./objects');
 const { PCollection, PMap, PSortedMap, PList, PArray } = require('./collections');
+const { BytesView } = require('./views');
 
 module.exports = {
   connect,
@@ -27,6 +28,7 @@ module.exports = {
   PSortedMap,
   PList,
   PArray,
+  BytesView,
   /** uniheap.f64(3): store 3 as an f64 in a collection, not as an integer. */
   f64: (value) => new F64(value),
   UniheapError: errors.UniheapError,

@@ -1,5 +1,6 @@
 'use strict';
-// Typed-array windows over the mapping (one external ArrayBuffer).
+// Typed-array windows over the mapping (one external ArrayBuffer), and
+// views of bytes values in it.
 //
 // Field reads outside blocks load from typed arrays, never from a DataView:
 // an element load of an Int32Array or Float64Array is one aligned machine
@@ -43,6 +44,62 @@ class Mapping {
   }
 }
 
+const kMake = Symbol('uniheap.makeView');
+
+/** A zero-copy view of a bytes value (PMap.view): a Uint8Array over the
+ * value's bytes where they lie in the mapping, on the mapping's one
+ * ArrayBuffer. It reads the mapping in place, so: it is empty (its buffer
+ * detached) once its heap is closed, never a read of unmapped memory, and
+ * the buffer keeps the session, so a heap not closed stays mapped while a
+ * view is reachable (src/session.cc, buffer()). Its bytes are the value's
+ * while the value lives: a set that replaces the value, or a delete, frees
+ * it (in any process), and the slot may then hold another object, whose
+ * bytes the view shows. `valid` is true while the bytes object is still
+ * there (its header's class and generation: uniheap.h, "direct"); copy,
+ * then check valid, for a consistent copy. Writes through a view bypass
+ * blocks and locks (on a read-only connection they fault): never write to
+ * one. */
+class BytesView extends Uint8Array {
+  #st;
+  #w;		// the window the header is read through
+  #b;		// the header's offset in that window
+  #word;	// the class word it must hold: class 2 (bytes) | generation << 16
+  #ref;
+
+  // subarray(), slice(), map() ... make plain Uint8Arrays.
+  static get [Symbol.species]() {
+    return Uint8Array;
+  }
+
+  /** The view of r = [payload offset, length, object offset, generation]
+   * (the addon's mapView()). */
+  static [kMake](st, r) {
+    const v = new BytesView(st.map.buffer, r[0], r[1]);
+    const off = r[2];
+    v.#st = st;
+    v.#w = st.map.window(off);
+    v.#b = off - v.#w.start;
+    v.#word = (2 | r[3] << 16) >>> 0;
+    v.#ref = BigInt(r[3]) << 48n | BigInt(off);
+    return v;
+  }
+
+  /** True while the bytes object the view shows is still there (not
+   * freed); false once the heap is closed. */
+  get valid() {
+    const st = this.#st;
+    if (st === undefined || st.closed) return false;
+    const w = this.#w;
+    const b = this.#b;
+    return w.u32[(b + 8) >>> 2] === this.#word && w.i32[(b + 12) >>> 2] < 0;
+  }
+
+  /** The bytes object's reference (offset | generation << 48). */
+  get $ref() {
+    return this.#ref;
+  }
+}
+
 /** Tests only: smaller windows, so that tests exercise several of them on
  * a small heap. Call before connect(). */
 function setWindowStepForTests(step) {
@@ -50,4 +107,4 @@ function setWindowStepForTests(step) {
   SPAN = 2 * step;
 }
 
-module.exports = { Mapping, setWindowStepForTests };
+module.exports = { Mapping, BytesView, kMake, setWindowStepForTests };

@@ -98,26 +98,90 @@ Napi::Value Session::MapLen(const Napi::CallbackInfo &info)
 	return Napi::Number::New(env, (double)n);
 }
 
+/* Look the key up (arguments off, gen, sorted, kind, key) with
+ * uh_map_get() or uh_smap_get(). False, with an exception pending, when
+ * the arguments name no map or key; else true and *rc the call's result
+ * (0, UH_ENOTFOUND, or a code not raised yet). */
+static bool map_lookup(const Napi::CallbackInfo &info, uh_heap *h, uh_value *v, int *rc)
+{
+	uh_off m;
+	Key k;
+
+	if (!arg_ref(info, 0, &m) ||
+	    !to_key(info.Env(), info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+		return false;
+	*rc = info[2].ToBoolean() ? uh_smap_get(h, m, &k.k, v) : uh_map_get(h, m, &k.k, v);
+	return true;
+}
+
 /* mapGet(off, gen, sorted, kind, key, viaBuf) -> the value, or undefined
  * (viaBuf: a bytes value may come through the bytes buffer) */
 Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
-	bool sorted = info[2].ToBoolean();
-	uh_off m;
 	uh_value v;
-	Key k;
 	int rc;
 
-	if (!open(env) || !arg_ref(info, 0, &m) ||
-	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+	if (!open(env) || !map_lookup(info, h, &v, &rc))
 		return env.Undefined();
-	rc = sorted ? uh_smap_get(h, m, &k.k, &v) : uh_map_get(h, m, &k.k, &v);
 	if (rc == UH_ENOTFOUND)
 		return env.Undefined();
 	if (rc)
 		return raise(env, rc, "map get");
 	return from_value(env, h, v, info[5].ToBoolean());
+}
+
+/* The type of a value that is not bytes, for an error message. */
+static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
+{
+	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
+					     "f64", "ref", "string", "bytes" };
+	uh_class_info ci;
+
+	if (v.type >= UH_T_REF && v.u.ref == 0)
+		return "null";
+	if (v.type != UH_T_REF)
+		return v.type <= UH_T_BYTES ? names[v.type] : "?";
+	if (cls == CLASS_STRING)
+		return "string";
+	if (uh_class_info_get(h, cls, &ci) == 0)
+		return std::string("an object of class ") + ci.name;
+	return "ref";
+}
+
+/* mapView(off, gen, sorted, kind, key) -> [payload offset, length, object
+ * offset, generation]: where the bytes of a bytes value lie in the mapping
+ * (uh_bytes_get(); lib/views.js makes the view of them), or undefined when
+ * the key is missing. A TypeError names the value's type when it is not
+ * bytes (a reference to a bytes object counts as bytes, as in get). */
+Napi::Value Session::MapView(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_value v;
+	uint32_t cls = 0;
+	const void *p;
+	size_t len;
+	int rc;
+
+	if (!open(env) || !map_lookup(info, h, &v, &rc))
+		return env.Undefined();
+	if (rc == UH_ENOTFOUND)
+		return env.Undefined();
+	if (rc)
+		return raise(env, rc, "map view");
+	if (v.type == UH_T_REF && v.u.ref && (rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
+		return raise(env, rc, "map view");
+	if (!((v.type == UH_T_BYTES || (v.type == UH_T_REF && cls == CLASS_BYTES)) && v.u.ref))
+		return type_error(env, "view(): the value is not bytes but " +
+					       value_type_name(h, v, cls));
+	if ((rc = uh_bytes_get(h, v.u.ref, &p, &len)) != 0)
+		return raise(env, rc, "map view");
+	Napi::Array out = Napi::Array::New(env, 4);
+	out.Set(0u, Napi::Number::New(env, (double)((const char *)p - (const char *)uh_base(h))));
+	out.Set(1u, Napi::Number::New(env, (double)len));
+	out.Set(2u, Napi::Number::New(env, (double)UH_REF_OFFSET(v.u.ref)));
+	out.Set(3u, Napi::Number::New(env, UH_REF_GEN(v.u.ref)));
+	return out;
 }
 
 /* mapPut(off, gen, sorted, kind, key, value, hint, valueGen) */

@@ -27,7 +27,8 @@ Napi::Function Session::Define(Napi::Env env)
 		M("setF64", SetF64), M("getRef", GetRef), M("setRef", SetRef),
 		M("getStr", GetStr), M("setStr", SetStr), M("stringAt", StringAt),
 		M("mapNew", MapNew), M("mapKeyKind", MapKeyKind), M("mapLen", MapLen),
-		M("mapGet", MapGet), M("mapPut", MapPut), M("mapRemove", MapRemove),
+		M("mapGet", MapGet), M("mapView", MapView), M("mapPut", MapPut),
+		M("mapRemove", MapRemove),
 		M("mapCheck", MapCheck), M("mapIter", MapIter), M("iterNext", IterNext),
 		M("listNew", ListNew), M("seqLen", SeqLen), M("seqGet", SeqGet),
 		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
@@ -76,7 +77,7 @@ void Session::disconnect()
 {
 	if (!buf.IsEmpty()) {
 		Napi::ArrayBuffer b = buf.Value();
-		if (!b.IsDetached())
+		if (!b.IsEmpty() && !b.IsDetached())
 			b.Detach();
 		buf.Reset();
 	}
@@ -92,16 +93,23 @@ Napi::Value Session::Close(const Napi::CallbackInfo &info)
 	return info.Env().Undefined();
 }
 
-/* buffer(): the mapping as one external ArrayBuffer (made once). */
+/* buffer(): the mapping as one external ArrayBuffer (made once). The
+ * buffer keeps its session (a property holds the Session object) and the
+ * session holds the buffer weakly: whatever still reaches the buffer (a
+ * window, a view of a bytes value, its .buffer) keeps the mapping mapped,
+ * and the session is collected (~Session unmaps) only once nothing does.
+ * close() detaches it, so nothing reads the mapping after that. */
 Napi::Value Session::Buffer(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 
 	if (!open(env))
 		return env.Undefined();
-	if (buf.IsEmpty()) {
+	if (buf.IsEmpty() || buf.Value().IsEmpty()) {
 		Napi::ArrayBuffer b = Napi::ArrayBuffer::New(env, uh_base(h), (size_t)size);
-		buf = Napi::Persistent(b);
+		b.DefineProperty(Napi::PropertyDescriptor::Value(
+			Napi::Symbol::New(env, "uniheap.session"), Value()));
+		buf = Napi::Weak(b);
 	}
 	return buf.Value();
 }

@@ -26,7 +26,8 @@ private:
 	uh_heap *open(Napi::Env env);
 	void disconnect();
 
-	Napi::Reference<Napi::ArrayBuffer> buf;	/* the mapping, detached at close */
+	/* The mapping, held weakly (it holds the session), detached at close. */
+	Napi::Reference<Napi::ArrayBuffer> buf;
 	uint64_t size = 0;
 
 	/* session.cc */
@@ -69,6 +70,7 @@ private:
 	Napi::Value MapKeyKind(const Napi::CallbackInfo &info);
 	Napi::Value MapLen(const Napi::CallbackInfo &info);
 	Napi::Value MapGet(const Napi::CallbackInfo &info);
+	Napi::Value MapView(const Napi::CallbackInfo &info);
 	Napi::Value MapPut(const Napi::CallbackInfo &info);
 	Napi::Value MapRemove(const Napi::CallbackInfo &info);
 	Napi::Value MapCheck(const Napi::CallbackInfo &info);
