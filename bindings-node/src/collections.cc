@@ -99,19 +99,26 @@ Napi::Value Session::MapLen(const Napi::CallbackInfo &info)
 }
 
 /* Look the key up (arguments off, gen, sorted, kind, key) with
- * uh_map_get() or uh_smap_get(). False, with an exception pending, when
- * the arguments name no map or key; else true and *rc the call's result
- * (0, UH_ENOTFOUND, or a code not raised yet). */
-static bool map_lookup(const Napi::CallbackInfo &info, uh_heap *h, uh_value *v, int *rc)
+ * uh_map_get() or uh_smap_get() on heap h (NULL: not open, an exception
+ * is pending). True with *v when the key is there; else false and *out
+ * the answer: undefined for a missing key, or with an exception pending
+ * (bad arguments, a failed call named by what). */
+static bool map_lookup(const Napi::CallbackInfo &info, uh_heap *h, const char *what, uh_value *v,
+		       Napi::Value *out)
 {
+	Napi::Env env = info.Env();
 	uh_off m;
 	Key k;
+	int rc;
 
-	if (!arg_ref(info, 0, &m) ||
-	    !to_key(info.Env(), info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+	*out = env.Undefined();
+	if (!h || !arg_ref(info, 0, &m) ||
+	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
 		return false;
-	*rc = info[2].ToBoolean() ? uh_smap_get(h, m, &k.k, v) : uh_map_get(h, m, &k.k, v);
-	return true;
+	rc = info[2].ToBoolean() ? uh_smap_get(h, m, &k.k, v) : uh_map_get(h, m, &k.k, v);
+	if (rc && rc != UH_ENOTFOUND)
+		*out = raise(env, rc, what);
+	return rc == 0;
 }
 
 /* mapGet(off, gen, sorted, kind, key, viaBuf) -> the value, or undefined
@@ -119,15 +126,11 @@ static bool map_lookup(const Napi::CallbackInfo &info, uh_heap *h, uh_value *v, 
 Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
+	Napi::Value out;
 	uh_value v;
-	int rc;
 
-	if (!open(env) || !map_lookup(info, h, &v, &rc))
-		return env.Undefined();
-	if (rc == UH_ENOTFOUND)
-		return env.Undefined();
-	if (rc)
-		return raise(env, rc, "map get");
+	if (!map_lookup(info, open(env), "map get", &v, &out))
+		return out;
 	return from_value(env, h, v, info[5].ToBoolean());
 }
 
@@ -157,18 +160,15 @@ static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
 Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
+	Napi::Value out;
 	uh_value v;
 	uint32_t cls = 0;
 	const void *p;
 	size_t len;
 	int rc;
 
-	if (!open(env) || !map_lookup(info, h, &v, &rc))
-		return env.Undefined();
-	if (rc == UH_ENOTFOUND)
-		return env.Undefined();
-	if (rc)
-		return raise(env, rc, "map view");
+	if (!map_lookup(info, open(env), "map view", &v, &out))
+		return out;
 	if (v.type == UH_T_REF && v.u.ref && (rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
 		return raise(env, rc, "map view");
 	if (!((v.type == UH_T_BYTES || (v.type == UH_T_REF && cls == CLASS_BYTES)) && v.u.ref))
@@ -176,12 +176,12 @@ Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 					       value_type_name(h, v, cls));
 	if ((rc = uh_bytes_get(h, v.u.ref, &p, &len)) != 0)
 		return raise(env, rc, "map view");
-	Napi::Array out = Napi::Array::New(env, 4);
-	out.Set(0u, Napi::Number::New(env, (double)((const char *)p - (const char *)uh_base(h))));
-	out.Set(1u, Napi::Number::New(env, (double)len));
-	out.Set(2u, Napi::Number::New(env, (double)UH_REF_OFFSET(v.u.ref)));
-	out.Set(3u, Napi::Number::New(env, UH_REF_GEN(v.u.ref)));
-	return out;
+	Napi::Array where = Napi::Array::New(env, 4);
+	where.Set(0u, Napi::Number::New(env, (double)((const char *)p - (const char *)uh_base(h))));
+	where.Set(1u, Napi::Number::New(env, (double)len));
+	where.Set(2u, Napi::Number::New(env, (double)UH_REF_OFFSET(v.u.ref)));
+	where.Set(3u, Napi::Number::New(env, UH_REF_GEN(v.u.ref)));
+	return where;
 }
 
 /* mapPut(off, gen, sorted, kind, key, value, hint, valueGen) */
