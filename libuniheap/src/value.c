@@ -201,7 +201,7 @@ int uh_key_cmp(const uh_key *a, const uh_key *b)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* The word hash (FORMAT.md 0): 8 bytes per step (a little-endian word),
+/* The word hash (FORMAT.md, Conventions): 8 bytes per step (a little-endian word),
  * the tail zero-padded, then a final mix so that the low bits, which pick
  * the bucket, depend on every byte. A step per 8 bytes where FNV-1a takes
  * one per byte. */

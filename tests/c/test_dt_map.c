@@ -810,7 +810,7 @@ static void test_bounded_steps(uh_heap *h)
 	TH_CHECK(max_log < 8192);
 }
 
-/* The word hash (FORMAT.md 0) of n bytes, written out from the spec a
+/* The word hash (FORMAT.md, Conventions) of n bytes, written out from the spec a
  * byte at a time: the bucket of a string key in a new map. */
 static uint64_t spec_words_hash(const unsigned char *p, size_t n)
 {
