@@ -919,20 +919,15 @@ static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
  * its generation, its class and size), its lock word noted in *w first;
  * else NULL. No arena lookup: e was read from a table or entry the final
  * check vouches for, so it names a live entry if that check passes, and
- * until then only the bounds of what is read matter (the mapping's, and
- * the lock word's alignment: a damaged reference may be anything). */
+ * until then only the bounds of what is read matter (uh_obj_in_map). */
 static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, uint64_t *w)
 {
-	uint64_t off = UH_REF_OFFSET(e), v;
+	const struct uh_objhdr *o = uh_obj_in_map(h, e, 0);
+	uint64_t v;
+	uint32_t payload;
 
-	if (!off || (off & 7) || off > h->size - UH_OBJHDR_SIZE || !lean_note(h, off, w, &v))
-		return NULL;
-	const struct uh_objhdr *o = (const void *)(h->base + off);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
-	uint32_t payload = size & UH_OBJ_SIZE_MASK;
-	if (!(size & UH_OBJ_VALID) || payload > h->size - off - UH_OBJHDR_SIZE ||
-	    uh_word_gen(word) != UH_REF_GEN(e) || uh_word_class(word) != UH_CLASS_MAP_IENTRY ||
+	if (!o || !lean_note(h, UH_REF_OFFSET(e), w, &v) ||
+	    !uh_obj_live_in_place(h, o, e, UH_CLASS_MAP_IENTRY, &payload) ||
 	    !ie_payload_ok(kind, payload))
 		return NULL;
 	return o;

@@ -210,20 +210,20 @@ static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
  * before its first byte is read, and then read in place with plain loads:
  * the try's final check vouches for every byte, so until then only the
  * bounds of what is read matter. The object at ref, noted, if its header
- * (8-byte aligned, as every object's: a damaged reference may be
- * anything) and `bytes` of payload lie inside the mapping; else NULL and
- * *rc. */
+ * and `bytes` of payload lie inside the mapping (uh_obj_in_map); else
+ * NULL and *rc. */
 static const struct uh_objhdr *sm_opt_obj(uh_heap *h, uh_off ref, uint32_t bytes, int *rc)
 {
-	uint64_t off = UH_REF_OFFSET(ref);
+	const struct uh_objhdr *o = uh_obj_in_map(h, ref, bytes);
 
-	if (!off || (off & 7) || off > h->size - UH_OBJHDR_SIZE - bytes) {
-		*rc = sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
+	if (!o) {
+		*rc = sm_bad(h, "reference %llu is not an object",
+			     (unsigned long long)UH_REF_OFFSET(ref));
 		return NULL;
 	}
-	if ((*rc = uh_opt_touch(h, off)) != 0)
+	if ((*rc = uh_opt_touch(h, UH_REF_OFFSET(ref))) != 0)
 		return NULL;
-	return (const void *)(h->base + off);
+	return o;
 }
 
 /* Slot i of a loaded node: in place outside blocks, else a validated read. */
@@ -271,19 +271,6 @@ static uint32_t sm_key_class(uint32_t kind)
 	return kind == UH_KEY_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
 }
 
-/* The header of object o (at ref; inside the mapping) read in place: 1 if
- * it is live, of ref's generation and of class cls; *payload its size. */
-static int sm_live_in_place(const struct uh_objhdr *o, uh_off ref, uint32_t cls,
-			    uint32_t *payload)
-{
-	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_RELAXED);
-	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_RELAXED);
-
-	*payload = size & UH_OBJ_SIZE_MASK;
-	return (size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(ref) &&
-	       uh_word_class(word) == cls;
-}
-
 /* Key object o (at ref, its header inside the mapping) as a key whose
  * bytes stay in place: 0, or 1 if it is not a live key object of kind's
  * class whose bytes fit the mapping. */
@@ -292,8 +279,7 @@ static int sm_key_view(uh_heap *h, uint32_t kind, uh_off ref, const struct uh_ob
 {
 	uint32_t len;
 
-	if (!sm_live_in_place(o, ref, sm_key_class(kind), &len) || len > UH_KEY_MAX_LEN ||
-	    len > h->size - UH_REF_OFFSET(ref) - UH_OBJHDR_SIZE)
+	if (!uh_obj_live_in_place(h, o, ref, sm_key_class(kind), &len) || len > UH_KEY_MAX_LEN)
 		return 1;
 	key->data = (const unsigned char *)(o + 1);
 	key->len = len;
@@ -551,7 +537,7 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 						       &rc);
 		if (!o)
 			return rc;
-		valid = sm_live_in_place(o, off, UH_CLASS_SMAP_NODE, &payload);
+		valid = uh_obj_live_in_place(h, o, off, UH_CLASS_SMAP_NODE, &payload);
 		cls = UH_CLASS_SMAP_NODE;	/* or not valid */
 		nd->mem = (const struct uh_slot *)(o + 1);
 	} else if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0) {
@@ -1782,18 +1768,17 @@ struct sm_lean_leaf {
  * being applied to it: 0, else 1. */
 static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_leaf *l)
 {
-	uint64_t off = UH_REF_OFFSET(ref), meta;
-
-	if (!off || (off & 7) ||
-	    off > h->size - UH_OBJHDR_SIZE - SM_NSLOTS * sizeof(struct uh_slot))
-		return 1;
-	const struct uh_objhdr *o = (const void *)(h->base + off);
-	l->off = off;
-	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, off, l->w, &l->ver))
-		return 1;
+	const struct uh_objhdr *o = uh_obj_in_map(h, ref, SM_NSLOTS * sizeof(struct uh_slot));
+	uint64_t meta;
 	uint32_t payload;
-	if (!sm_live_in_place(o, ref, UH_CLASS_SMAP_NODE, &payload) ||
+
+	if (!o)
+		return 1;
+	l->off = UH_REF_OFFSET(ref);
+	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	if (!uh_lock_version(h, l->off, l->w, &l->ver))
+		return 1;
+	if (!uh_obj_live_in_place(h, o, ref, UH_CLASS_SMAP_NODE, &payload) ||
 	    payload != SM_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	l->mem = (const void *)(o + 1);
@@ -1811,11 +1796,10 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
 		key->i64 = (int64_t)ks->value;
 		return uh_slot_type(ks->tag) != UH_T_I64;
 	}
-	uint64_t ko = UH_REF_OFFSET(ks->value);
-	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !ko || (ko & 7) ||
-	    ko > h->size - UH_OBJHDR_SIZE)
+	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
 		return 1;
-	return sm_key_view(h, kind, ks->value, (const void *)(h->base + ko), key);
+	return sm_key_view(h, kind, ks->value, o, key);
 }
 
 /* The sorted map m for sm_next_lean, read in place: its key kind, if m
@@ -1824,16 +1808,14 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
  * generation), it was live at that check, where the step is linearized. */
 static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 {
-	uint64_t off = UH_REF_OFFSET(m);
-
-	if (h->tx.depth || !off || (off & 7) ||
-	    off > h->size - UH_OBJHDR_SIZE - SH_NSLOTS * sizeof(struct uh_slot))
-		return 1;
-	const struct uh_objhdr *o = (const void *)(h->base + off);
+	const struct uh_objhdr *o = uh_obj_in_map(h, m, SH_NSLOTS * sizeof(struct uh_slot));
 	uint32_t payload;
+
+	if (h->tx.depth || !o)
+		return 1;
 	/* After the leaves' check when it runs again: read after it. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!sm_live_in_place(o, m, UH_CLASS_SMAP, &payload))
+	if (!uh_obj_live_in_place(h, o, m, UH_CLASS_SMAP, &payload))
 		return 1;
 	*kind = (uint32_t)((const struct uh_slot *)(o + 1))[SH_KIND].value;
 	return *kind < UH_KEY_STRING || *kind > UH_KEY_I64;

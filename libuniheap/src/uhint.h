@@ -277,6 +277,34 @@ static inline int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w)
 		return uh_lock_still_locked(h, obj, w);
 	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w;
 }
+/* For reads in place that a later check of lock words vouches for
+ * (optread.c; map.c, get_lean; smap.c): the header of the object ref
+ * names, if it and `bytes` of payload after it lie inside the mapping at
+ * an 8-byte boundary, as every object's header does (a damaged or stale
+ * reference may be anything); else NULL. */
+static inline const struct uh_objhdr *uh_obj_in_map(const uh_heap *h, uh_off ref,
+						     uint64_t bytes)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+
+	if (!off || (off & 7) || off > h->size - UH_OBJHDR_SIZE - bytes)
+		return NULL;
+	return (const void *)(h->base + off);
+}
+/* The header o of the object ref names (uh_obj_in_map), read in place: 1
+ * if the object is live, of ref's generation and of class cls, and its
+ * payload (*payload) fits inside the mapping. */
+static inline int uh_obj_live_in_place(const uh_heap *h, const struct uh_objhdr *o, uh_off ref,
+				       uint32_t cls, uint32_t *payload)
+{
+	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);
+	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
+
+	*payload = size & UH_OBJ_SIZE_MASK;
+	return (size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(ref) &&
+	       uh_word_class(word) == cls &&
+	       *payload <= h->size - UH_REF_OFFSET(ref) - UH_OBJHDR_SIZE;
+}
 /* Whether this block (or optimistic read) read obj, or (own_ok) locked it:
  * then 1 and *v = the version it had. */
 int uh_tx_seen(uh_heap *h, uh_off obj, int own_ok, uint64_t *v);
