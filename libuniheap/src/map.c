@@ -209,13 +209,6 @@ static int slot_entry_key(uh_heap *h, const struct dt_map_view *v, struct dt_ent
 	return 0;
 }
 
-/* The bytes an inline-key entry keeps for k (an i64 key: its 8 bytes). */
-static const void *key_bytes(const uh_key *k, size_t *len)
-{
-	*len = k->kind == UH_KEY_I64 ? 8 : k->len;
-	return k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
-}
-
 /* An inline-key entry's payload holds a key of a length its kind allows. */
 static int ie_payload_ok(uint32_t kind, uint32_t payload)
 {
@@ -349,7 +342,7 @@ static int entry_new(uh_heap *h, const uh_key *k, const struct uh_slot *vs, uh_o
 	static __thread unsigned char buf[DT_IE_KEY + UH_KEY_MAX_LEN];
 	struct uh_packed_hdr ph = { 2, DT_IE_VALUE, DT_IE_TYPE, 0 };
 	size_t klen;
-	const void *kd = key_bytes(k, &klen);
+	const void *kd = uh_key_bytes(k, &klen);
 
 	memcpy(buf, &ph, 6);
 	buf[DT_IE_TYPE] = (uint8_t)uh_slot_type(vs->tag);
@@ -751,7 +744,7 @@ static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_ar
 {
 	const uh_key *k = a->k;
 	size_t klen;
-	const void *kd = key_bytes(k, &klen);
+	const void *kd = uh_key_bytes(k, &klen);
 	const struct dt_table *t;
 	uint64_t b;
 	uh_off e;
@@ -967,15 +960,15 @@ static int lean_begin(uh_heap *h, uh_off m, const uh_key *k, struct lean *l)
  * linearizable): every object's lock word is loaded before its first
  * byte, and after an acquire fence every object must pass uh_lock_still;
  * the header's bytes must still be the version its view was kept at, so
- * the view (table, sizes, count) is the header's state too. Anything else answers GET_GENERAL and the general
- * path runs, which retries, waits for appliers or reports damage. 0 with
- * *found (and *s when found). */
+ * the view (table, sizes, count) is the header's state too. Anything else
+ * answers GET_GENERAL and the general path runs, which retries, waits for
+ * appliers or reports damage. 0 with *found (and *s when found). */
 static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
 		    struct uh_slot *s, int *found)
 {
 	uint64_t obj[LEAN_MAX], word[LEAN_MAX], ver;
 	size_t klen;
-	const void *kd = key_bytes(k, &klen);
+	const void *kd = uh_key_bytes(k, &klen);
 	const uint64_t kept_word = l->kept_word;
 	const struct dt_map_view *v = &l->v;
 	const struct dt_table *t = l->t;

@@ -235,10 +235,16 @@ static uint64_t words_hash(const void *p, size_t n)
 	return h ^ (h >> 33);
 }
 
+const void *uh_key_bytes(const uh_key *k, size_t *len)
+{
+	*len = k->kind == UH_KEY_I64 ? sizeof(k->i64) : k->len;
+	return k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
+}
+
 uint64_t uh_key_hash(const uh_key *k, int words)
 {
-	const void *p = k->kind == UH_KEY_I64 ? (const void *)&k->i64 : k->data;
-	size_t n = k->kind == UH_KEY_I64 ? sizeof(k->i64) : k->len;
+	size_t n;
+	const void *p = uh_key_bytes(k, &n);
 
 	return words ? words_hash(p, n) : uh_fnv1a64(p, n, UH_FNV_INIT);
 }

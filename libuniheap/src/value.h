@@ -70,6 +70,9 @@ int uh_key_cmp(const uh_key *a, const uh_key *b);
  * (words; their header's kind carries DT_KIND_WORDS). An i64 key hashes
  * its 8 bytes. */
 uint64_t uh_key_hash(const uh_key *k, int words);
+/* The bytes a key stands for: a string or bytes key's, an i64 key's 8
+ * (little-endian). */
+const void *uh_key_bytes(const uh_key *k, size_t *len);
 
 /* Run body(h, arg) in an implicit block if the caller is outside one. */
 int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg);
