@@ -1382,6 +1382,20 @@ static void it_pack(const struct sm_it *x, uint64_t s[8])
 	memcpy(&s[6], x->pre, IT_PREFIX);
 }
 
+/* Make kref, of key k, the anchor: its length and first bytes kept, no
+ * successor named yet. */
+static void it_anchor(struct sm_it *x, uint32_t kind, uint64_t kref, const uh_key *k)
+{
+	x->anchor = kref;
+	x->succ = 0;
+	x->alen = 0;
+	memset(x->pre, 0, sizeof(x->pre));
+	if (kind != UH_KEY_I64) {
+		x->alen = (uint32_t)k->len;
+		memcpy(x->pre, k->data, k->len < IT_PREFIX ? k->len : IT_PREFIX);
+	}
+}
+
 /* Where a scan stands: forward the next entry is leaf[i], descending
  * leaf[i - 1]; found = 0 past the end. */
 struct sm_pos {
@@ -1566,13 +1580,8 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 
 	x->flags &= IT_REV;
 	x->flags |= IT_ANCHOR | (incl ? IT_INCL : 0);
-	x->anchor = ks->value;
-	x->succ = 0;
-	x->alen = 0;
-	memset(x->pre, 0, sizeof(x->pre));
+	it_anchor(x, mp->kind, ks->value, &kb->k);
 	if (mp->kind != UH_KEY_I64) {
-		x->alen = (uint32_t)kb->k.len;
-		memcpy(x->pre, kb->k.data, kb->k.len < IT_PREFIX ? kb->k.len : IT_PREFIX);
 		if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ks->value)))
 			x->flags |= IT_KOBJ;
 		uh_off before = pos->leaf.off;
@@ -1832,8 +1841,8 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
  * freed only by a commit that changes their leaf). L's entries, then the
  * next leaf's, are the map's next keys in order (a key between two keys
  * of a leaf, or between a leaf's last and its successor's first, would be
- * in one of them). 0 with *k,
- * *v and x advanced; 1: the general path must answer. */
+ * in one of them). 0 with *k, *v and x advanced; 1: the general path must
+ * answer. */
 static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_value *v)
 {
 	const int rev = (x->flags & IT_REV) != 0;
@@ -1892,14 +1901,9 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	y.leaf = at ? l[0].next : x->leaf;
 	y.idx = rev ? e : e + 1;
 	y.rv = rv;
-	y.anchor = ks.value;
-	y.succ = 0;
-	y.alen = 0;
-	memset(y.pre, 0, sizeof(y.pre));
+	it_anchor(&y, kind, ks.value, &key);
 	if (kind != UH_KEY_I64) {
 		y.flags |= IT_KOBJ;
-		y.alen = (uint32_t)key.len;
-		memcpy(y.pre, key.data, key.len < IT_PREFIX ? key.len : IT_PREFIX);
 		if (y.alen > IT_PREFIX && ss.value) {
 			y.succ = ss.value;
 			y.flags |= IT_SOBJ;
