@@ -36,13 +36,17 @@ function initProxy(obj, st, off, gen, cls) {
   return obj;
 }
 
-/** True while obj's object is the one it was made for: the class word at
- * +8 matches and the valid bit (bit 31 of the word at +12) is set. False
- * too once the heap is closed (its typed arrays are detached: empty). */
+/** True while the object whose header is at offset b of window v is live
+ * with class word word (class | generation << 16): the class word at +8
+ * matches and the valid bit (bit 31 of the word at +12) is set. False too
+ * once the heap is closed (its typed arrays are detached: empty). */
+function liveAt(v, b, word) {
+  return v.u32[(b + 8) >>> 2] === word && v.i32[(b + 12) >>> 2] < 0;
+}
+
+/** True while obj's object is the one it was made for (liveAt). */
 function live(obj) {
-  const v = obj[kV];
-  const b = obj[kB];
-  return v.u32[(b + 8) >>> 2] === obj[kW] && v.i32[(b + 12) >>> 2] < 0;
+  return liveAt(obj[kV], obj[kB], obj[kW]);
 }
 
 function freedError(obj) {
@@ -131,6 +135,6 @@ function toNative(st, v, what) {
 
 module.exports = {
   kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
-  initProxy, live, check, freedError, classAt, fromNative, takeBytes, isProxy, toNative, conv,
+  initProxy, liveAt, live, check, freedError, classAt, fromNative, takeBytes, isProxy, toNative, conv,
   F64,
 };

@@ -44,6 +44,8 @@ class Mapping {
   }
 }
 
+const { liveAt } = require('./internal');
+
 const kMake = Symbol('uniheap.makeView');
 
 /** A zero-copy view of a bytes value (PMap.view): a Uint8Array over the
@@ -89,9 +91,7 @@ class BytesView extends Uint8Array {
   get valid() {
     const st = this.#st;
     if (st === undefined || st.closed) return false;
-    const w = this.#w;
-    const b = this.#b;
-    return w.u32[(b + 8) >>> 2] === this.#word && w.i32[(b + 12) >>> 2] < 0;
+    return liveAt(this.#w, this.#b, this.#word);
   }
 
   /** The bytes object's reference (offset | generation << 48). */
