@@ -119,6 +119,7 @@ struct sm_node {
 	uint32_t hint;		/* the meta tag's high half: SM_HINTED | skip, or 0 */
 	uh_off next;
 	const struct uh_slot *mem;	/* outside blocks: its slots in place, else NULL */
+	int lean;		/* read by a lean get or step: key objects in place, unnoted */
 };
 
 /* A key read from the heap, copied out through validated reads. */
@@ -347,6 +348,10 @@ static uint32_t sm_hint(const uh_key *k, uint32_t skip)
 	const unsigned char *d = k->data;
 	uint32_t hv = 0;
 
+	if (skip + 4 <= k->len) {	/* the common case: one load */
+		memcpy(&hv, d + skip, 4);
+		return __builtin_bswap32(hv);
+	}
 	for (uint32_t i = 0; i < 4; i++)	/* bound: 4 */
 		hv = hv << 8 | (skip + i < k->len ? d[skip + i] : 0u);
 	return hv;
@@ -453,6 +458,32 @@ static int sm_retag_node(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint
 	return 0;
 }
 
+/* The key of key slot ks, in place, into *key: 0, else 1. */
+static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
+{
+	key->kind = kind;
+	if (kind == UH_KEY_I64) {
+		key->i64 = (int64_t)ks->value;
+		return uh_slot_type(ks->tag) != UH_T_I64;
+	}
+	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
+		return 1;
+	return sm_key_view(h, kind, ks->value, o, key);
+}
+
+/* The key of key slot s of node nd. A node read by a lean get or
+ * iteration step has its key objects read in place without a note (the
+ * node's own check covers them, sm_get_lean); 1 there means "not a key
+ * object" and the general path answers. Else sm_key_read. */
+static int sm_node_key(uh_heap *h, uint32_t kind, const struct sm_node *nd,
+		       const struct uh_slot *s, struct sm_kbuf *kb)
+{
+	if (!nd->lean)
+		return sm_key_read(h, kind, s, kb);
+	return sm_lean_key(h, kind, s, &kb->k) ? UH_ECONFLICT : 0;
+}
+
 /* ---- header and nodes ---- */
 
 static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
@@ -523,6 +554,42 @@ static void sm_prefetch_node(uh_heap *h, uh_off off)
 		__builtin_prefetch(p + b);
 }
 
+/* A node read in place by a lean get or iteration step: its lock word w
+ * (loaded before its bytes) and the version ver its bytes are at. */
+struct sm_lean_node {
+	struct sm_node nd;
+	uint64_t w, ver;
+};
+
+/* Node ref in place, if it is one (bounds, header, meta) and no commit is
+ * being applied to it: 0, else 1. */
+static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
+{
+	const struct uh_objhdr *o = uh_obj_in_map(h, ref, SM_NSLOTS * sizeof(struct uh_slot));
+	struct sm_node *nd = &l->nd;
+	struct uh_slot meta;
+	uint32_t payload;
+
+	if (!o)
+		return 1;
+	nd->off = ref;
+	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	if (!uh_lock_version(h, UH_REF_OFFSET(ref), l->w, &l->ver))
+		return 1;
+	if (!uh_obj_live_in_place(h, o, ref, UH_CLASS_SMAP_NODE, &payload) ||
+	    payload != SM_NSLOTS * sizeof(struct uh_slot))
+		return 1;
+	nd->mem = (const void *)(o + 1);
+	nd->lean = 1;
+	uh_load(&meta, (const char *)&nd->mem[SM_META], sizeof(meta));
+	uh_load(&nd->next, (const char *)&nd->mem[SM_NEXT].value, 8);
+	nd->n = (uint32_t)meta.value;
+	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
+	nd->hint = (uint32_t)(meta.tag >> 32);
+	return uh_slot_type(meta.tag) != UH_T_I64 || nd->n > SM_F || (meta.value >> 32) > 1 ||
+	       (nd->hint & ~(SM_HINTED | SM_SKIP_MASK));
+}
+
 /* Node at off; want_leaf: 1, 0, or -1 for either. */
 static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd)
 {
@@ -532,6 +599,7 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 
 	sm_prefetch_node(h, off);
 	nd->mem = NULL;
+	nd->lean = 0;
 	if (h->opt.on) {
 		const struct uh_objhdr *o = sm_opt_obj(h, off, SM_NSLOTS * sizeof(struct uh_slot),
 						       &rc);
@@ -590,15 +658,11 @@ static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *ou
  * stand for a key that ended). */
 static uint32_t sm_hint_common(uint32_t a, uint32_t b)
 {
-	uint32_t n = 0;
+	/* 0x80 in each byte of a that is 0 (no carry crosses bytes). */
+	uint32_t zero = ~(((a & 0x7f7f7f7fu) + 0x7f7f7f7fu) | a | 0x7f7f7f7fu);
+	uint32_t stop = (a ^ b) | zero;
 
-	for (int sh = 24; sh >= 0; sh -= 8) {	/* bound: 4 bytes */
-		uint32_t x = (a >> sh) & 0xffu;
-		if (x == 0 || x != ((b >> sh) & 0xffu))
-			break;
-		n++;
-	}
-	return n;
+	return stop ? (uint32_t)__builtin_clz(stop) / 8 : 4;
 }
 
 /* k starts with the skip bytes every key of the node shares, as key x
@@ -662,7 +726,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 		if (hinted && sh != kh) {
 			c = kh < sh ? -1 : 1;
 		} else {
-			if ((rc = sm_key_read(h, kind, &s, kb)) != 0)
+			if ((rc = sm_node_key(h, kind, nd, &s, kb)) != 0)
 				return rc;
 			if (!confirmed && !sm_shares(k, &kb->k, skip, nd->n, out, &d))
 				goto one_side;
@@ -679,7 +743,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 	if (!confirmed && nd->n > 0) {
 		uint32_t at = lo < nd->n ? lo : nd->n - 1;
 		if ((rc = sm_at(h, nd, SM_KEY(at), &s)) != 0 ||
-		    (rc = sm_key_read(h, kind, &s, kb)) != 0)
+		    (rc = sm_node_key(h, kind, nd, &s, kb)) != 0)
 			return rc;
 		if (!sm_shares(k, &kb->k, skip, nd->n, out, &d))
 			goto one_side;
@@ -932,13 +996,95 @@ static int sm_get_body(uh_heap *h, void *arg)
 	return 0;
 }
 
+/* The header of sorted map m read in place for a lean get: its lock word
+ * (loaded before its bytes) in *w, its kind, root and height in *mp, if
+ * it is a live sorted map header and no commit is being applied to it:
+ * 0, else 1. */
+static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, struct sm_map *mp)
+{
+	const struct uh_objhdr *o = uh_obj_in_map(h, m, SH_NSLOTS * sizeof(struct uh_slot));
+	struct uh_slot root, height;
+	uint32_t payload;
+	uint64_t ver;
+
+	if (!o)
+		return 1;
+	*w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+	if (!uh_lock_version(h, UH_REF_OFFSET(m), *w, &ver) ||
+	    !uh_obj_live_in_place(h, o, m, UH_CLASS_SMAP, &payload) ||
+	    payload < SH_NSLOTS * sizeof(struct uh_slot))
+		return 1;
+	const struct uh_slot *mem = (const void *)(o + 1);
+	uh_load(&mp->kind, (const char *)&mem[SH_KIND].value, 4);
+	uh_load(&root, (const char *)&mem[SH_ROOT], sizeof(root));
+	uh_load(&height, (const char *)&mem[SH_HEIGHT], sizeof(height));
+	mp->root = root.value;
+	mp->height = (uint32_t)height.value;
+	return uh_slot_type(root.tag) != UH_T_REF || !mp->root || mp->height < 1 ||
+	       mp->height > SM_MAX_HEIGHT;
+}
+
+/* uh_smap_get outside blocks in the common case, without an optimistic
+ * try's bookkeeping (as map.c's get_lean): the header, then a node per
+ * level, each read in place after its lock word was loaded; after an
+ * acquire fence every one of them must pass uh_lock_still, and then the
+ * answer is the map's state at the first of those checks (optread.c says
+ * why). Key objects are read in place without a note: a key object is
+ * immutable and freed only by a commit that changes the node whose slot
+ * names it, so that node's check covers it. The search itself is
+ * sm_bound's. 0 with *found (and *s when found); 1 when anything is
+ * unusual (a commit being applied, a changed node, damage, a key outside
+ * a node's prefix...): the general path answers, retries or reports. */
+static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s, int *found)
+{
+	static __thread struct sm_kbuf kb;	/* only kb.k is used: keys stay in place */
+	struct sm_lean_node path[SM_MAX_HEIGHT];
+	struct sm_range r = { 0, 0 };
+	struct sm_map mp;
+	uint64_t hw;
+	uint32_t l, pos = 0;
+	int eq = 0;
+
+	if (h->tx.depth || sm_lean_hdr(h, m, &hw, &mp) || mp.kind != k->kind)
+		return 1;
+	for (l = 0; l < mp.height; l++) {	/* bound: height */
+		const struct sm_node *nd = &path[l].nd;
+		uh_off child = l ? path[l - 1].nd.mem[SM_VAL(pos)].value : mp.root;
+		sm_prefetch_node(h, child);
+		if (sm_lean_node(h, child, &path[l]) || nd->leaf != (l + 1 == mp.height) ||
+		    sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
+			return 1;
+		if (!nd->leaf && uh_slot_type(nd->mem[SM_VAL(pos)].tag) != UH_T_REF)
+			return 1;
+	}
+	if (eq)
+		uh_load(s, (const char *)&path[mp.height - 1].nd.mem[SM_VAL(pos)], sizeof(*s));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	for (l = 0; l < mp.height; l++)	/* bound: height */
+		if (!uh_lock_still(h, UH_REF_OFFSET(path[l].nd.off), path[l].w))
+			return 1;
+	if (!uh_lock_still(h, UH_REF_OFFSET(m), hw))
+		return 1;
+	*found = eq;
+	h->st.opt_reads++;
+	return 0;
+}
+
 int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 {
 	static __thread struct sm_op op;	/* 4 KiB key buffer: not on the stack */
-	int rc = sm_args_k(h, m, k, 0, 0);
+	int found, rc = sm_args_k(h, m, k, 0, 0);
+	struct uh_slot s;
 
 	if (rc)
 		return rc;
+	if (sm_get_lean(h, m, k, &s, &found) == 0) {
+		if (!found)
+			return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
+		if (v)
+			uh_slot_to_value(&s, v);
+		return 0;
+	}
 	op.m = m;
 	op.k = k;
 	if ((rc = uh_opt_run(h, sm_get_body, &op)) == 0 && v)
@@ -1764,51 +1910,10 @@ static void sm_prefetch_entries(uh_heap *h, const struct uh_slot *mem, uint32_t 
 	}
 }
 
-/* A leaf read in place by sm_next_lean: its lock word (loaded before its
- * bytes), the version its bytes are at, its slots and its count. */
-struct sm_lean_leaf {
-	uint64_t off, w, ver;
-	const struct uh_slot *mem;
-	uint32_t n;
-	uh_off next;
-};
-
-/* Leaf ref in place, if it is one (bounds, header, meta) and no commit is
- * being applied to it: 0, else 1. */
-static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_leaf *l)
+/* Leaf ref in place (sm_lean_node): 0, else 1. */
+static int sm_lean_leaf(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 {
-	const struct uh_objhdr *o = uh_obj_in_map(h, ref, SM_NSLOTS * sizeof(struct uh_slot));
-	uint64_t meta;
-	uint32_t payload;
-
-	if (!o)
-		return 1;
-	l->off = UH_REF_OFFSET(ref);
-	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, l->off, l->w, &l->ver))
-		return 1;
-	if (!uh_obj_live_in_place(h, o, ref, UH_CLASS_SMAP_NODE, &payload) ||
-	    payload != SM_NSLOTS * sizeof(struct uh_slot))
-		return 1;
-	l->mem = (const void *)(o + 1);
-	uh_load(&meta, (const char *)&l->mem[SM_META].value, 8);
-	uh_load(&l->next, (const char *)&l->mem[SM_NEXT].value, 8);
-	l->n = (uint32_t)meta;
-	return !(meta & SM_LEAF_BIT) || l->n > SM_F;
-}
-
-/* The key of key slot ks, in place, into *key: 0, else 1. */
-static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
-{
-	key->kind = kind;
-	if (kind == UH_KEY_I64) {
-		key->i64 = (int64_t)ks->value;
-		return uh_slot_type(ks->tag) != UH_T_I64;
-	}
-	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
-	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
-		return 1;
-	return sm_key_view(h, kind, ks->value, o, key);
+	return sm_lean_node(h, ref, l) || !l->nd.leaf;
 }
 
 /* The sorted map m for sm_next_lean, read in place: its key kind, if m
@@ -1846,7 +1951,7 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_value *v)
 {
 	const int rev = (x->flags & IT_REV) != 0;
-	struct sm_lean_leaf l[2];
+	struct sm_lean_node l[2];
 	uint32_t nl = 1, at = 0, e, i = x->idx;
 	struct uh_slot ks, vs, ss = { 0, 0 };
 	uh_key key = { 0 };
@@ -1857,26 +1962,26 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	    l[0].ver > x->rv)
 		return 1;
 	if (rev) {
-		if (i < 2 || i > l[0].n)
+		if (i < 2 || i > l[0].nd.n)
 			return 1;	/* the leaf before is found from the root */
 		e = i - 1;
-		uh_load(&ss, (const char *)&l[0].mem[SM_KEY(e - 1)], sizeof(ss));
+		uh_load(&ss, (const char *)&l[0].nd.mem[SM_KEY(e - 1)], sizeof(ss));
 	} else {
-		if (i >= l[0].n) {	/* L is done: on to the next leaf */
-			if (!l[0].next || sm_lean_leaf(h, l[0].next, &l[1]) || l[1].n < 2)
+		if (i >= l[0].nd.n) {	/* L is done: on to the next leaf */
+			if (!l[0].nd.next || sm_lean_leaf(h, l[0].nd.next, &l[1]) || l[1].nd.n < 2)
 				return 1;
 			nl = 2;
 			at = 1;
 			i = 0;
 		}
 		e = i;
-		if (e + 1 < l[at].n) {
-			uh_load(&ss, (const char *)&l[at].mem[SM_KEY(e + 1)], sizeof(ss));
-		} else if (at == 0 && l[0].next) {
-			if (sm_lean_leaf(h, l[0].next, &l[1]) || l[1].n == 0)
+		if (e + 1 < l[at].nd.n) {
+			uh_load(&ss, (const char *)&l[at].nd.mem[SM_KEY(e + 1)], sizeof(ss));
+		} else if (at == 0 && l[0].nd.next) {
+			if (sm_lean_leaf(h, l[0].nd.next, &l[1]) || l[1].nd.n == 0)
 				return 1;
 			nl = 2;
-			uh_load(&ss, (const char *)&l[1].mem[SM_KEY(0)], sizeof(ss));
+			uh_load(&ss, (const char *)&l[1].nd.mem[SM_KEY(0)], sizeof(ss));
 		} else {
 			return 1;	/* the last entry: the general path marks IT_LAST */
 		}
@@ -1885,7 +1990,7 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	 * objects are older than the leaf that holds them). */
 	if (nl == 2 && l[1].ver > rv)
 		rv = l[1].ver;
-	const struct uh_slot *mem = l[at].mem;
+	const struct uh_slot *mem = l[at].nd.mem;
 	uh_load(&ks, (const char *)&mem[SM_KEY(e)], sizeof(ks));
 	uh_load(&vs, (const char *)&mem[SM_VAL(e)], sizeof(vs));
 	if (sm_lean_key(h, kind, &ks, &key))
@@ -1893,12 +1998,12 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	if (rev)
 		sm_prefetch_entries(h, mem, e > 4 ? e - 4 : 0, e);
 	else
-		sm_prefetch_entries(h, mem, e + 1, e + 5 < l[at].n ? e + 5 : l[at].n);
-	if (!rev && at == 0 && e + 5 >= l[0].n && l[0].next)
-		sm_prefetch_node(h, l[0].next);
+		sm_prefetch_entries(h, mem, e + 1, e + 5 < l[at].nd.n ? e + 5 : l[at].nd.n);
+	if (!rev && at == 0 && e + 5 >= l[0].nd.n && l[0].nd.next)
+		sm_prefetch_node(h, l[0].nd.next);
 	struct sm_it y = *x;
 	y.flags = (x->flags & IT_REV) | IT_ANCHOR | IT_POS;
-	y.leaf = at ? l[0].next : x->leaf;
+	y.leaf = at ? l[0].nd.next : x->leaf;
 	y.idx = rev ? e : e + 1;
 	y.rv = rv;
 	it_anchor(&y, kind, ks.value, &key);
@@ -1911,7 +2016,7 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_val
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (uint32_t j = 0; j < nl; j++)	/* bound: 2 */
-		if (!uh_lock_still(h, l[j].off, l[j].w))
+		if (!uh_lock_still(h, UH_REF_OFFSET(l[j].nd.off), l[j].w))
 			return 1;
 	if (sm_lean_map(h, m, &kind))
 		return 1;
