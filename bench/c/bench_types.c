@@ -16,7 +16,9 @@
  * get of a random existing key (uniheap: outside a block, LMDB: in one
  * long read txn; then 100 gets per block/read txn; then one get per
  * block/read txn), per forward scan of 100 entries from a random key
- * (sorted map and LMDB cursor), and bytes per record: uniheap the growth
+ * (sorted map and LMDB cursor; then the sorted map's entries taken up to
+ * 100 per uh_smap_next_n call, beside the same cursor scan again: LMDB
+ * has no batch call), and bytes per record: uniheap the growth
  * of heapd's arena_bytes over the load (key copy, value object, entry or
  * node share), LMDB the pages in use ((last_pgno+1) * psize) over N.
  * A get returns the value's handle only (uniheap: the bytes reference,
@@ -53,7 +55,7 @@ static const char *mode_name[NMODES] = { "memory", "sync" };
 enum { S_MAP, S_SMAP, S_LMDB, NSTORES };
 
 enum {
-	R_LOAD, R_PUT1, R_GET, R_GET100, R_GET1, R_SCAN, R_BYTES, NROWS
+	R_LOAD, R_PUT1, R_GET, R_GET100, R_GET1, R_SCAN, R_SCANN, R_BYTES, NROWS
 };
 static const char *row_name[NROWS] = {
 	"put, load (1000 per block/txn)",
@@ -62,9 +64,10 @@ static const char *row_name[NROWS] = {
 	"get, 100 per block/read txn",
 	"get, 1 per block/read txn",
 	"scan 100 entries, random start",
+	"scan 100, uh_smap_next_n / cursor",
 	"bytes per record",
 };
-static const char *row_unit[NROWS] = { "ns", "ns", "ns", "ns", "ns", "ns", "B" };
+static const char *row_unit[NROWS] = { "ns", "ns", "ns", "ns", "ns", "ns", "ns", "B" };
 
 /* -1 = not measured (a hash map has no ordered scan). */
 static double result[NMODES][NROWS][NSTORES];
@@ -247,22 +250,27 @@ static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block)
 	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
-static double uh_scans(uh_heap *h, uh_off m)
+/* batch: the entries come SCAN_LEN at most per uh_smap_next_n call,
+ * else one per uh_smap_next call. */
+static double uh_scans(uh_heap *h, uh_off m, int batch)
 {
 	uint64_t sum = 0, t0 = bench_now_ns();
 	uh_iter it;
-	uh_key rk;
-	uh_value v;
+	uh_key rk[SCAN_LEN];
+	uh_value v[SCAN_LEN];
+	uint32_t got;
 
 	for (long i = 0; i < n_scan; i++) {
 		uh_key from = str_key(keys[rand_rec()]);
 		must(uh_smap_scan(h, m, &from, 0, &it), "smap_scan");
-		for (int j = 0; j < SCAN_LEN; j++) {
-			int rc = uh_smap_next(h, m, &it, &rk, &v);
+		for (int j = 0; j < SCAN_LEN; j += (int)got) {
+			int rc = batch ? uh_smap_next_n(h, m, &it, rk, v, SCAN_LEN - (uint32_t)j, &got)
+				       : (got = 1, uh_smap_next(h, m, &it, rk, v));
 			if (rc == UH_ENOTFOUND)
 				break;
 			must(rc, "smap_next");
-			sum += v.u.ref + rk.len;
+			for (uint32_t e = 0; e < got; e++)
+				sum += v[e].u.ref + rk[e].len;
 		}
 	}
 	if (sum == 0)
@@ -382,7 +390,8 @@ static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 	r[R_GET * NSTORES] = uh_gets(h, k, m, 0);
 	r[R_GET100 * NSTORES] = uh_gets(h, k, m, 100);
 	r[R_GET1 * NSTORES] = uh_gets(h, k, m, 1);
-	r[R_SCAN * NSTORES] = s == S_SMAP ? uh_scans(h, m) : -1;
+	r[R_SCAN * NSTORES] = s == S_SMAP ? uh_scans(h, m, 0) : -1;
+	r[R_SCANN * NSTORES] = s == S_SMAP ? uh_scans(h, m, 1) : -1;
 	if (mode == M_MEMORY && (!getenv("BENCH_TYPES") || strstr(getenv("BENCH_TYPES"), "readers"))) {
 		reader_rate[s][0] = readers(d, k, 1);
 		reader_rate[s][1] = readers(d, k, 2);
@@ -557,6 +566,7 @@ static void run_lmdb(int mode)
 	r[R_GET100 * NSTORES] = lm_gets(&l, 100);
 	r[R_GET1 * NSTORES] = lm_gets(&l, 1);
 	r[R_SCAN * NSTORES] = lm_scans(&l);
+	r[R_SCANN * NSTORES] = lm_scans(&l);	/* no batch call: the cursor again */
 	mdb_env_close(l.env);
 	lm_remove(dir);
 }

@@ -562,6 +562,15 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_iter *it);
 /** Next entry of a scan; UH_ENOTFOUND at the end. */
 int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
+/** The next entries of a scan at once, up to max (>= 1): what as many
+ * uh_smap_next calls would return, in order, into keys[0..*n) and
+ * vals[0..*n) (either may be NULL); 0 with *n >= 1, or UH_ENOTFOUND and
+ * *n = 0 at the end. A call may return fewer than max before the end (its
+ * entries come from one leaf, read at one instant: fewer checks than one
+ * call per entry, and their cache misses overlap). Keys' bytes are in
+ * place, as uh_smap_next's. */
+int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *vals,
+		   uint32_t max, uint32_t *n);
 /** Structural check (order, fill, depth, counts). */
 int uh_smap_check(uh_heap *h, uh_off m);
 

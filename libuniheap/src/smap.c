@@ -1935,101 +1935,154 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 	return *kind < UH_KEY_STRING || *kind > UH_KEY_I64;
 }
 
-/* uh_smap_next outside blocks in the common case, without an optimistic
+/* Where a lean batch of a scan lies: leaf l[at] holds its entries from
+ * index first on (forward) or down from it (descending), cnt of them;
+ * ss is the key slot after the last one (the new anchor's successor). */
+struct sm_lean_run {
+	struct sm_lean_node l[2];
+	uint32_t nl, at, first, cnt;
+	struct uh_slot ss;
+};
+
+/* The entries a lean batch can return from position i of leaf x->leaf
+ * (loaded into r->l[0]), at most max: 0, or 1 when the general path must
+ * answer (the leaf before is needed, or the last entry of the map, whose
+ * step marks IT_LAST). */
+static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct sm_lean_run *r)
+{
+	struct sm_lean_node *l = r->l;
+	uint32_t i = x->idx, last;
+
+	r->nl = 1;
+	r->at = 0;
+	if (x->flags & IT_REV) {
+		if (i < 2 || i > l[0].nd.n)
+			return 1;	/* the leaf before is found from the root */
+		r->first = i - 1;
+		r->cnt = max < i - 1 ? max : i - 1;
+		uh_load(&r->ss, (const char *)&l[0].nd.mem[SM_KEY(i - 1 - r->cnt)], sizeof(r->ss));
+		return 0;
+	}
+	if (i >= l[0].nd.n) {	/* L is done: on to the next leaf */
+		if (!l[0].nd.next || sm_lean_leaf(h, l[0].nd.next, &l[1]) || l[1].nd.n < 2)
+			return 1;
+		r->nl = 2;
+		r->at = 1;
+		i = 0;
+	}
+	const struct sm_node *nd = &l[r->at].nd;
+	r->first = i;
+	r->cnt = max < nd->n - i ? max : nd->n - i;
+	last = i + r->cnt - 1;
+	if (last + 1 < nd->n) {
+		uh_load(&r->ss, (const char *)&nd->mem[SM_KEY(last + 1)], sizeof(r->ss));
+		return 0;
+	}
+	if (r->at == 0 && nd->next) {
+		if (sm_lean_leaf(h, nd->next, &l[1]) || l[1].nd.n == 0)
+			return 1;
+		r->nl = 2;
+		uh_load(&r->ss, (const char *)&l[1].nd.mem[SM_KEY(0)], sizeof(r->ss));
+		return 0;
+	}
+	if (r->cnt < 2)
+		return 1;	/* its successor is not loaded: the next call's */
+	r->cnt--;
+	uh_load(&r->ss, (const char *)&nd->mem[SM_KEY(last)], sizeof(r->ss));
+	return 0;
+}
+
+/* Start loading the key and value objects of the batch's entries and of
+ * the next few, and the next leaf near a leaf's end: the batch's cache
+ * misses overlap instead of adding up, and so do the next call's. */
+static void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, int rev)
+{
+	const struct sm_node *nd = &r->l[r->at].nd;
+
+	if (rev) {
+		uint32_t end = r->first + 1 - r->cnt;
+		sm_prefetch_entries(h, nd->mem, end > 4 ? end - 4 : 0, r->first + 1);
+		return;
+	}
+	uint32_t end = r->first + r->cnt + 4;
+	sm_prefetch_entries(h, nd->mem, r->first, end < nd->n ? end : nd->n);
+	if (r->at == 0 && end >= nd->n && nd->next)
+		sm_prefetch_node(h, nd->next);
+}
+
+/* uh_smap_next_n outside blocks in the common case, without an optimistic
  * try's bookkeeping: the iterator holds a position (IT_POS) in a leaf L
  * that has not changed since its snapshot (a version <= x->rv, as
- * sm_pos_reuse asks); the entry to return and the one after it (the new
- * anchor's successor) are in L or, going forward, in the leaf after it.
- * Each leaf's lock word is loaded before its bytes and must be the same
- * after them (an acquire fence between): then each leaf's entries were
- * its committed state all along, and so were its key objects (immutable,
- * freed only by a commit that changes their leaf). L's entries, then the
- * next leaf's, are the map's next keys in order (a key between two keys
- * of a leaf, or between a leaf's last and its successor's first, would be
- * in one of them). 0 with *k, *v and x advanced; 1: the general path must
- * answer. */
-static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *k, uh_value *v)
+ * sm_pos_reuse asks); the entries to return and the one after the last
+ * of them (the new anchor's successor) are in L or, going forward, in the
+ * leaf after it. Each leaf's lock word is loaded before its bytes and must
+ * be the same after them (an acquire fence between): then each leaf's
+ * entries were its committed state all along, and so were its key
+ * objects (immutable, freed only by a commit that changes their leaf).
+ * L's entries, then the next leaf's, are the map's next keys in order (a
+ * key between two keys of a leaf, or between a leaf's last and its
+ * successor's first, would be in one of them), so the batch is what as
+ * many steps at that instant would return. 0 with keys[0..*n), vals[0..*n)
+ * and x advanced; 1: the general path must answer. */
+static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_value *vals,
+			uint32_t max, uint32_t *n)
 {
 	const int rev = (x->flags & IT_REV) != 0;
-	struct sm_lean_node l[2];
-	uint32_t nl = 1, at = 0, e, i = x->idx;
-	struct uh_slot ks, vs, ss = { 0, 0 };
+	struct sm_lean_run r;
+	struct uh_slot ks;
 	uh_key key = { 0 };
 	uint64_t rv = x->rv;
 	uint32_t kind;
 
-	if (sm_lean_map(h, m, &kind) || !(x->flags & IT_POS) || sm_lean_leaf(h, x->leaf, &l[0]) ||
-	    l[0].ver > x->rv)
+	if (sm_lean_map(h, m, &kind) || !(x->flags & IT_POS) ||
+	    sm_lean_leaf(h, x->leaf, &r.l[0]) || r.l[0].ver > x->rv || sm_lean_plan(h, x, max, &r))
 		return 1;
-	if (rev) {
-		if (i < 2 || i > l[0].nd.n)
-			return 1;	/* the leaf before is found from the root */
-		e = i - 1;
-		uh_load(&ss, (const char *)&l[0].nd.mem[SM_KEY(e - 1)], sizeof(ss));
-	} else {
-		if (i >= l[0].nd.n) {	/* L is done: on to the next leaf */
-			if (!l[0].nd.next || sm_lean_leaf(h, l[0].nd.next, &l[1]) || l[1].nd.n < 2)
-				return 1;
-			nl = 2;
-			at = 1;
-			i = 0;
-		}
-		e = i;
-		if (e + 1 < l[at].nd.n) {
-			uh_load(&ss, (const char *)&l[at].nd.mem[SM_KEY(e + 1)], sizeof(ss));
-		} else if (at == 0 && l[0].nd.next) {
-			if (sm_lean_leaf(h, l[0].nd.next, &l[1]) || l[1].nd.n == 0)
-				return 1;
-			nl = 2;
-			uh_load(&ss, (const char *)&l[1].nd.mem[SM_KEY(0)], sizeof(ss));
-		} else {
-			return 1;	/* the last entry: the general path marks IT_LAST */
-		}
-	}
 	/* The snapshot clock of the new position: every version read (key
 	 * objects are older than the leaf that holds them). */
-	if (nl == 2 && l[1].ver > rv)
-		rv = l[1].ver;
-	const struct uh_slot *mem = l[at].nd.mem;
-	uh_load(&ks, (const char *)&mem[SM_KEY(e)], sizeof(ks));
-	uh_load(&vs, (const char *)&mem[SM_VAL(e)], sizeof(vs));
-	if (sm_lean_key(h, kind, &ks, &key))
-		return 1;
-	if (rev)
-		sm_prefetch_entries(h, mem, e > 4 ? e - 4 : 0, e);
-	else
-		sm_prefetch_entries(h, mem, e + 1, e + 5 < l[at].nd.n ? e + 5 : l[at].nd.n);
-	if (!rev && at == 0 && e + 5 >= l[0].nd.n && l[0].nd.next)
-		sm_prefetch_node(h, l[0].nd.next);
+	if (r.nl == 2 && r.l[1].ver > rv)
+		rv = r.l[1].ver;
+	const struct uh_slot *mem = r.l[r.at].nd.mem;
+	sm_lean_prefetch(h, &r, rev);
+	for (uint32_t j = 0; j < r.cnt; j++) {	/* bound: F */
+		uint32_t e = rev ? r.first - j : r.first + j;
+		uh_load(&ks, (const char *)&mem[SM_KEY(e)], sizeof(ks));
+		if (sm_lean_key(h, kind, &ks, &key))
+			return 1;
+		if (keys)
+			keys[j] = key;
+		if (vals) {
+			struct uh_slot vs;
+			uh_load(&vs, (const char *)&mem[SM_VAL(e)], sizeof(vs));
+			uh_slot_to_value(&vs, &vals[j]);
+		}
+	}
 	struct sm_it y = *x;
 	y.flags = (x->flags & IT_REV) | IT_ANCHOR | IT_POS;
-	y.leaf = at ? l[0].nd.next : x->leaf;
-	y.idx = rev ? e : e + 1;
+	y.leaf = r.at ? r.l[0].nd.next : x->leaf;
+	y.idx = rev ? r.first + 1 - r.cnt : r.first + r.cnt;
 	y.rv = rv;
 	it_anchor(&y, kind, ks.value, &key);
 	if (kind != UH_KEY_I64) {
 		y.flags |= IT_KOBJ;
-		if (y.alen > IT_PREFIX && ss.value) {
-			y.succ = ss.value;
+		if (y.alen > IT_PREFIX && r.ss.value) {
+			y.succ = r.ss.value;
 			y.flags |= IT_SOBJ;
 		}
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	for (uint32_t j = 0; j < nl; j++)	/* bound: 2 */
-		if (!uh_lock_still(h, UH_REF_OFFSET(l[j].nd.off), l[j].w))
+	for (uint32_t j = 0; j < r.nl; j++)	/* bound: 2 */
+		if (!uh_lock_still(h, UH_REF_OFFSET(r.l[j].nd.off), r.l[j].w))
 			return 1;
 	if (sm_lean_map(h, m, &kind))
 		return 1;
 	*x = y;
-	if (k)
-		*k = key;
-	if (v)
-		uh_slot_to_value(&vs, v);
+	*n = r.cnt;
 	h->st.opt_reads++;
 	return 0;
 }
 
-int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
+int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *vals,
+		   uint32_t max, uint32_t *n)
 {
 	static __thread struct sm_scan_op op;
 	static const uint64_t zero[8];
@@ -2038,8 +2091,10 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 
 	if (rc)
 		return rc;
-	if (it && it_unpack(it->s, &x) && x.map == m && !(x.flags & IT_DONE) &&
-	    sm_next_lean(h, m, &x, k, v) == 0) {
+	if (n)
+		*n = 0;
+	if (it && n && max && it_unpack(it->s, &x) && x.map == m && !(x.flags & IT_DONE) &&
+	    sm_next_lean(h, m, &x, keys, vals, max, n) == 0) {
 		it_pack(&x, it->s);
 		return 0;
 	}
@@ -2047,6 +2102,8 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 		return rc;
 	if (!it)
 		return uh_err_set(UH_EINVAL, "uh_smap_next: it is NULL");
+	if (!n || !max)
+		return uh_err_set(UH_EINVAL, "uh_smap_next_n: n is NULL or max is 0");
 	/* A zeroed iterator scans the whole map in ascending order. */
 	if (memcmp(it->s, zero, sizeof(zero)) == 0 &&
 	    (rc = uh_smap_scan(h, m, NULL, 0, it)) != 0)
@@ -2062,12 +2119,20 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 	if ((rc == 0 || rc == UH_ENOTFOUND) && op.have_out)
 		memcpy(it->s, op.out, sizeof(it->s));
 	if (rc == 0) {
-		if (k)
-			*k = op.key;
-		if (v)
-			*v = op.val;
+		if (keys)
+			keys[0] = op.key;
+		if (vals)
+			vals[0] = op.val;
+		*n = 1;
 	}
 	return rc;
+}
+
+int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
+{
+	uint32_t n;
+
+	return uh_smap_next_n(h, m, it, k, v, 1, &n);
 }
 
 /* ---- check ---- */

@@ -605,7 +605,10 @@ static void test_scan_delete(uh_heap *h)
  * scan keeps). Keys are 27 bytes, about 1500 of them: many leaves, so
  * steps stay in a leaf, cross to the next one, and fall back to the
  * general path after a change. A key removed is never put again in the
- * same scan. Scans (each on a fresh set of keys) run until 3000 steps. */
+ * same scan. Scans (each on a fresh set of keys) run until 3000 steps.
+ * Every other pair of scans takes its steps in batches (uh_smap_next_n,
+ * up to 40 entries): each batch must be the next present keys in order,
+ * the first one as a single step's. */
 
 #define IS_N 3000
 
@@ -633,14 +636,36 @@ static int is_after(const unsigned char *present, int i, int rev)
 	return -1;
 }
 
+/* The n entries of a batch whose first should be want: each the present
+ * key after the one before it, with its value. The last one, or -3. */
+static int is_batch_ok(const unsigned char *present, int want, int rev, const uh_key *ks,
+		       const uh_value *vs, uint32_t n)
+{
+	char got[64], buf[64];
+	uh_key k;
+
+	for (uint32_t j = 0; j < n; j++) {
+		if (j)
+			want = is_after(present, want, rev);
+		snprintf(got, sizeof(got), "%.*s", (int)ks[j].len, (const char *)ks[j].data);
+		if (want < 0 || vs[j].u.i != want)
+			return -3;
+		is_key(want, buf, &k);
+		if (strcmp(got, buf) != 0)
+			return -3;
+	}
+	return want;
+}
+
 static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 {
 	static unsigned char present[IS_N], removed[IS_N];
-	char buf[64], got[64];
-	uh_value v = { .type = UH_T_I64 };
+	char buf[64];
+	uh_value v = { .type = UH_T_I64 }, vs[40];
 	uh_off m = 0;
-	uh_key k;
+	uh_key k, ks[40];
 	uh_iter it;
+	uint32_t n, batched = 0;
 	int bad = 0, steps = 0, estate = 0;
 
 	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
@@ -693,28 +718,34 @@ static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 				want = -1;
 			else
 				want = present[succ] ? succ : -2;
-			rc = uh_smap_next(h, m, &it, &k, &v);
+			uint32_t max = round & 2 ? 1 + (uint32_t)is_rnd(40) : 1;
+			vs[0].u.i = -1;
+			rc = uh_smap_next_n(h, m, &it, ks, vs, max, &n);
 			steps++;
 			if (want == -1 ? rc != UH_ENOTFOUND : want == -2 ? rc != UH_ESTATE :
-			    rc != 0 || v.u.i != want) {
+			    rc != 0 || n < 1 || n > max) {
 				printf("  step %d (%s): want %d, got rc %d value %lld\n", steps,
-				       rev ? "reverse" : "forward", want, rc, (long long)v.u.i);
+				       rev ? "reverse" : "forward", want, rc, (long long)vs[0].u.i);
 				bad++;
 			}
-			if (rc != 0)
+			if (rc != 0 || bad)
 				break;
-			snprintf(got, sizeof(got), "%.*s", (int)k.len, (const char *)k.data);
-			is_key(want, buf, &k);
-			if (strcmp(got, buf) != 0)
+			batched += n > 1;
+			if ((last = is_batch_ok(present, want, rev, ks, vs, n)) < 0) {
+				printf("  step %d (%s): a batch of %u from %d is not the next keys\n",
+				       steps, rev ? "reverse" : "forward", n, want);
 				bad++;
-			last = want;
+				break;
+			}
 			succ = is_after(present, last, rev);
 		}
 		estate += rc == UH_ESTATE;
 	}
 	TH_CHECK_EQ(bad, 0);
 	TH_CHECK(steps >= 3000);
-	printf("  scan beside a writer: %d steps, %d scans lost their place\n", steps, estate);
+	TH_CHECK(batched >= 100);
+	printf("  scan beside a writer: %d steps (%u batches of more than one), %d scans lost "
+	       "their place\n", steps, batched, estate);
 	TH_CHECK_RC(uh_smap_check(h, m));
 }
 
