@@ -52,6 +52,7 @@ static void tx_reset(uh_heap *h)
 	struct uh_tx *t = &h->tx;
 
 	t->pos = t->nentries = 0;
+	t->last_obj = 0;
 	u64map_clear(&t->reads);
 	t->reads_list.n = 0;
 	u64map_clear(&t->writes);
@@ -295,6 +296,20 @@ int uh_tx_stale_or(uh_heap *h, int rc)
 				     "by another session; block rolled back, run it again"));
 }
 
+/* What this block holds of obj: UH_TX_NEW, UH_TX_LOCKED or 0, remembered
+ * for the object asked last (uh_tx.last_obj; whoever changes what the
+ * block holds of an object forgets it). */
+static int tx_how(struct uh_tx *t, uint64_t obj)
+{
+	if (obj == t->last_obj)
+		return t->last_how;
+	t->last_obj = obj;
+	t->last_seen = 0;
+	t->last_how = u64map_get(&t->locks, obj) ? UH_TX_LOCKED :
+		      u64map_get(&t->news, obj) ? UH_TX_NEW : 0;
+	return t->last_how;
+}
+
 /* A newer object than our snapshot: move the snapshot forward if nothing
  * read so far has changed (cheaper than aborting). */
 static int extend_snapshot(uh_heap *h)
@@ -314,7 +329,7 @@ int uh_tx_lock(uh_heap *h, uh_off ref)
 	struct uh_objhdr *o = (void *)(h->base + obj);
 	int logged = 0, rc;
 
-	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj))
+	if (tx_how(t, obj))
 		return 0;
 	/* A block that holds locks may be one link of a deadlock cycle
 	 * (a->b against b->a): it waits only briefly, then gives up its
@@ -335,6 +350,7 @@ int uh_tx_lock(uh_heap *h, uh_off ref)
 		uint64_t mine = uh_lock_word(h->session, w);
 		if (__atomic_compare_exchange_n(&o->lock, &w, mine, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
+			t->last_obj = 0;
 			if ((rc = u64map_put(&t->locks, obj, w)) != 0 ||
 			    (rc = u64vec_push(&t->locked_list, obj)) != 0) {
 				__atomic_store_n(&o->lock, w, __ATOMIC_RELEASE);
@@ -358,11 +374,12 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 	target = UH_REF_OFFSET(target);
 	if (t->doomed)
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
-	if (u64map_get(&t->news, obj)) {
+	int how = tx_how(t, obj);
+	if (how == UH_TX_NEW) {
 		memcpy(h->base + target, src, len);
 		return 0;
 	}
-	if ((rc = uh_tx_lock(h, obj)) != 0)
+	if (how != UH_TX_LOCKED && (rc = uh_tx_lock(h, obj)) != 0)
 		return rc;
 	if ((pos = u64map_get(&t->writes, target)) != NULL) {
 		struct uh_log_ent *e = (void *)(h->base + *pos);
@@ -400,12 +417,18 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 		 * bytes read are version v's. */
 		if (!uh_lock_still(h, obj, w1))
 			continue;
+		if (t->last_obj == obj && t->last_seen)
+			return v == t->last_ver ? 0 : stale(h, obj);
 		uint64_t *seen = u64map_get(&t->reads, obj);
-		if (seen)
-			return *seen == v ? 0 : stale(h, obj);
-		if ((rc = u64map_put(&t->reads, obj, v)) != 0 ||
-		    (rc = u64vec_push(&t->reads_list, obj)) != 0)
+		if (seen && *seen != v)
+			return stale(h, obj);
+		if (!seen && ((rc = u64map_put(&t->reads, obj, v)) != 0 ||
+			      (rc = u64vec_push(&t->reads_list, obj)) != 0))
 			return tx_doom(h, uh_err_set(rc, "out of process memory"));
+		if (t->last_obj == obj) {
+			t->last_seen = 1;
+			t->last_ver = v;
+		}
 		return 0;
 	}
 	return locked_out(h, obj, "reading it");
@@ -421,12 +444,15 @@ int uh_tx_read_in_block(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint
 		memset(dst, 0, len);
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
 	}
-	if ((pos = u64map_get(&t->writes, target)) != NULL) {
+	/* Only objects this block locked have logged writes (uh_tx_write
+	 * locks first; new objects are written in place). */
+	int how = tx_how(t, obj);
+	if (how == UH_TX_LOCKED && (pos = u64map_get(&t->writes, target)) != NULL) {
 		struct uh_log_ent *e = (void *)(h->base + *pos);
 		memcpy(dst, e + 1, len < e->len ? len : e->len);
 		return 0;
 	}
-	if (u64map_get(&t->locks, obj) || u64map_get(&t->news, obj)) {
+	if (how) {
 		uh_load(dst, h->base + target, len);	/* ours: stable */
 		return 0;
 	}
@@ -458,11 +484,7 @@ int uh_tx_holds(uh_heap *h, uh_off ref)
 {
 	uint64_t obj = UH_REF_OFFSET(ref);
 
-	if (!h->tx.depth)
-		return 0;
-	if (u64map_get(&h->tx.news, obj))
-		return UH_TX_NEW;
-	return u64map_get(&h->tx.locks, obj) ? UH_TX_LOCKED : 0;
+	return h->tx.depth ? tx_how(&h->tx, obj) : 0;
 }
 
 int uh_tx_log_alloc(uh_heap *h, uh_off ref, uint64_t slot_bytes)
@@ -475,6 +497,7 @@ int uh_tx_log_alloc(uh_heap *h, uh_off ref, uint64_t slot_bytes)
 		return uh_err_set(t->doomed, "block was rolled back: %s", uh_strerror(t->doomed));
 	if ((rc = log_append(h, UH_LE_ALLOC, obj, slot_bytes, NULL, 0, NULL)) != 0)
 		return rc;
+	t->last_obj = 0;
 	if ((rc = u64map_put(&t->news, obj, slot_bytes)) != 0 ||
 	    (rc = u64vec_push(&t->news_list, obj)) != 0)
 		return tx_doom(h, uh_err_set(rc, "out of process memory"));

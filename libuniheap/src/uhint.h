@@ -54,6 +54,13 @@ struct uh_tx {
 	uint64_t rv;			/* clock when the block began (snapshot) */
 	struct u64map reads;		/* object -> version it had when read */
 	struct u64vec reads_list;	/* the same objects, for validation */
+	/* The object asked about last (0: none) and what the block holds of
+	 * it (tx_how): a node's slots are read and written in runs, so this
+	 * spares most lookups in the maps around it. */
+	uint64_t last_obj;
+	int last_how;			/* UH_TX_NEW, UH_TX_LOCKED or 0 (neither) */
+	int last_seen;			/* 0 (neither): read, at version last_ver */
+	uint64_t last_ver;
 	struct u64map locks;		/* object -> lock word before we took it */
 	struct u64map news;		/* object -> slot bytes (allocated here) */
 	struct u64vec news_list;	/* the same objects, in order */
