@@ -190,6 +190,12 @@ int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k)
 
 	memset(k, 0, sizeof(*k));
 	k->kind = kind;
+	if (kind == UH_KEY_STRING && PyUnicode_Check(o) && PyUnicode_IS_COMPACT_ASCII(o)) {
+		k->data = PyUnicode_DATA(o);	/* ASCII: its own UTF-8, in place */
+		k->len = (size_t)PyUnicode_GET_LENGTH(o);
+		k->flags = UH_KEY_VALID_UTF8;
+		return 0;
+	}
 	if (kind == UH_KEY_STRING && PyUnicode_Check(o)) {
 		if (!(k->data = PyUnicode_AsUTF8AndSize(o, &len)))
 			return -1;
