@@ -70,10 +70,11 @@
  * the snapshot, and the validated read notices (the block is rolled back
  * and re-run) where a plain one would compare garbage. Outside a block
  * a read-only call runs optimistically (optread.c: each node and key
- * object noted once, then read in place; an iteration step within or
- * across adjacent leaves without even the try, sm_next_lean) and a
- * changing call in its own block through uh_run, re-run on conflicts;
- * inside a block every call joins it.
+ * object noted once, then read in place); a get (sm_get_lean) and a run
+ * of iteration steps within a leaf or into the next one (sm_next_lean)
+ * do so without even the try's bookkeeping. A changing call runs in its
+ * own block through uh_run, re-run on conflicts; inside a block every
+ * call joins it.
  *
  * Slots are read and written 16 bytes at a time through uh_tx_read /
  * uh_tx_write (never mixed with 8-byte halves on the same slot), so a
