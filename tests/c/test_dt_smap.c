@@ -441,6 +441,16 @@ static void test_bad(uh_heap *h)
 	/* An iterator of one map used on another. */
 	TH_CHECK_RC(uh_smap_scan(h, ms, NULL, 0, &it));
 	TH_CHECK_ERR(uh_smap_next(h, mi, &it, NULL, NULL), UH_EINVAL);
+	/* A batch of none, or nowhere to say how many. */
+	uint32_t nb = 5;
+	TH_CHECK_RC(uh_smap_scan(h, ms, NULL, 0, &it));
+	TH_CHECK_ERR(uh_smap_next_n(h, ms, &it, NULL, &got, 0, &nb), UH_EINVAL);
+	TH_CHECK(nb == 0 && strstr(uh_errmsg(), "max is 0") != NULL);
+	TH_CHECK_ERR(uh_smap_next_n(h, ms, &it, NULL, &got, 4, NULL), UH_EINVAL);
+	TH_CHECK_RC(uh_smap_next_n(h, ms, &it, NULL, &got, 4, &nb));
+	TH_CHECK(nb == 1 && got.u.i == 7);
+	TH_CHECK_ERR(uh_smap_next_n(h, ms, &it, NULL, &got, 4, &nb), UH_ENOTFOUND);
+	TH_CHECK(nb == 0);
 	/* Unchanged. */
 	TH_CHECK_RC(uh_smap_len(h, ms, &len));
 	TH_CHECK_EQ(len, 1);
