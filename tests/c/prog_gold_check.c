@@ -15,19 +15,12 @@
 #include "prog_gold_model.h"
 #include <stdio.h>
 
+#define GOLD_PROG "prog_gold_check"
+#include "prog_gold_util.h"
+
 static uh_heap *h;
 static const char *base;
 static int bad;
-
-#define CHECK(cond, ...)					\
-	do {							\
-		if (!(cond)) {					\
-			printf("MISMATCH %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);			\
-			printf(" [%s] %s\n", #cond, uh_errmsg());	\
-			bad++;					\
-		}						\
-	} while (0)
 
 static void check_class(const char *name, uint32_t want_id, uint32_t kind,
 			const uh_field_spec *spec, const uint32_t *offs, uint32_t n,

@@ -15,15 +15,8 @@
 #include "prog_gold_model.h"
 #include <stdio.h>
 
-#define TRY(call)							\
-	do {								\
-		int rc_ = (call);					\
-		if (rc_ != 0) {						\
-			fprintf(stderr, "prog_gold_gen: %s: %s: %s\n", #call,	\
-				uh_strerror(rc_), uh_errmsg());		\
-			exit(1);					\
-		}							\
-	} while (0)
+#define GOLD_PROG "prog_gold_gen"
+#include "prog_gold_util.h"
 
 static uh_heap *h;
 

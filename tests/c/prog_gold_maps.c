@@ -31,26 +31,8 @@
 
 #include "uniheap.h"
 
-#define TRY(call)							\
-	do {								\
-		int rc_ = (call);					\
-		if (rc_ != 0) {						\
-			fprintf(stderr, "prog_gold_maps: %s: %s: %s\n", #call,	\
-				uh_strerror(rc_), uh_errmsg());		\
-			exit(1);					\
-		}							\
-	} while (0)
-
-#define CHECK(cond, ...)					\
-	do {							\
-		if (!(cond)) {					\
-			printf("MISMATCH %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);			\
-			printf(" [%s] %s\n", #cond, uh_errmsg());	\
-			if (++bad > 50)				\
-				exit(1);			\
-		}						\
-	} while (0)
+#define GOLD_PROG "prog_gold_maps"
+#include "prog_gold_util.h"
 
 struct gmap {
 	const char *root;

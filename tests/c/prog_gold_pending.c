@@ -47,6 +47,9 @@
 #include "prog_gold_model.h"
 #include <stdio.h>
 
+#define GOLD_PROG "prog_gold_pending"
+#include "prog_gold_util.h"
+
 #define NKEYS 40	/* "k00".."k39" in both maps */
 
 #if UH_FORMAT_VERSION == 3
@@ -55,30 +58,10 @@
 #define CRASH_AT_DEFAULT 1	/* B1: new objects and COMMITTED together */
 #endif
 
-#define TRY(call)							\
-	do {								\
-		int rc_ = (call);					\
-		if (rc_ != 0) {						\
-			fprintf(stderr, "prog_gold_pending: %s: %s: %s\n", #call, \
-				uh_strerror(rc_), uh_errmsg());		\
-			exit(1);					\
-		}							\
-	} while (0)
-
 static uh_heap *h;
 static const char *sock;
 static uint32_t all;
 static int bad;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			printf("MISMATCH %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf(" [%s] %s\n", #cond, uh_errmsg());	\
-			bad++;						\
-		}							\
-	} while (0)
 
 static uh_key key(int i)
 {
