@@ -62,18 +62,27 @@ static int sh(const char *cmd)
 	return rc;
 }
 
-static int run_check(struct th_heapd *d, const char *what)
+/* Run one of the prog_gold_* programs (argv[0] from th_bin): its output
+ * is shown, its exit status is a check of its own. */
+static int run_prog(char *const argv[], const char *what)
 {
 	static char out[16384];
-	char *argv[] = { (char *)th_bin("prog_gold_check"), "--socket", d->sock, NULL };
 	int rc = th_run_capture(argv, out, sizeof(out));
 
 	printf("%s: %s", what, out);
 	if (rc != 0)
-		th_fail(__FILE__, __LINE__, "%s: prog_gold_check exit %d", what, rc);
+		th_fail(__FILE__, __LINE__, "%s: %s %s exit %d", what, argv[0],
+			argv[3] ? argv[3] : "", rc);
 	else
 		th_passed++;
 	return rc;
+}
+
+static int run_check(struct th_heapd *d, const char *what)
+{
+	char *argv[] = { (char *)th_bin("prog_gold_check"), "--socket", d->sock, NULL };
+
+	return run_prog(argv, what);
 }
 
 static void regenerate(void)
@@ -181,17 +190,10 @@ static void checked_in(int version)
 /* prog_gold_maps in one mode ("--check" takes the phase). */
 static int run_maps(struct th_heapd *d, const char *mode, const char *phase, const char *what)
 {
-	static char out[16384];
 	char *argv[] = { (char *)th_bin("prog_gold_maps"), "--socket", d->sock, (char *)mode,
 			 (char *)phase, NULL };
-	int rc = th_run_capture(argv, out, sizeof(out));
 
-	printf("%s: %s", what, out);
-	if (rc != 0)
-		th_fail(__FILE__, __LINE__, "%s: prog_gold_maps %s exit %d", what, mode, rc);
-	else
-		th_passed++;
-	return rc;
+	return run_prog(argv, what);
 }
 
 /* Phase 0 is there: check it, change it into phase 1, check that, and
@@ -320,17 +322,10 @@ static int read_file_logs(const char *path, struct file_logs *fl)
 
 static int run_pending(struct th_heapd *d, const char *mode, char *pid, const char *what)
 {
-	static char out[16384];
 	char *argv[] = { (char *)th_bin("prog_gold_pending"), "--socket", d->sock, (char *)mode,
 			 pid ? "--heapd-pid" : NULL, pid, NULL };
-	int rc = th_run_capture(argv, out, sizeof(out));
 
-	printf("%s: %s", what, out);
-	if (rc != 0)
-		th_fail(__FILE__, __LINE__, "%s: prog_gold_pending %s exit %d", what, mode, rc);
-	else
-		th_passed++;
-	return rc;
+	return run_prog(argv, what);
 }
 
 /* d->heap (heapd down) holds a pending heap of `version`: one COMMITTED
