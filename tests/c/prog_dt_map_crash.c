@@ -6,8 +6,8 @@
  *   prog_dt_map_crash --check --socket S --ack FILE
  *
  * --setup makes the starting map: root "dt_map.crash", string keys
- * "k0".."k46" with I64 values 0..46 in a table of 64 buckets: one entry
- * short of the 3/4 load.
+ * "k0".."k62" with I64 values 0..62 in a table of 64 buckets: two entries
+ * short of more entries than buckets, which starts a resize.
  * --work runs OPS below, each one uh_run block, appending the op's number
  * to the ack file (one write(2), O_APPEND) right after it returned. Op 1
  * starts a resize to 128 buckets; the 64 old buckets then migrate 8 per
@@ -29,8 +29,8 @@
 
 #include "crash_campaign.h"
 
-#define NKEYS 64
-#define NSETUP 47
+#define NKEYS 67
+#define NSETUP 63
 
 struct step {
 	char kind;		/* 'P' put, 'R' remove */
@@ -46,15 +46,15 @@ struct op {
 };
 
 static const struct op OPS[] = {
-	{ 1, { { 'P', 47, 47, NULL, 0 } } },			/* load 48/64: no resize */
-	{ 1, { { 'P', 48, 48, NULL, 0 } } },			/* resize; step 1 */
+	{ 1, { { 'P', 63, 63, NULL, 0 } } },			/* load 64/64: no resize */
+	{ 1, { { 'P', 64, 64, NULL, 0 } } },			/* resize; step 1 */
 	{ 1, { { 'P', 2, 0, "v2", 0 } } },			/* replace; step 2 */
 	{ 1, { { 'P', 2, 0, "v2b", UH_FREE_OLD } } },		/* frees "v2"; step 3 */
 	{ 1, { { 'R', 10, 0, NULL, 0 } } },			/* step 4 */
 	{ 1, { { 'R', 2, 0, NULL, UH_FREE_OLD } } },		/* frees "v2b"; step 5 */
-	{ 3, { { 'P', 49, 49, NULL, 0 }, { 'R', 11, 0, NULL, 0 },
-	       { 'P', 50, 0, "v50", 0 } } },			/* steps 6-8, old freed */
-	{ 1, { { 'R', 50, 0, NULL, UH_FREE_OLD } } },		/* frees "v50" */
+	{ 3, { { 'P', 65, 65, NULL, 0 }, { 'R', 11, 0, NULL, 0 },
+	       { 'P', 66, 0, "v66", 0 } } },			/* steps 6-8, old freed */
+	{ 1, { { 'R', 66, 0, NULL, UH_FREE_OLD } } },		/* frees "v66" */
 };
 #define NOPS ((int)(sizeof(OPS) / sizeof(OPS[0])))
 

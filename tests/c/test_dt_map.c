@@ -8,7 +8,7 @@
  * or abort, with values of several types (strings as fresh objects the
  * map's entries own, freed with UH_FREE_OLD). Every step's result is
  * checked against the model, and len after every step; the sequence
- * drives each map to ~2000 entries (9 resizes from 8 buckets) and back.
+ * drives each map to ~2000 entries (8 resizes from 8 buckets) and back.
  * Every phase ends with uh_map_check, a full get of every key and a full
  * iteration (each live key exactly once); between phases heapd is
  * restarted, its recovery must free 0 objects and null 0 references (no
