@@ -6,19 +6,14 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const uniheap = require('..');
-const { HeapD, tempDir } = require('./helpers');
+const { HeapD, useHeap, tempDir } = require('./helpers');
 
 const d = new HeapD();
 let heap;
 let Cell;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
+useHeap(d, (h) => {
+  heap = h;
   Cell = heap.defineClass('t.bad.Cell', { n: 'i32', f: 'f64', s: 'string', b: 'bytes', r: 'ref' });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
 });
 
 const isErr = (Cls, re) => (e) => e instanceof Cls && (!re || re.test(e.message));

@@ -6,19 +6,14 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const uniheap = require('..');
-const { HeapD } = require('./helpers');
+const { HeapD, useHeap } = require('./helpers');
 
 const d = new HeapD();
 let heap;
 let Cell;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
+useHeap(d, (h) => {
+  heap = h;
   Cell = heap.defineClass('t.blk.Cell', { n: 'i64', s: 'string' });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
 });
 
 test('atomic commits, returns fn\'s value, and rolls back on an exception', () => {

@@ -6,18 +6,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const uniheap = require('..');
-const { HeapD, rng } = require('./helpers');
+const { HeapD, useHeap, rng } = require('./helpers');
 
 const d = new HeapD();
 let heap;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-});
+useHeap(d, (h) => { heap = h; });
 
 function keyOf(kind, r) {
   const n = Math.floor(r() * 300);

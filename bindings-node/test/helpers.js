@@ -163,10 +163,25 @@ class HeapD {
   }
 }
 
-/** A started heapd for the tests of one file: before(), after(). */
-function heapdFixture(t, opts) {
-  const d = new HeapD(undefined, opts);
-  return d;
+/**
+ * The heapd d and one heap connected to it for the tests of one file:
+ * test.before starts d, connects and calls ready(heap) (the file keeps the
+ * heap, defines its classes...); test.after closes the heap, destroys d,
+ * then calls done() if given.
+ */
+function useHeap(d, ready, done) {
+  const test = require('node:test');
+  let heap;
+  test.before(async () => {
+    await d.start();
+    heap = require('..').connect({ socket: d.sock });
+    ready(heap);
+  });
+  test.after(async () => {
+    heap?.close();
+    await d.destroy();
+    done?.();
+  });
 }
 
 /** Environment for a child: the package on NODE_PATH, the heap's socket. */
@@ -230,6 +245,6 @@ function rng(seed) {
 }
 
 module.exports = {
-  PKG, REPO, BUILD, WORKERS, HeapD, heapdFixture, tempDir, binary, sleep, stopProcess, exited,
+  PKG, REPO, BUILD, WORKERS, HeapD, useHeap, tempDir, binary, sleep, stopProcess, exited,
   childEnv, runNode, spawnNode, finished, runPython, runProg, rng, track,
 };

@@ -8,8 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const uniheap = require('..');
-const { HeapD, WORKERS, spawnNode, finished, stopProcess, tempDir } = require('./helpers');
+const { HeapD, useHeap, WORKERS, spawnNode, finished, stopProcess, tempDir } = require('./helpers');
 const { createAccounts, accounts, readRecords } = require('./workers/bankdefs');
 
 const NACCOUNTS = 8;
@@ -19,16 +18,10 @@ const TRANSFERS = 1500;
 const d = new HeapD();
 let heap;
 let dir;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
+useHeap(d, (h) => {
+  heap = h;
   dir = tempDir();
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+}, () => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Apply the acknowledged transfers of records to balances. */
 function replay(records, balances) {

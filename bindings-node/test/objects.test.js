@@ -6,18 +6,11 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { inspect } = require('node:util');
 const uniheap = require('..');
-const { HeapD } = require('./helpers');
+const { HeapD, useHeap } = require('./helpers');
 
 const d = new HeapD();
 let heap;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-});
+useHeap(d, (h) => { heap = h; });
 
 const ALL = {
   flag: 'bool', tiny: 'i8', small: 'i16', mid: 'i32', big: 'i64', ratio: 'f32', wide: 'f64',

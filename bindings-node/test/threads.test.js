@@ -7,18 +7,11 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { Worker } = require('node:worker_threads');
 const uniheap = require('..');
-const { HeapD } = require('./helpers');
+const { HeapD, useHeap } = require('./helpers');
 
 const d = new HeapD();
 let heap;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-});
+useHeap(d, (h) => { heap = h; });
 
 const LIB = JSON.stringify(require.resolve('..'));
 

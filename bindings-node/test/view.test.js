@@ -7,19 +7,12 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const uniheap = require('..');
-const { HeapD, WORKERS, binary, childEnv } = require('./helpers');
+const { HeapD, useHeap, WORKERS, binary, childEnv } = require('./helpers');
 const { spawnSync } = require('node:child_process');
 
 const d = new HeapD();
 let heap;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-});
+useHeap(d, (h) => { heap = h; });
 
 test('view is the bytes value in place (string, bytes, int keys), no copy', () => {
   const size = heap.info().heapSize;

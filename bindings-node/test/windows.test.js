@@ -7,18 +7,11 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 require('../lib/views').setWindowStepForTests(2 ** 12);
 const uniheap = require('..');
-const { HeapD } = require('./helpers');
+const { HeapD, useHeap } = require('./helpers');
 
 const d = new HeapD();
 let heap;
-test.before(async () => {
-  await d.start();
-  heap = uniheap.connect({ socket: d.sock });
-});
-test.after(async () => {
-  heap?.close();
-  await d.destroy();
-});
+useHeap(d, (h) => { heap = h; });
 
 test('fields read through many windows', () => {
   const W = heap.defineClass('t.win.W', { a: 'i8', b: 'i16', c: 'i32', e: 'i64', f: 'f64', g: 'f32', r: 'ref' });
