@@ -900,17 +900,6 @@ int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
 /* What get_lean notes: the header, the table, up to six entries. */
 #define LEAN_MAX 8
 
-/* Before the first byte of obj is read: its lock word in *w, and in *v
- * the version whose bytes are in place (uh_lock_version). 0 while the
- * lock's owner applies its commit: the general code waits for that. */
-static int lean_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
-{
-	const struct uh_objhdr *o = (const void *)(h->base + obj);
-
-	*w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	return uh_lock_version(h, obj, *w, v);
-}
-
 /* Entry e, checked as dt_entry_load checks an inline-key entry (valid,
  * its generation, its class and size), its lock word noted in *w first;
  * else NULL. No arena lookup: e was read from a table or entry the final
@@ -922,7 +911,7 @@ static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, u
 	uint64_t v;
 	uint32_t payload;
 
-	if (!o || !lean_note(h, UH_REF_OFFSET(e), w, &v) ||
+	if (!o || !uh_lock_note(h, UH_REF_OFFSET(e), w, &v) ||
 	    !uh_obj_live_in_place(h, o, e, UH_CLASS_MAP_IENTRY, &payload) ||
 	    !ie_payload_ok(kind, payload))
 		return NULL;
@@ -984,11 +973,11 @@ static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
 	 * live and of that size while the word stays (freeing or replacing
 	 * the table writes the header). */
 	obj[n] = UH_REF_OFFSET(m);
-	if (!lean_note(h, obj[n], &word[n], &ver) ||
+	if (!uh_lock_note(h, obj[n], &word[n], &ver) ||
 	    ver != (uh_lock_is_locked(kept_word) ? uh_lock_old_version(kept_word) : kept_word))
 		return GET_GENERAL;
 	obj[++n] = UH_REF_OFFSET(t->ref);
-	if (!lean_note(h, obj[n], &word[n], &ver))
+	if (!uh_lock_note(h, obj[n], &word[n], &ver))
 		return GET_GENERAL;
 	uh_load(&e, h->base + obj[n] + dt_table_at(t, l->b), 8);
 	*found = 0;

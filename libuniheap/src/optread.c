@@ -104,9 +104,7 @@ int uh_opt_touch(uh_heap *h, uint64_t obj)
 		o->full = 1;
 		goto lost;
 	}
-	w = __atomic_load_n(&((const struct uh_objhdr *)(h->base + obj))->lock,
-			    __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, obj, w, &v))
+	if (!uh_lock_note(h, obj, &w, &v))
 		goto lost;	/* its owner is applying a commit: try again */
 	o->obj[o->n] = obj;
 	o->word[o->n] = w;

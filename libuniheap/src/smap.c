@@ -574,8 +574,7 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	if (!o)
 		return 1;
 	nd->off = ref;
-	l->w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, UH_REF_OFFSET(ref), l->w, &l->ver))
+	if (!uh_lock_note(h, UH_REF_OFFSET(ref), &l->w, &l->ver))
 		return 1;
 	if (!uh_obj_live_in_place(h, o, ref, UH_CLASS_SMAP_NODE, &payload) ||
 	    payload != SM_NSLOTS * sizeof(struct uh_slot))
@@ -1010,8 +1009,7 @@ static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, struct sm_map *mp)
 
 	if (!o)
 		return 1;
-	*w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-	if (!uh_lock_version(h, UH_REF_OFFSET(m), *w, &ver) ||
+	if (!uh_lock_note(h, UH_REF_OFFSET(m), w, &ver) ||
 	    !uh_obj_live_in_place(h, o, m, UH_CLASS_SMAP, &payload) ||
 	    payload < SH_NSLOTS * sizeof(struct uh_slot))
 		return 1;

@@ -399,12 +399,11 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
-	const struct uh_objhdr *o = (const void *)(h->base + obj);
 	int rc;
 
 	for (int round = 0; round < LOCK_SPINS + LOCK_SLEEPS; round++) {
-		uint64_t v, w1 = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-		if (!uh_lock_version(h, obj, w1, &v)) {
+		uint64_t v, w1;
+		if (!uh_lock_note(h, obj, &w1, &v)) {
 			h->st.read_waits++;	/* the owner is applying: short */
 			lock_backoff(round);
 			continue;

@@ -269,6 +269,15 @@ static inline int uh_lock_version(uh_heap *h, uint64_t obj, uint64_t w, uint64_t
 	*v = w;
 	return 1;
 }
+/* Before the first byte of obj is read: its lock word in *w (loaded with
+ * acquire, so no byte read after it is older), and uh_lock_version's
+ * answer for it. */
+static inline int uh_lock_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *v)
+{
+	*w = __atomic_load_n(&((const struct uh_objhdr *)(h->base + obj))->lock,
+			     __ATOMIC_ACQUIRE);
+	return uh_lock_version(h, obj, *w, v);
+}
 /* The log header of session s, if the session table names one inside the
  * mapping; else NULL. */
 const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
