@@ -555,6 +555,19 @@ static void sm_prefetch_node(uh_heap *h, uh_off off)
 		__builtin_prefetch(p + b);
 }
 
+/* The meta and next slots of a node into nd (n, leaf, hint, next): 0,
+ * or 1 if the meta slot is malformed. */
+static int sm_meta_decode(struct sm_node *nd, const struct uh_slot *meta,
+			  const struct uh_slot *next)
+{
+	nd->n = (uint32_t)meta->value;
+	nd->leaf = (meta->value & SM_LEAF_BIT) != 0;
+	nd->hint = (uint32_t)(meta->tag >> 32);
+	nd->next = next->value;
+	return uh_slot_type(meta->tag) != UH_T_I64 || nd->n > SM_F || (meta->value >> 32) > 1 ||
+	       (nd->hint & ~(SM_HINTED | SM_SKIP_MASK));
+}
+
 /* A node read in place by a lean get or iteration step: its lock word w
  * (loaded before its bytes) and the version ver its bytes are at. */
 struct sm_lean_node {
@@ -568,7 +581,7 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 {
 	const struct uh_objhdr *o = uh_obj_in_map(h, ref, SM_NSLOTS * sizeof(struct uh_slot));
 	struct sm_node *nd = &l->nd;
-	struct uh_slot meta;
+	struct uh_slot meta, next;
 	uint32_t payload;
 
 	if (!o)
@@ -582,12 +595,8 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	nd->mem = (const void *)(o + 1);
 	nd->lean = 1;
 	uh_load(&meta, (const char *)&nd->mem[SM_META], sizeof(meta));
-	uh_load(&nd->next, (const char *)&nd->mem[SM_NEXT].value, 8);
-	nd->n = (uint32_t)meta.value;
-	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
-	nd->hint = (uint32_t)(meta.tag >> 32);
-	return uh_slot_type(meta.tag) != UH_T_I64 || nd->n > SM_F || (meta.value >> 32) > 1 ||
-	       (nd->hint & ~(SM_HINTED | SM_SKIP_MASK));
+	uh_load(&next, (const char *)&nd->mem[SM_NEXT], sizeof(next));
+	return sm_meta_decode(nd, &meta, &next);
 }
 
 /* Node at off; want_leaf: 1, 0, or -1 for either. */
@@ -617,12 +626,7 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	nd->off = off;
 	if ((rc = sm_at(h, nd, SM_META, &meta)) != 0 || (rc = sm_at(h, nd, SM_NEXT, &next)) != 0)
 		return rc;
-	nd->n = (uint32_t)meta.value;
-	nd->leaf = (meta.value & SM_LEAF_BIT) != 0;
-	nd->hint = (uint32_t)(meta.tag >> 32);
-	nd->next = next.value;
-	if (uh_slot_type(meta.tag) != UH_T_I64 || nd->n > SM_F ||
-	    (meta.value >> 32) > 1 || (nd->hint & ~(SM_HINTED | SM_SKIP_MASK)))
+	if (sm_meta_decode(nd, &meta, &next))
 		return sm_bad(h, "node %llu: bad meta slot", (unsigned long long)off);
 	if (want_leaf >= 0 && nd->leaf != want_leaf)
 		return sm_bad(h, "node %llu is %s", (unsigned long long)off,
