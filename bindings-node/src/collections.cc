@@ -137,14 +137,12 @@ Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 /* The type of a value that is not bytes, for an error message. */
 static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
 {
-	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
-					     "f64", "ref", "string", "bytes" };
 	uh_class_info ci;
 
 	if (v.type >= UH_T_REF && v.u.ref == 0)
 		return "null";
 	if (v.type != UH_T_REF)
-		return v.type <= UH_T_BYTES ? names[v.type] : "?";
+		return uh_type_name(v.type);
 	if (cls == CLASS_STRING)
 		return "string";
 	if (uh_class_info_get(h, cls, &ci) == 0)

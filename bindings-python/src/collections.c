@@ -144,7 +144,7 @@ static PyObject *map_view(ProxyObject *p, PyObject *key)
 	}
 	if (v.type != UH_T_BYTES || !v.u.ref) {
 		PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
-			     v.type == UH_T_BYTES ? "None" : uhpy_type_name(v.type));
+			     v.type == UH_T_BYTES ? "None" : uh_type_name(v.type));
 		return NULL;
 	}
 	return uhpy_view_of(p->heap, v.u.ref);
@@ -678,7 +678,7 @@ static PyObject *array_get_elem_type(ProxyObject *p, void *c)
 		return NULL;
 	if ((rc = uh_array_elem_type(p->heap->h, p->off, &t)) != 0)
 		return uhpy_raise(rc, "array");
-	return PyUnicode_FromString(uhpy_type_name(t));
+	return PyUnicode_FromString(uh_type_name(t));
 }
 
 static PyGetSetDef array_getset[] = {

@@ -117,7 +117,6 @@ PyObject *uhpy_freed(uh_off ref);	/* raises FreedObjectError, returns NULL */
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
-const char *uhpy_type_name(uint32_t type);	/* "i64", ...; "?" if unknown */
 PyObject *uhpy_type_names(void);
 
 /* value.c: Python <-> uh_value / uh_key. */

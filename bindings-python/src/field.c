@@ -22,17 +22,7 @@ typedef struct {
 	int32_t offset;		/* byte offset from the object start, -1 until bound */
 } FieldObject;
 
-static const char *const type_names[] = {
-	[UH_T_BOOL] = "bool", [UH_T_I8] = "i8", [UH_T_I16] = "i16", [UH_T_I32] = "i32",
-	[UH_T_I64] = "i64", [UH_T_F32] = "f32", [UH_T_F64] = "f64", [UH_T_REF] = "ref",
-	[UH_T_STRING] = "string", [UH_T_BYTES] = "bytes",
-};
-#define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
-
-const char *uhpy_type_name(uint32_t type)
-{
-	return type && type < NTYPES ? type_names[type] : "?";
-}
+#define NTYPES (UH_T_BYTES + 1u)	/* codes 0 ("?") to UH_T_BYTES: uh_type_name */
 
 /* The names by type code, for the Python layer: ("?", "bool", "i8", ...). */
 PyObject *uhpy_type_names(void)
@@ -40,7 +30,7 @@ PyObject *uhpy_type_names(void)
 	PyObject *t = PyTuple_New(NTYPES);
 
 	for (uint32_t i = 0; t && i < NTYPES; i++) {
-		PyObject *s = PyUnicode_FromString(uhpy_type_name(i));
+		PyObject *s = PyUnicode_FromString(uh_type_name(i));
 		if (!s) {
 			Py_CLEAR(t);
 			break;
@@ -70,7 +60,7 @@ static PyObject *field_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 		return NULL;
 	if (PyUnicode_Check(type)) {
 		for (uint32_t i = 1; i < NTYPES; i++)
-			if (PyUnicode_CompareWithASCIIString(type, type_names[i]) == 0)
+			if (PyUnicode_CompareWithASCIIString(type, uh_type_name(i)) == 0)
 				t = i;
 	} else if (PyLong_Check(type)) {
 		long v = PyLong_AsLong(type);
@@ -147,7 +137,7 @@ static PyObject *raise_at(FieldObject *f, int rc)
 static int wrong_type(FieldObject *f, const char *want, PyObject *v)
 {
 	PyErr_Format(PyExc_TypeError, "%S.%S is a %s field: expected %s, not %.80s", f->owner,
-		     f->name, type_names[f->type], want, Py_TYPE(v)->tp_name);
+		     f->name, uh_type_name(f->type), want, Py_TYPE(v)->tp_name);
 	return -1;
 }
 
@@ -346,7 +336,7 @@ static int set_int(FieldObject *f, ProxyObject *p, PyObject *v)
 		return -1;
 	if (overflow) {
 		PyErr_Format(uhpy_st->by_code[-UH_ERANGE], "%S.%S: %R does not fit %s", f->owner,
-			     f->name, v, type_names[f->type]);
+			     f->name, v, uh_type_name(f->type));
 		return -1;
 	}
 	if ((rc = uh_set_i64(p->heap->h, p->off, (uint32_t)f->index, i)) != 0)
@@ -441,13 +431,13 @@ static PyObject *field_repr(FieldObject *f)
 {
 	if (f->target != Py_None)
 		return PyUnicode_FromFormat("<uniheap field %S: ref(%R)>", f->name, f->target);
-	return PyUnicode_FromFormat("<uniheap field %S: %s>", f->name, type_names[f->type]);
+	return PyUnicode_FromFormat("<uniheap field %S: %s>", f->name, uh_type_name(f->type));
 }
 
 static PyObject *field_get_type(FieldObject *f, void *c)
 {
 	(void)c;
-	return PyUnicode_FromString(type_names[f->type]);
+	return PyUnicode_FromString(uh_type_name(f->type));
 }
 
 static PyObject *field_get_code(FieldObject *f, void *c)

@@ -246,6 +246,9 @@ void *uh_base(uh_heap *h);
 #define UH_T_REF 8u
 #define UH_T_STRING 9u
 #define UH_T_BYTES 10u
+/** The name of field type t ("bool", "i8", ..., "bytes"), or "?" for a
+ * code that names none; for messages. */
+const char *uh_type_name(uint32_t t);
 
 #define UH_CLASS_STRING 1u
 #define UH_CLASS_BYTES 2u

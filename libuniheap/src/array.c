@@ -48,13 +48,6 @@ _Static_assert(ARR_ELEMS == UH_OBJHDR_SIZE + sizeof(struct uh_array_hdr), "array
 _Static_assert(ARR_LEN == UH_OBJHDR_SIZE + offsetof(struct uh_array_hdr, length),
 	       "array length offset");
 
-static const char *type_name(uint32_t t)
-{
-	static const char *const names[] = { "none", "bool", "i8", "i16", "i32", "i64",
-					     "f32", "f64", "ref", "string", "bytes" };
-	return t <= UH_T_MAX ? names[t] : "unknown";
-}
-
 static int is_int(uint32_t t)
 {
 	return t >= UH_T_BOOL && t <= UH_T_I64;
@@ -144,7 +137,7 @@ int uh_array_new(uh_heap *h, uint32_t elem_type, uint64_t length, uh_off *out)
 	if (length > (UH_OBJ_SIZE_MASK - sizeof(struct uh_array_hdr)) / esize)
 		return uh_err_set(UH_EINVAL, "uh_array_new: %llu elements of %s do not fit "
 				  "one object (at most %u payload bytes)",
-				  (unsigned long long)length, type_name(elem_type),
+				  (unsigned long long)length, uh_type_name(elem_type),
 				  UH_OBJ_SIZE_MASK);
 	struct new_args x = { elem_type, length, out };
 	return uh_in_implicit_block(h, new_body, &x);
@@ -242,7 +235,7 @@ static int encode_int(uint32_t type, const uh_value *v, uint64_t *raw)
 	int_range(type, &lo, &hi);
 	if (v->u.i < lo || v->u.i > hi)
 		return uh_err_set(UH_ERANGE, "value %lld does not fit a %s element",
-				  (long long)v->u.i, type_name(type));
+				  (long long)v->u.i, uh_type_name(type));
 	*raw = (uint64_t)v->u.i;
 	return 0;
 }
@@ -274,7 +267,7 @@ static int encode_ref(uh_heap *h, uint32_t type, const uh_value *v, uint64_t *ra
 		return 0;
 	char why[512];	/* uh_err_set must not read the buffer it writes */
 	snprintf(why, sizeof(why), "%s", uh_errmsg());
-	return uh_err_set(rc, "%s element: %s", type_name(type), why);
+	return uh_err_set(rc, "%s element: %s", uh_type_name(type), why);
 }
 
 /* v checked against an element of type and encoded. A value of the same
@@ -289,7 +282,7 @@ static int encode(uh_heap *h, uint32_t type, const uh_value *v, uint64_t *raw)
 	if (uh_type_is_ref(type) && uh_type_is_ref(v->type))
 		return encode_ref(h, type, v, raw);
 	return uh_err_set(UH_ETYPE, "a %s value (type %u) does not fit a %s element",
-			  type_name(v->type), v->type, type_name(type));
+			  uh_type_name(v->type), v->type, uh_type_name(type));
 }
 
 /* ---- get, set ---- */

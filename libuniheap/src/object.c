@@ -171,16 +171,9 @@ static const struct uh_field_desc *field_of(uh_heap *h, uh_off obj, uint32_t fie
 	return f;
 }
 
-static const char *type_name(uint32_t t)
-{
-	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
-					     "f64", "ref", "string", "bytes" };
-	return t <= UH_T_BYTES ? names[t] : "?";
-}
-
 static int type_err(const struct uh_field_desc *f, const char *want)
 {
-	return uh_err_set(UH_ETYPE, "field '%s' is %s, not %s", f->name, type_name(f->type), want);
+	return uh_err_set(UH_ETYPE, "field '%s' is %s, not %s", f->name, uh_type_name(f->type), want);
 }
 
 int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
@@ -218,7 +211,7 @@ int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v)
 		return type_err(f, "an integer");
 	if (f->type != UH_T_I64 && (v < lo[f->type] || v > hi[f->type]))
 		return uh_err_set(UH_ERANGE, "value %lld does not fit field '%s' (%s)",
-				  (long long)v, f->name, type_name(f->type));
+				  (long long)v, f->name, uh_type_name(f->type));
 	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
 	switch (f->type) {
 	case UH_T_BOOL: u.b = (uint8_t)v; break;
