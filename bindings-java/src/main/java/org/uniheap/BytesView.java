@@ -88,12 +88,7 @@ public final class BytesView {
      */
     public boolean valid() {
         VarHandle.acquireFence();   // the caller's copy before the check
-        try {
-            long w = (long) ProxyBase.LONG_AT.getAcquire(heap.seg, (ref & ProxyBase.OFFSET_MASK) + 8);
-            return (w & HEADER_MASK) == header;
-        } catch (IllegalStateException e) {
-            return false;   // the heap closed: nothing to show any more
-        }
+        return DataTypes.headerIs(heap, ref, HEADER_MASK, header);
     }
 
     /** The bytes object's offset in the heap (as heapctl shows it). */

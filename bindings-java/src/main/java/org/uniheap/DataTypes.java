@@ -126,11 +126,17 @@ final class DataTypes {
 
     /** The object's header still names it (a data type's payload size varies). */
     static boolean isLive(Heap heap, long ref, ProxyType type) {
+        return headerIs(heap, ref, type.hdrMask, type.hdrOf(ref));
+    }
+
+    /** The header word of the object at ref, under mask, is hdr (its valid
+     * bit, class and generation); false once the heap closed. */
+    static boolean headerIs(Heap heap, long ref, long mask, long hdr) {
         if (heap.isClosed())
             return false;
         try {
             long w = (long) ProxyBase.LONG_AT.getAcquire(heap.seg, (ref & ProxyBase.OFFSET_MASK) + 8);
-            return (w & type.hdrMask) == type.hdrOf(ref);
+            return (w & mask) == hdr;
         } catch (IllegalStateException e) {
             return false;
         }
