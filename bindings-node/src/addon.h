@@ -17,8 +17,9 @@
  * ArrayBuffer over the mapping, which it detaches before disconnecting, so
  * JS never touches an unmapped page. The buffer keeps its Session alive
  * (the Session holds it weakly), so one not closed is collected, and
- * unmapped, only once no typed array over the mapping is reachable. The mapping itself belongs to
- * libuniheap and goes away with the process's last session (registry.cc).
+ * unmapped, only once no typed array over the mapping is reachable. The
+ * mapping itself belongs to libuniheap and goes away with the process's
+ * last session (registry.cc).
  */
 #ifndef UNIHEAP_NODE_ADDON_H
 #define UNIHEAP_NODE_ADDON_H
