@@ -243,6 +243,33 @@ void th_fail(const char *file, int line, const char *fmt, ...)
 	fflush(stderr);
 }
 
+char *th_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	char *buf = NULL;
+	size_t got = 0;
+	ssize_t n;
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) != NULL) {
+		while (got < (size_t)st.st_size &&	/* bound: the file's size */
+		       (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
+			got += (size_t)n;
+		if (got < (size_t)st.st_size) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[got] = '\0';
+			*len = got;
+		}
+	}
+	close(fd);
+	return buf;
+}
+
 int th_summary(const char *suite)
 {
 	fflush(stderr);

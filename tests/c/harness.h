@@ -175,6 +175,16 @@ void th_fail(const char *file, int line, const char *fmt, ...)
 				#a, #b, th_a_, th_b_);			\
 	} while (0)
 
+/* The whole file at path in a malloc'd buffer (one byte more, a NUL
+ * after the content), its length in *len; NULL if it cannot be read
+ * whole. */
+char *th_read_file(const char *path, size_t *len);
+
+/* Offset of the heap header in the image of a heap file (the root object
+ * after libpmemobj's allocation header: 16-byte aligned, not necessarily
+ * 64; found by its magic and self_off, FORMAT.md 2), or -1. */
+long th_find_uh_header(const char *img, size_t len);
+
 /* Print "<suite>: N passed, N failed" on its own line.
  * @return 0 if none failed, else 1 (use as the exit code). */
 int th_summary(const char *suite);

@@ -35,31 +35,11 @@ struct trace {
 	size_t n;
 };
 
-static char *read_all(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	char *buf = NULL;
-
-	*len = 0;
-	if (fd >= 0 && fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) != NULL) {
-		size_t got = 0;
-		ssize_t n;
-		while (got < (size_t)st.st_size &&
-		       (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
-			got += (size_t)n;
-		*len = got;
-	}
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 static int load_trace(const char *path, struct trace *t)
 {
 	size_t len, pos = 0, cap = 1024;
 
-	t->buf = read_all(path, &len);
+	t->buf = th_read_file(path, &len);
 	t->ev = malloc(cap * sizeof(*t->ev));
 	t->n = 0;
 	if (!t->buf || !t->ev)
@@ -225,11 +205,10 @@ static int last_recovery(struct pl_campaign *c, uint64_t *live, uint64_t *freed,
 			 uint64_t *nulled)
 {
 	size_t len;
-	char *log = read_all(c->d->log, &len), *p = NULL;
+	char *log = th_read_file(c->d->log, &len), *p = NULL;
 	int rc = -1;
 
 	if (log) {
-		log[len] = '\0';
 		for (char *q = strstr(log, "event=recovery "); q; q = strstr(q + 1, "event=recovery "))
 			p = q;
 		if (p && strchr(p, '\n'))
@@ -468,7 +447,7 @@ static int reset_shadow(struct walk *w, const char *template_path)
 {
 	free(w->s.img);
 	free(w->s.acks);
-	w->s.img = read_all(template_path, &w->s.len);
+	w->s.img = th_read_file(template_path, &w->s.len);
 	w->s.acks = NULL;
 	w->s.nacks = w->s.npend = 0;
 	w->s.version = 0;
@@ -485,7 +464,7 @@ static int traced_run(struct pl_campaign *c, const char *trace_path)
 	static char out[1 << 16];
 	char *argv[16];
 	size_t len;
-	char *img = read_all(c->template_path, &len);
+	char *img = th_read_file(c->template_path, &len);
 	int fd = open(c->d->heap, O_WRONLY | O_CREAT | O_TRUNC, 0600), rc = -1;
 
 	if (!img || fd < 0 || write_at(fd, img, len, 0) != 0)

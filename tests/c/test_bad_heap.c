@@ -25,27 +25,6 @@ static struct th_heapd d;
 static char fresh[700];
 static int ncase;	/* file names must not contain the words we look for */
 
-static char *read_file(const char *path, size_t *len)
-{
-	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	buf = malloc((size_t)st.st_size);
-	if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
-
 static int write_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -56,19 +35,6 @@ static int write_file(const char *path, const void *buf, size_t len)
 	ok = write(fd, buf, len) == (ssize_t)len;
 	close(fd);
 	return ok ? 0 : -1;
-}
-
-/* Offset of the heap header in a heap image, or -1. */
-static long find_header(const char *img, size_t len)
-{
-	/* The root object follows libpmemobj's allocation header: 16-byte
-	 * aligned, not necessarily 64. */
-	for (size_t off = 0; off + sizeof(struct uh_hdr) <= len; off += 16) {
-		const struct uh_hdr *h = (const void *)(img + off);
-		if (memcmp(h->magic, UH_MAGIC, 8) == 0 && h->self_off == off)
-			return (long)off;
-	}
-	return -1;
 }
 
 static int contains_ci(const char *hay, const char *needle)
@@ -148,8 +114,8 @@ static void patched(const char *what, void (*fix)(char *img, size_t len, long hd
 {
 	char path[800];
 	size_t len;
-	char *img = read_file(fresh, &len);
-	long hdr = img ? find_header(img, len) : -1;
+	char *img = th_read_file(fresh, &len);
+	long hdr = img ? th_find_uh_header(img, len) : -1;
 
 	if (hdr < 0) {
 		th_fail(__FILE__, __LINE__, "%s: header not found in the fresh heap", what);
@@ -166,7 +132,7 @@ static void patched(const char *what, void (*fix)(char *img, size_t len, long hd
 		expect_refusal(what, path, NULL, keywords);
 		/* libpmemobj's open rewrites some of its own metadata; the
 		 * uniheap header must be exactly as it was. */
-		after = read_file(path, &len2);
+		after = th_read_file(path, &len2);
 		TH_CHECK(after && len2 == len &&
 			 memcmp(after + hdr, img + hdr, sizeof(struct uh_hdr)) == 0);
 		free(after);
@@ -206,7 +172,7 @@ static void truncated(const char *what, size_t keep, const char *keywords)
 {
 	char path[800];
 	size_t len;
-	char *img = read_file(fresh, &len);
+	char *img = th_read_file(fresh, &len);
 
 	snprintf(path, sizeof(path), "%s/case%d.uh", d.dir, ++ncase);
 	if (!img || write_file(path, img, keep < len ? keep : len) != 0)
@@ -254,7 +220,7 @@ int main(void)
 	TH_CHECK(access(path, F_OK) != 0);	/* and it did not create it */
 
 	{
-		char *img = read_file(fresh, &len);
+		char *img = th_read_file(fresh, &len);
 		free(img);
 	}
 	truncated("truncated half", len / 2, "truncated|damaged|corrupt");

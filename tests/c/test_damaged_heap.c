@@ -104,21 +104,11 @@ static void add_region(const char *name, uint64_t off, uint64_t len, int weight)
 	total_weight += weight;
 }
 
-static long find_uh_header(void)
-{
-	for (size_t off = 0; off + sizeof(struct uh_hdr) <= tmpl_len; off += 16) {
-		const struct uh_hdr *h = (const void *)(tmpl + off);
-		if (memcmp(h->magic, UH_MAGIC, 8) == 0 && h->self_off == off)
-			return (long)off;
-	}
-	return -1;
-}
-
 /* The spots of the template worth damaging, with their weights. */
 static int plan_regions(void)
 {
 	uint64_t lanes = u64_at(PMO_LANES_OFF_AT), heap = u64_at(PMO_HEAP_OFF_AT);
-	long ho = uh_hdr_off = find_uh_header();
+	long ho = uh_hdr_off = th_find_uh_header(tmpl, tmpl_len);
 
 	if (ho < 0 || lanes == 0 || heap == 0) {
 		th_fail(__FILE__, __LINE__, "template: pool layout not found");

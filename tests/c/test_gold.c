@@ -242,18 +242,6 @@ struct file_logs {
 	int unapplied;	/* WRITEs of committed logs whose data is not in place */
 };
 
-/* The header: 16-byte aligned (a libpmemobj allocation), magic and
- * self_off (FORMAT.md 2). */
-static const struct uh_hdr *find_header(const char *b, size_t n)
-{
-	for (size_t off = 0; off + sizeof(struct uh_hdr) <= n; off += 16) {	/* bound: n / 16 */
-		const struct uh_hdr *h = (const void *)(b + off);
-		if (!memcmp(h->magic, UH_MAGIC, 8) && h->self_off == off)
-			return h;
-	}
-	return NULL;
-}
-
 /* WRITE entries of the log area whose data differ from their target:
  * the block was not applied. */
 static int count_unapplied(const char *b, size_t n, const struct uh_log_hdr *log,
@@ -301,21 +289,16 @@ static void count_logs(const char *b, size_t n, const struct uh_hdr *h, struct f
 
 static int read_file_logs(const char *path, struct file_logs *fl)
 {
-	FILE *f = fopen(path, "rb");
-	char *b = NULL;
-	long n = -1;
+	size_t n;
+	char *b = th_read_file(path, &n);
+	long off = b ? th_find_uh_header(b, n) : -1;
 
 	memset(fl, 0, sizeof(*fl));
-	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (b = malloc((size_t)n)) != NULL && fread(b, 1, (size_t)n, f) == (size_t)n) {
-		const struct uh_hdr *h = find_header(b, (size_t)n);
-		if (h) {
-			fl->version = h->format_version;
-			count_logs(b, (size_t)n, h, fl);
-		}
+	if (off >= 0) {
+		const struct uh_hdr *h = (const void *)(b + off);
+		fl->version = h->format_version;
+		count_logs(b, n, h, fl);
 	}
-	if (f)
-		fclose(f);
 	free(b);
 	return fl->version ? 0 : -1;
 }
