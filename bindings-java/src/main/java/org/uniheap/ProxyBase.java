@@ -262,7 +262,7 @@ public abstract class ProxyBase implements PObject {
 
     /** "bank.Account.balance", for messages. */
     final String what(int index) {
-        return type.name + "." + type.names[index];
+        return type.whats[index];
     }
 
     // ---- the checks every access makes ----

@@ -40,6 +40,9 @@ final class ProxyType {
      * record (class, valid bit, payload size), class and valid bit else. */
     final long hdr;
     final long hdrMask;
+    /** "class.field" of each field, for messages: made once here, since
+     * reads and writes pass it on before they know whether they fail. */
+    final String[] whats;
     private final Map<String, Integer> index;
 
     ProxyType(int classId, int kind, String name, int payload, String[] names, int[] types,
@@ -63,8 +66,11 @@ final class ProxyType {
             this.hdrMask = valid << 32 | 0xffff_ffffL;
         }
         Map<String, Integer> m = new HashMap<>();
-        for (int i = 0; i < names.length; i++)
+        this.whats = new String[names.length];
+        for (int i = 0; i < names.length; i++) {
             m.put(names[i], i);
+            whats[i] = name + "." + names[i];
+        }
         this.index = m;
     }
 
