@@ -2,8 +2,6 @@ package org.uniheap;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -52,15 +50,6 @@ public final class Heap implements AutoCloseable {
     private static final int UH_READONLY = 1;
     private static final int DEFAULT_MAX_SESSIONS = 64;
     private static final int STATS_ROOM = 64;   // u64s of uh_stats room, >= HeapStats.COUNT
-    private static final VarHandle OPEN_BLOCKS;
-
-    static {
-        try {
-            OPEN_BLOCKS = MethodHandles.lookup().findVarHandle(Heap.class, "openBlocks", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     /** The whole mapping; closed (accesses throw) when the heap closes. */
     final MemorySegment seg;
@@ -72,9 +61,10 @@ public final class Heap implements AutoCloseable {
     final HeapClasses classes;
     private final ThreadLocal<BlockState> blockHere = new ThreadLocal<>();
     private final Roots roots = new Roots(this);
-    /** Outermost blocks open, in all threads: while 0, no thread needs the
-     * thread-local lookup before a direct read. */
-    volatile int openBlocks;
+    /** Outermost blocks open, per stripe of threads: while a thread's
+     * stripe counts 0, it needs no thread-local lookup before a direct read. */
+    final BlockCount openBlocks = new BlockCount(BlockCount.stripesFor(
+            Runtime.getRuntime().availableProcessors()));
     private volatile boolean closed;
     private volatile int maxTries = 100;
 
@@ -196,7 +186,7 @@ public final class Heap implements AutoCloseable {
     }
 
     BlockState current() {
-        return openBlocks == 0 ? null : blockHere.get();
+        return openBlocks.none() ? null : blockHere.get();
     }
 
     Session acquire(BlockState b) {
@@ -264,14 +254,14 @@ public final class Heap implements AutoCloseable {
         b.depth = 1;
         s.wrote = false;
         blockHere.set(b);
-        OPEN_BLOCKS.getAndAdd(this, 1);
+        openBlocks.add(1);
         return b;
     }
 
     private void finish(BlockState b) {
         b.depth = 0;
         blockHere.remove();
-        OPEN_BLOCKS.getAndAdd(this, -1);
+        openBlocks.add(-1);
         pool.giveBack(b.session);
     }
 
@@ -389,7 +379,7 @@ public final class Heap implements AutoCloseable {
                 s.abort();
             b.depth = 0;
             blockHere.remove();
-            OPEN_BLOCKS.getAndAdd(this, -1);
+            openBlocks.add(-1);
         }
     }
 

@@ -286,7 +286,7 @@ public abstract class ProxyBase implements PObject {
 
     /** The calling thread's block on this heap, or null. */
     private BlockState block() {
-        return heap.openBlocks == 0 ? null : heap.blockHere();
+        return heap.current();
     }
 
     // ---- reads (generated getters call these with constant arguments) ----

@@ -25,6 +25,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * mapping.
  */
 final class SessionPool {
+    /** Slots between two stripes: 128 bytes or more, so that threads of
+     * different stripes never take and give back on one cache line. */
+    private static final int SPACING = 32;
     private final AtomicReferenceArray<Session> stripes;
     private final int mask;
     private final ConcurrentLinkedQueue<Session> idle = new ConcurrentLinkedQueue<>();
@@ -38,8 +41,8 @@ final class SessionPool {
     private volatile boolean closed;
 
     SessionPool(Session first, int flags, int max) {
-        int n = Integer.highestOneBit(Math.max(4, Runtime.getRuntime().availableProcessors() * 2 - 1) * 2);
-        this.stripes = new AtomicReferenceArray<>(n);
+        int n = BlockCount.stripesFor(Runtime.getRuntime().availableProcessors());
+        this.stripes = new AtomicReferenceArray<>(n * SPACING);
         this.mask = n - 1;
         this.first = first;
         this.flags = flags;
@@ -50,12 +53,16 @@ final class SessionPool {
 
     /** A session for the calling thread; give it back with {@link #giveBack}. */
     Session borrow() {
-        int i = (int) Thread.currentThread().threadId() & mask;
+        int i = stripe();
         Session s = stripes.get(i);
         if (s != null && stripes.compareAndSet(i, s, null))
             return s;
         s = idle.poll();
         return s != null ? s : borrowSlow();
+    }
+
+    private int stripe() {
+        return ((int) Thread.currentThread().threadId() & mask) * SPACING;
     }
 
     void giveBack(Session s) {
@@ -64,7 +71,7 @@ final class SessionPool {
             return;
         }
         if (waiters == 0) {
-            int i = (int) Thread.currentThread().threadId() & mask;
+            int i = stripe();
             if (stripes.get(i) == null && stripes.compareAndSet(i, null, s))
                 return;
         }
@@ -114,7 +121,7 @@ final class SessionPool {
     }
 
     private Session takeAnyStripe() {
-        for (int i = 0; i <= mask; i++) {
+        for (int i = 0; i < stripes.length(); i += SPACING) {
             Session s = stripes.get(i);
             if (s != null && stripes.compareAndSet(i, s, null))
                 return s;

@@ -66,6 +66,52 @@ class ThreadsTest extends HeapTest {
         heap.check();
     }
 
+    /* More threads than the heap keeps stripes of open blocks: threads
+     * that share a stripe with a thread in a block still read outside it. */
+    @Test
+    void aBlockBelongsToItsThreadOnly() throws Exception {
+        int n = 64;
+        Account[] accounts = new Account[n];
+        for (int i = 0; i < n; i++)
+            accounts[i] = heap.create(Account.class, a -> a.balance(START));
+        CountDownLatch written = new CountDownLatch(n / 2);
+        CountDownLatch checked = new CountDownLatch(n / 2);
+        ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < n; t++) {
+            int me = t;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    if (me % 2 == 0) {   // holds a block open, with a write in it
+                        try (org.uniheap.Block b = heap.begin()) {
+                            accounts[me].balance(START + me);
+                            written.countDown();
+                            checked.await();
+                            if (!heap.inBlock() || accounts[me].balance() != START + me)
+                                wrong.add("thread " + me + " lost its block");
+                        }   // rolled back
+                    } else {             // reads outside any block meanwhile
+                        written.await();
+                        if (heap.inBlock())
+                            wrong.add("thread " + me + " is in another thread's block");
+                        for (Account a : accounts)
+                            if (a.balance() != START)
+                                wrong.add("thread " + me + " read an uncommitted write");
+                        checked.countDown();
+                    }
+                } catch (InterruptedException e) {
+                    wrong.add("interrupted");
+                }
+            }));
+        }
+        for (Thread th : threads)
+            th.join();
+        assertEquals(List.of(), List.copyOf(wrong));
+        for (Account a : accounts)
+            assertEquals(START, a.balance());
+        assertFalse(heap.inBlock());
+    }
+
     @Test
     void proxyMadeInOneThreadUsedInAnother() throws Exception {
         Account[] made = new Account[1];
