@@ -3,7 +3,8 @@
 Usage: report.py JMH_JSON
 Prints ns/op of each benchmark, then uniheap against its peers measured in
 the same run: field get/set against a plain Java field, map get against
-HashMap and lmdbjava, and the speedup of 2 threads over 1 (ops/s ratio).
+HashMap and lmdbjava, the speedup of 2 threads over 1 (ops/s ratio), and
+YCSB's record read and scan against lmdbjava (time per operation).
 """
 import json
 import sys
@@ -37,6 +38,12 @@ def main():
             one, two = score.get((impl, keys)), score.get((impl + "2T", keys))
             if one and two:
                 print(f"    {impl:9s} 2 threads / 1 thread throughput: {2 * one[0] / two[0]:4.2f}x")
+
+    for what in ("read", "scan"):
+        for sfx, label in (("", "1 thread"), ("2T", "2 threads")):
+            r = ratio(what + "Uniheap" + sfx, what + "Lmdb" + sfx)
+            if r == r:
+                print(f"  YCSB {what} ({label}): uniheap / lmdbjava time   {r:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,340 @@
+package org.uniheap.bench;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import org.lmdbjava.Cursor;
+import org.lmdbjava.Dbi;
+import org.lmdbjava.DbiFlags;
+import org.lmdbjava.Env;
+import org.lmdbjava.GetOp;
+import org.lmdbjava.Txn;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.uniheap.Heap;
+import org.uniheap.PObject;
+import org.uniheap.PSortedMap;
+
+/**
+ * YCSB's read (workload C) and scan (workload E) as bench/ycsb's Java
+ * bindings do them, without the YCSB client around: a table of 20,000
+ * records of ten 100-byte fields, as a uniheap sorted map of ycsb.Record
+ * objects read in a block, and as lmdbjava records (one value per record,
+ * bench/ycsb's encoding) read in a read transaction. Each read returns the
+ * record as a field name -> byte[] map; a scan returns 50 records from a
+ * random start key. Also the parts of a uniheap read: an empty block, a
+ * sorted-map get in a block, and ten field reads in a block.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens",
+    "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"})
+public class YcsbBench {
+    static final int RECORDS = 20_000;
+    static final int SCAN = 50;
+    static final String[] FIELDS = {"field0", "field1", "field2", "field3", "field4", "field5",
+        "field6", "field7", "field8", "field9"};
+
+    static String recordKey(int i) {
+        return "user" + (1_000_000_000L + i * 7919L);
+    }
+
+    static byte[] value(int i, int f) {
+        byte[] v = new byte[100];
+        Random r = new Random(i * 16L + f);
+        for (int j = 0; j < v.length; j++)
+            v[j] = (byte) (' ' + r.nextInt(95));
+        return v;
+    }
+
+    /** Each thread walks its own random order of keys. */
+    @State(Scope.Thread)
+    public static class Keys {
+        String[] lookups;
+        int next;
+
+        @Setup
+        public void setup() {
+            Random r = new Random(Thread.currentThread().threadId());
+            lookups = new String[1 << 16];
+            for (int i = 0; i < lookups.length; i++)
+                lookups[i] = recordKey(r.nextInt(RECORDS));
+        }
+
+        String key() {
+            return lookups[next++ & (lookups.length - 1)];
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class Uniheap {
+        Heap heap;
+        PSortedMap<String, PObject> table;
+
+        @Setup(Level.Trial)
+        @SuppressWarnings("unchecked")
+        public void setup() {
+            heap = Heap.connect();
+            String root = "bench.ycsb";
+            PObject t = heap.roots().get(root);
+            if (t != null) {
+                table = (PSortedMap<String, PObject>) t;
+                return;
+            }
+            table = heap.newSortedMap(String.class);
+            for (int i = 0; i < RECORDS; i += 500) {
+                int from = i;
+                heap.atomic(() -> {
+                    for (int j = from; j < Math.min(from + 500, RECORDS); j++) {
+                        YcsbRecord r = heap.create(YcsbRecord.class);
+                        r.field0(value(j, 0));
+                        r.field1(value(j, 1));
+                        r.field2(value(j, 2));
+                        r.field3(value(j, 3));
+                        r.field4(value(j, 4));
+                        r.field5(value(j, 5));
+                        r.field6(value(j, 6));
+                        r.field7(value(j, 7));
+                        r.field8(value(j, 8));
+                        r.field9(value(j, 9));
+                        table.set(recordKey(j), r);
+                    }
+                });
+            }
+            heap.roots().put(root, table);
+        }
+
+        @TearDown(Level.Trial)
+        public void teardown() {
+            heap.close();
+        }
+
+        static YcsbRecord record(PObject p) {
+            return p instanceof YcsbRecord r ? r : p.as(YcsbRecord.class);
+        }
+
+        static void fields(YcsbRecord r, Map<String, byte[]> out) {
+            out.put("field0", r.field0());
+            out.put("field1", r.field1());
+            out.put("field2", r.field2());
+            out.put("field3", r.field3());
+            out.put("field4", r.field4());
+            out.put("field5", r.field5());
+            out.put("field6", r.field6());
+            out.put("field7", r.field7());
+            out.put("field8", r.field8());
+            out.put("field9", r.field9());
+        }
+
+        Map<String, byte[]> read(String key) {
+            return heap.atomic(() -> {
+                Map<String, byte[]> out = new HashMap<>();
+                PObject rec = table.get(key);
+                if (rec != null)
+                    fields(record(rec), out);
+                return out;
+            });
+        }
+
+        List<Map<String, byte[]>> scan(String start) {
+            return heap.atomic(() -> {
+                List<Map<String, byte[]>> out = new ArrayList<>(SCAN);
+                Iterator<PObject> it = table.tailMap(start, true).values().iterator();
+                while (out.size() < SCAN && it.hasNext()) {
+                    Map<String, byte[]> row = new HashMap<>();
+                    fields(record(it.next()), row);
+                    out.add(row);
+                }
+                return out;
+            });
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class Lmdb {
+        Env<ByteBuffer> env;
+        Dbi<ByteBuffer> db;
+
+        @Setup(Level.Trial)
+        public void setup() throws Exception {
+            Path dir = Path.of(System.getenv().getOrDefault("UNIHEAP_BENCH_DIR", "/tmp"), "lmdb-ycsb");
+            boolean fresh = !Files.exists(dir);
+            Files.createDirectories(dir);
+            env = Env.create().setMapSize(1L << 30).setMaxDbs(1).setMaxReaders(16).open(dir.toFile());
+            db = env.openDbi("usertable", DbiFlags.MDB_CREATE);
+            if (!fresh)
+                return;
+            ByteBuffer key = ByteBuffer.allocateDirect(64);
+            ByteBuffer val = ByteBuffer.allocateDirect(2048).order(ByteOrder.LITTLE_ENDIAN);
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                for (int i = 0; i < RECORDS; i++) {
+                    key.clear();
+                    key.put(recordKey(i).getBytes(StandardCharsets.UTF_8)).flip();
+                    val.clear();
+                    for (int f = 0; f < FIELDS.length; f++) {
+                        byte[] name = FIELDS[f].getBytes(StandardCharsets.UTF_8);
+                        byte[] v = value(i, f);
+                        val.putShort((short) name.length).put(name).putInt(v.length).put(v);
+                    }
+                    val.flip();
+                    db.put(txn, key, val);
+                }
+                txn.commit();
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void teardown() {
+            env.close();
+        }
+
+        /* bench/ycsb's RecordCodec.decodeInto */
+        static void decode(ByteBuffer src, Map<String, byte[]> out) {
+            ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            while (b.hasRemaining()) {
+                byte[] name = new byte[b.getShort() & 0xffff];
+                b.get(name);
+                byte[] value = new byte[b.getInt()];
+                b.get(value);
+                out.put(new String(name, StandardCharsets.UTF_8), value);
+            }
+        }
+
+        static ByteBuffer key(ByteBuffer buf, String k) {
+            buf.clear();
+            buf.put(k.getBytes(StandardCharsets.UTF_8)).flip();
+            return buf;
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class LmdbKey {
+        final ByteBuffer buf = ByteBuffer.allocateDirect(511);
+    }
+
+    @Benchmark
+    public Map<String, byte[]> readUniheap(Uniheap u, Keys k) {
+        return u.read(k.key());
+    }
+
+    @Benchmark
+    public Map<String, byte[]> readLmdb(Lmdb l, LmdbKey kb, Keys k) {
+        try (Txn<ByteBuffer> txn = l.env.txnRead()) {
+            Map<String, byte[]> out = new HashMap<>();
+            ByteBuffer v = l.db.get(txn, Lmdb.key(kb.buf, k.key()));
+            if (v != null)
+                Lmdb.decode(v, out);
+            return out;
+        }
+    }
+
+    @Benchmark
+    public List<Map<String, byte[]>> scanUniheap(Uniheap u, Keys k) {
+        return u.scan(k.key());
+    }
+
+    @Benchmark
+    public List<Map<String, byte[]>> scanLmdb(Lmdb l, LmdbKey kb, Keys k) {
+        try (Txn<ByteBuffer> txn = l.env.txnRead(); Cursor<ByteBuffer> c = l.db.openCursor(txn)) {
+            List<Map<String, byte[]>> out = new ArrayList<>(SCAN);
+            boolean found = c.get(Lmdb.key(kb.buf, k.key()), GetOp.MDB_SET_RANGE);
+            for (int i = 0; found && i < SCAN; i++) {
+                Map<String, byte[]> row = new HashMap<>();
+                Lmdb.decode(c.val(), row);
+                out.add(row);
+                found = c.next();
+            }
+            return out;
+        }
+    }
+
+    @Benchmark
+    @Threads(2)
+    public Map<String, byte[]> readUniheap2T(Uniheap u, Keys k) {
+        return u.read(k.key());
+    }
+
+    @Benchmark
+    @Threads(2)
+    public Map<String, byte[]> readLmdb2T(Lmdb l, LmdbKey kb, Keys k) {
+        return readLmdb(l, kb, k);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public List<Map<String, byte[]>> scanUniheap2T(Uniheap u, Keys k) {
+        return u.scan(k.key());
+    }
+
+    @Benchmark
+    @Threads(2)
+    public List<Map<String, byte[]>> scanLmdb2T(Lmdb l, LmdbKey kb, Keys k) {
+        return scanLmdb(l, kb, k);
+    }
+
+    // ---- the parts of readUniheap ----
+
+    @Benchmark
+    public Object partEmptyBlock(Uniheap u) {
+        return u.heap.atomic(() -> u);
+    }
+
+    @Benchmark
+    public Object partGetInBlock(Uniheap u, Keys k) {
+        return u.heap.atomic(() -> u.table.get(k.key()));
+    }
+
+    @Benchmark
+    public Object partGetOutside(Uniheap u, Keys k) {
+        return u.table.get(k.key());
+    }
+
+    @State(Scope.Thread)
+    public static class OneRecord {
+        YcsbRecord rec;
+
+        @Setup
+        public void setup(Uniheap u) {
+            rec = Uniheap.record(u.table.get(recordKey(12345)));
+        }
+    }
+
+    @Benchmark
+    public Object partFieldsInBlock(Uniheap u, OneRecord r) {
+        return u.heap.atomic(() -> {
+            Map<String, byte[]> out = new HashMap<>();
+            Uniheap.fields(r.rec, out);
+            return out;
+        });
+    }
+
+    @Benchmark
+    public Object partFieldsOutside(OneRecord r) {
+        Map<String, byte[]> out = new HashMap<>();
+        Uniheap.fields(r.rec, out);
+        return out;
+    }
+}
