@@ -63,7 +63,11 @@ public final class Heap implements AutoCloseable {
     private final Roots roots = new Roots(this);
     /** Outermost blocks open, per stripe of threads: while a thread's
      * stripe counts 0, it needs no thread-local lookup before a direct read. */
-    final BlockCount openBlocks = new BlockCount(BlockCount.stripesFor(
+    final StripedCount openBlocks = new StripedCount(StripedCount.stripesFor(
+            Runtime.getRuntime().availableProcessors()));
+    /** Sorted-map puts and removes, per stripe of threads: a cursor that
+     * read entries ahead reads them again after its thread wrote one. */
+    final StripedCount sortedWrites = new StripedCount(StripedCount.stripesFor(
             Runtime.getRuntime().availableProcessors()));
     private volatile boolean closed;
     private volatile int maxTries = 100;

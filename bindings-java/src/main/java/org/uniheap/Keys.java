@@ -101,22 +101,10 @@ final class Keys {
         m.set(JAVA_LONG, k + 24, 0L);
     }
 
-    /** The key libuniheap returned in s's uh_key (its bytes are in the mapping). */
-    static Object from(Heap heap, Session s) {
-        MemorySegment m = s.scratch;
-        long k = Session.KEY;
-        int kind = m.get(JAVA_INT, k);
-        if (kind == I64)
-            return m.get(JAVA_LONG, k + 24);
-        long data = m.get(JAVA_LONG, k + 8);
-        int len = (int) m.get(JAVA_LONG, k + 16);
-        byte[] b = new byte[len];
-        try {
-            MemorySegment.copy(heap.seg, JAVA_BYTE, data - heap.base, b, 0, len);
-        } catch (IllegalStateException e) {
-            throw heap.closedError();
-        }
-        return kind == STRING ? new String(b, StandardCharsets.UTF_8) : Bytes.wrap(b);
+    /** A String or Bytes key of kind from UTF-8 or raw bytes. */
+    static Object of(int kind, byte[] b, int off, int len) {
+        return kind == STRING ? new String(b, off, len, StandardCharsets.UTF_8)
+                : Bytes.wrap(java.util.Arrays.copyOfRange(b, off, off + len));
     }
 
     /** Order of two keys of one kind, as a sorted map orders them. */

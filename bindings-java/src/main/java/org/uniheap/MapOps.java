@@ -5,6 +5,8 @@ import java.util.AbstractMap;
 import java.util.Map;
 import java.util.NoSuchElementException;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -111,6 +113,8 @@ final class MapOps {
                 }
             });
         } finally {
+            if (sorted)
+                heap.sortedWrites.add(1);
             heap.release(b, s);
         }
         return raw[0] != 0 ? Values.from(heap, (int) raw[0], raw[1]) : oldValue[0];
@@ -166,6 +170,8 @@ final class MapOps {
                 return rc;
             });
         } finally {
+            if (sorted)
+                heap.sortedWrites.add(1);
             heap.release(b, s);
         }
         return raw[0] != 0 ? Values.from(heap, (int) raw[0], raw[1]) : old[0];
@@ -192,8 +198,24 @@ final class MapOps {
      * concurrent changes, never a torn entry; inside one, the block's
      * snapshot. The uh_iter state lives here, copied in and out of the
      * borrowed session's scratch around each call.
+     *
+     * <p>A sorted map is read a batch of entries per call
+     * (uh_smap_next_n: what as many single steps would return, from one
+     * leaf read at one instant), 4 entries first, then twice as many each
+     * call up to {@link Session#BATCH_MAX}, so that a short scan reads
+     * little ahead. The batch's keys are copied out of the mapping during
+     * the call, as a single step's are; keys become Java objects and
+     * values are read (strings and bytes copied, objects wrapped) as the
+     * entries are handed out, as a single step would read them after its
+     * call. Entries read ahead are dropped, and the scan goes on from the
+     * last entry handed out, when the cursor's thread has put to or removed
+     * from a sorted map since they were read: a thread sees its own writes
+     * as single steps would show them. A hash map is read one entry per
+     * call.
      */
     static final class Cursor<K, V> implements java.util.Iterator<Map.Entry<K, V>> {
+        private static final int FIRST_BATCH = 4;
+        private static final Object GONE = new Object();
         private final Heap heap;
         private final long ref;
         private final boolean sorted;
@@ -203,6 +225,20 @@ final class MapOps {
         private final long[] it = new long[8];
         private boolean started, ended;
         private Map.Entry<K, V> next;
+        /* The entries of the last call: n of them, pos handed out. */
+        private int n, pos;
+        private int batch = FIRST_BATCH;
+        /* heap.sortedWrites when the entries were read */
+        private int writes;
+        /* The last key handed out; restart: scan again from it (skipping it). */
+        private Object last, skip;
+        private boolean restart;
+        private final int[] types = new int[Session.BATCH_MAX];
+        private final long[] bits = new long[Session.BATCH_MAX];
+        private final long[] i64s = new long[Session.BATCH_MAX];
+        private final int[] keyAt = new int[Session.BATCH_MAX];
+        private final int[] keyLen = new int[Session.BATCH_MAX];
+        private byte[] keyBytes = new byte[256];
 
         Cursor(Heap heap, long ref, boolean sorted, int kind, Object from, boolean reverse) {
             this.heap = heap;
@@ -232,45 +268,119 @@ final class MapOps {
         @SuppressWarnings("unchecked")
         private Map.Entry<K, V> advance() {
             for (;;) {   // bound: the map's entries
-                BlockState b = heap.current();
-                Session s = heap.acquire(b);
-                Object key;
-                int type;
-                long bits;
-                try {
-                    MemorySegment m = s.scratch;
-                    if (!started)
-                        start(s);
-                    for (int i = 0; i < 8; i++)
-                        m.set(JAVA_LONG, Session.ITER + 8L * i, it[i]);
-                    int rc = sorted
-                            ? (int) Native.SMAP_NEXT.invokeExact(s.h, ref, s.at + Session.ITER, s.at + Session.KEY, s.at + Session.OUT)
-                            : (int) Native.MAP_NEXT.invokeExact(s.h, ref, s.at + Session.ITER, s.at + Session.KEY, s.at + Session.OUT);
-                    if (rc == Errors.ENOTFOUND) {
-                        ended = true;
-                        return null;
-                    }
-                    if (rc != 0)
-                        throw Errors.of(rc, "map iteration");
-                    for (int i = 0; i < 8; i++)
-                        it[i] = m.get(JAVA_LONG, Session.ITER + 8L * i);
-                    key = Keys.from(heap, s);
-                    type = s.valueType(Session.OUT);
-                    bits = s.valueBits(Session.OUT);
-                } catch (Throwable t) {
-                    throw Errors.rethrow(t);
-                } finally {
-                    heap.release(b, s);
+                if (pos < n && heap.sortedWrites.get() != writes) {
+                    n = pos = 0;   // this thread wrote since: read on from the last entry
+                    restart = true;
                 }
-                Object v = Values.from(heap, type, bits);
-                if (v == Values.CHANGED) {   // replaced meanwhile: take the new value
-                    if (b != null)
+                if (pos == n && !fetch()) {
+                    ended = true;
+                    return null;
+                }
+                int i = pos++;
+                Object key = kind == Keys.I64 ? (Object) i64s[i]
+                        : Keys.of(kind, keyBytes, keyAt[i], keyLen[i]);
+                if (skip != null) {
+                    boolean again = skip.equals(key);
+                    skip = null;
+                    if (again)
+                        continue;
+                }
+                Object v = value(types[i], bits[i]);
+                if (v == Values.CHANGED || v == GONE) {   // replaced meanwhile: take the new value
+                    if (v == Values.CHANGED && heap.current() != null)
                         throw replaced();
-                    v = get(heap, ref, sorted, kind, key);
+                    v = get(heap, ref, sorted, kind, key);   // a dangling reference throws here
                     if (v == MISSING)
                         continue;   // and removed since
                 }
+                last = key;
                 return new AbstractMap.SimpleImmutableEntry<>((K) key, (V) v);
+            }
+        }
+
+        /* A value of the last call, read now: CHANGED when a string or
+         * bytes value was freed since, GONE when the object a reference
+         * names is no longer there (freed since, or a dangling reference:
+         * a lookup of the key tells which). */
+        private Object value(int type, long b) {
+            if (type != Values.REF || b == 0)
+                return Values.from(heap, type, b);
+            try {
+                return heap.wrapValue(b);
+            } catch (FreedObjectException e) {
+                return GONE;
+            }
+        }
+
+        /* The next entries into the arrays; false at the end. */
+        private boolean fetch() {
+            BlockState b = heap.current();
+            Session s = heap.acquire(b);
+            try {
+                MemorySegment m = s.scratch;
+                if (!started || restart)
+                    start(s);
+                for (int i = 0; i < 8; i++)
+                    m.set(JAVA_LONG, Session.ITER + 8L * i, it[i]);
+                writes = heap.sortedWrites.get();
+                int rc;
+                if (sorted) {
+                    rc = (int) Native.SMAP_NEXT_N.invokeExact(s.h, ref, s.at + Session.ITER,
+                            s.at + Session.BATCH_KEYS, s.at + Session.BATCH_VALS, batch,
+                            s.at + Session.OUT);
+                } else {
+                    rc = (int) Native.MAP_NEXT.invokeExact(s.h, ref, s.at + Session.ITER,
+                            s.at + Session.BATCH_KEYS, s.at + Session.BATCH_VALS);
+                    m.set(JAVA_INT, Session.OUT, 1);
+                }
+                if (rc == Errors.ENOTFOUND)
+                    return false;
+                if (rc != 0)
+                    throw Errors.of(rc, "map iteration");
+                for (int i = 0; i < 8; i++)
+                    it[i] = m.get(JAVA_LONG, Session.ITER + 8L * i);
+                int got = m.get(JAVA_INT, Session.OUT);
+                if (got < 1 || got > batch)
+                    throw new UniheapException("map iteration: libuniheap returned " + got
+                            + " entries for at most " + batch);
+                copyOut(s, got);
+                n = got;
+                pos = 0;
+                if (batch < Session.BATCH_MAX)
+                    batch = Math.min(2 * batch, Session.BATCH_MAX);
+                return true;
+            } catch (Throwable t) {
+                throw Errors.rethrow(t);
+            } finally {
+                heap.release(b, s);
+            }
+        }
+
+        /* Keys (their bytes lie in the mapping) and raw values of the call. */
+        private void copyOut(Session s, int got) {
+            MemorySegment m = s.scratch;
+            int used = 0;
+            for (int j = 0; j < got; j++) {
+                long k = Session.BATCH_KEYS + 32L * j;
+                long v = Session.BATCH_VALS + 16L * j;
+                types[j] = m.get(JAVA_INT, v);
+                bits[j] = m.get(JAVA_LONG, v + 8);
+                if (kind == Keys.I64) {
+                    i64s[j] = m.get(JAVA_LONG, k + 24);
+                    continue;
+                }
+                long data = m.get(JAVA_LONG, k + 8);
+                int len = (int) m.get(JAVA_LONG, k + 16);
+                if (keyBytes.length - used < len)
+                    keyBytes = java.util.Arrays.copyOf(keyBytes, Math.max(2 * keyBytes.length, used + len));
+                try {
+                    MemorySegment.copy(heap.seg, JAVA_BYTE, data - heap.base, keyBytes, used, len);
+                } catch (IllegalStateException e) {
+                    throw heap.closedError();
+                }
+                keyAt[j] = used;
+                keyLen[j] = len;
+                used += len;
             }
         }
 
@@ -278,9 +388,16 @@ final class MapOps {
             started = true;
             if (!sorted)
                 return;   // a zeroed uh_iter starts a hash map iteration
+            Object at = from;
+            if (restart) {
+                restart = false;
+                batch = FIRST_BATCH;
+                if (last != null)
+                    at = skip = last;
+            }
             long k = 0;
-            if (from != null) {
-                Keys.put(s, kind, from);
+            if (at != null) {
+                Keys.put(s, kind, at);
                 k = s.at + Session.KEY;
             }
             int rc = (int) Native.SMAP_SCAN.invokeExact(s.h, ref, k, reverse ? 1 : 0, s.at + Session.ITER);

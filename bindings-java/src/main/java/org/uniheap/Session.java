@@ -32,6 +32,11 @@ final class Session {
     static final int KEYBUF_CAP = 4104;   // > UH_KEY_MAX_LEN: too long is libuniheap's to say
     static final long DATA = 12288;   // small strings and bytes, names
     static final int DATA_CAP = 12288;
+    /* uh_smap_next_n's uh_key and uh_value arrays, inside DATA (no call
+     * uses both at once). */
+    static final int BATCH_MAX = 32;  // > a sorted map leaf's keys (a call reads one leaf)
+    static final long BATCH_KEYS = DATA;
+    static final long BATCH_VALS = DATA + 32L * BATCH_MAX;
     private static final long SCRATCH = DATA + DATA_CAP;
 
     final long h;

@@ -41,7 +41,7 @@ final class SessionPool {
     private volatile boolean closed;
 
     SessionPool(Session first, int flags, int max) {
-        int n = BlockCount.stripesFor(Runtime.getRuntime().availableProcessors());
+        int n = StripedCount.stripesFor(Runtime.getRuntime().availableProcessors());
         this.stripes = new AtomicReferenceArray<>(n * SPACING);
         this.mask = n - 1;
         this.first = first;

@@ -334,4 +334,126 @@ class CollectionsTest extends HeapTest {
         int n = roots.size();
         assertEquals(n, roots.entrySet().size());
     }
+
+    /* Sorted maps are scanned a batch of entries per libuniheap call: every
+     * way of walking one must return what single steps (the successor of
+     * the last entry, in the map as it is then) would. */
+    private static <K> List<Map.Entry<K, Object>> take(Iterator<Map.Entry<K, Object>> it, int n) {
+        List<Map.Entry<K, Object>> out = new ArrayList<>();
+        while (out.size() < n && it.hasNext())
+            out.add(it.next());
+        return out;
+    }
+
+    private static <K> List<Map.Entry<K, Object>> take(NavigableMap<K, Object> m, int n) {
+        return take(m.entrySet().iterator(), n);
+    }
+
+    private <K> void scansAsSteps(PSortedMap<K, Object> m, TreeMap<K, Object> model, List<K> starts) {
+        assertEquals(take(model, Integer.MAX_VALUE), take(m, Integer.MAX_VALUE));
+        assertEquals(take(model.descendingMap(), Integer.MAX_VALUE), take(m.descendingMap(), Integer.MAX_VALUE));
+        for (K k : starts) {
+            int n = 1 + rnd.nextInt(100);
+            assertEquals(take(model.tailMap(k, true), n), take(m.tailMap(k, true), n), "tail " + k);
+            assertEquals(take(model.tailMap(k, false), n), take(m.tailMap(k, false), n), "tail> " + k);
+            assertEquals(take(model.headMap(k, true).descendingMap(), n),
+                    take(m.headMap(k, true).descendingMap(), n), "head " + k);
+            assertEquals(new ArrayList<>(model.tailMap(k, true).values()).subList(0,
+                    Math.min(n, model.tailMap(k, true).size())),
+                    take(m.tailMap(k, true).entrySet().iterator(), n).stream().map(Map.Entry::getValue).toList());
+        }
+    }
+
+    @Test
+    void sortedMapScansReturnWhatSingleStepsWould() {
+        PSortedMap<String, Object> m = heap.newSortedMap(String.class);
+        TreeMap<String, Object> model = new TreeMap<>(m.comparator());
+        List<String> starts = new ArrayList<>();
+        for (int i = 0; i < 1200; i++) {
+            String k = "user" + rnd.nextInt(100_000) + (i % 7 == 0 ? "é😀" : "");
+            Object v = i % 5 == 0 ? heap.create(Account.class, a -> a.owner(k)) : randomValue();
+            model.put(k, v);
+            m.set(k, v);
+            if (i % 40 == 0)
+                starts.add(k);
+        }
+        starts.add("");
+        starts.add("user5");
+        starts.add("zzz");
+        scansAsSteps(m, model, starts);
+        heap.atomic(() -> scansAsSteps(m, model, starts));
+
+        PSortedMap<Long, Object> l = heap.newSortedMap(Long.class);
+        TreeMap<Long, Object> lm = new TreeMap<>();
+        for (long i = 0; i < 700; i++) {
+            long k = rnd.nextLong() % 1_000_000;
+            l.set(k, "v" + i);
+            lm.put(k, "v" + i);
+        }
+        scansAsSteps(l, lm, List.of(Long.MIN_VALUE, -5000L, 0L, 777L, Long.MAX_VALUE));
+
+        PSortedMap<Bytes, Object> b = heap.newSortedMap(Bytes.class);
+        TreeMap<Bytes, Object> bm = new TreeMap<>();
+        for (int i = 0; i < 500; i++) {
+            Bytes k = Bytes.of((byte) rnd.nextInt(), (byte) rnd.nextInt(), (byte) i);
+            b.set(k, (long) i);
+            bm.put(k, (long) i);
+        }
+        scansAsSteps(b, bm, List.of(Bytes.of(), Bytes.of((byte) 0x80), Bytes.of((byte) 0xff, (byte) 0xff)));
+    }
+
+    /* Writes of the scanning thread to entries ahead of it show, in a block
+     * and outside one, as they would to single steps. */
+    private void scanWhileWriting(PSortedMap<String, Object> m, TreeMap<String, Object> model) {
+        Iterator<Map.Entry<String, Object>> it = m.entrySet().iterator();
+        String last = null;
+        int step = 0;
+        while (it.hasNext()) {
+            Map.Entry<String, Object> e = it.next();
+            Map.Entry<String, Object> want = last == null ? model.firstEntry() : model.higherEntry(last);
+            assertEquals(want, e, "step " + step + " after " + last);
+            last = e.getKey();
+            String ahead = model.higherKey(last);
+            if (ahead != null && step % 3 == 0) {       // replace a value read ahead
+                m.put(ahead, (long) -step);
+                model.put(ahead, (long) -step);
+            }
+            String gone = ahead == null ? null : model.higherKey(ahead);
+            if (gone != null && step % 4 == 1) {        // remove an entry read ahead
+                m.remove(gone);
+                model.remove(gone);
+            }
+            if (step % 5 == 2) {                        // insert right behind the next one
+                String added = last + "+";
+                m.put(added, "new" + step);
+                model.put(added, "new" + step);
+            }
+            if (step % 11 == 3) {                       // remove the current entry
+                it.remove();
+                model.remove(last);
+            }
+            step++;
+        }
+        assertEquals(model, m);
+    }
+
+    @Test
+    void sortedMapScanSeesItsThreadsWrites() {
+        PSortedMap<String, Object> m = heap.newSortedMap(String.class);
+        TreeMap<String, Object> model = new TreeMap<>(m.comparator());
+        for (int i = 0; i < 300; i++) {
+            String k = String.format("k%05d", rnd.nextInt(100_000));
+            m.set(k, (long) i);
+            model.put(k, (long) i);
+        }
+        scanWhileWriting(m, model);
+        TreeMap<String, Object> before = new TreeMap<>(model);
+        heap.atomic(() -> {
+            model.clear();
+            model.putAll(before);   // a re-run starts afresh
+            scanWhileWriting(m, model);
+        });
+        assertEquals(model, m);
+        m.check();
+    }
 }
