@@ -1,7 +1,12 @@
 package org.uniheap.ycsb.uniheap;
 
+import java.util.Map;
+
 import org.uniheap.PObject;
 import org.uniheap.Persistent;
+
+import site.ycsb.ByteArrayByteIterator;
+import site.ycsb.ByteIterator;
 
 /**
  * A YCSB record in uniheap: class {@code ycsb.Record}, ten {@code bytes}
@@ -49,6 +54,20 @@ public interface Record extends PObject {
   byte[] field9();
 
   void field9(byte[] v);
+
+  /** Every field, as YCSB's read returns them (readallfields). */
+  static void readAll(Record r, Map<String, ByteIterator> out) {
+    out.put("field0", new ByteArrayByteIterator(r.field0()));
+    out.put("field1", new ByteArrayByteIterator(r.field1()));
+    out.put("field2", new ByteArrayByteIterator(r.field2()));
+    out.put("field3", new ByteArrayByteIterator(r.field3()));
+    out.put("field4", new ByteArrayByteIterator(r.field4()));
+    out.put("field5", new ByteArrayByteIterator(r.field5()));
+    out.put("field6", new ByteArrayByteIterator(r.field6()));
+    out.put("field7", new ByteArrayByteIterator(r.field7()));
+    out.put("field8", new ByteArrayByteIterator(r.field8()));
+    out.put("field9", new ByteArrayByteIterator(r.field9()));
+  }
 
   /** Field {@code fieldN} by name, through the typed accessors. */
   static byte[] get(Record r, String field) {

@@ -114,10 +114,11 @@ public final class UniheapDB extends DB {
 
   @SuppressWarnings("unchecked")
   private void read(PObject rec, Set<String> fields, Map<String, ByteIterator> out) {
-    Iterable<String> names = fields != null ? fields : FIELDS;
-    if (records) {
+    if (records && fields == null) {
+      Record.readAll(record(rec), out);
+    } else if (records) {
       Record r = record(rec);
-      for (String f : names) {
+      for (String f : fields) {
         out.put(f, new ByteArrayByteIterator(Record.get(r, f)));
       }
     } else {
