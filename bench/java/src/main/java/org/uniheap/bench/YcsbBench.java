@@ -44,7 +44,9 @@ import org.uniheap.PSortedMap;
  * bench/ycsb's encoding) read in a read transaction. Each read returns the
  * record as a field name -> byte[] map; a scan returns 50 records from a
  * random start key. Also the parts of a uniheap read: an empty block, a
- * sorted-map get in a block, and ten field reads in a block.
+ * sorted-map get and ten field reads, each in and outside a block, and a
+ * walk over 50 entries of the table (records not read), in and outside a
+ * block.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -310,6 +312,27 @@ public class YcsbBench {
     @Benchmark
     public Object partGetOutside(Uniheap u, Keys k) {
         return u.table.get(k.key());
+    }
+
+    /* 50 entries of the table from a random key, the records not read. */
+    static int walk(Uniheap u, String start) {
+        int n = 0;
+        Iterator<Map.Entry<String, PObject>> it = u.table.tailMap(start, true).entrySet().iterator();
+        while (n < SCAN && it.hasNext()) {
+            if (it.next().getValue() != null)
+                n++;
+        }
+        return n;
+    }
+
+    @Benchmark
+    public int partWalkInBlock(Uniheap u, Keys k) {
+        return u.heap.atomic(() -> walk(u, k.key()));
+    }
+
+    @Benchmark
+    public int partWalkOutside(Uniheap u, Keys k) {
+        return walk(u, k.key());
     }
 
     @State(Scope.Thread)
