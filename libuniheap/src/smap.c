@@ -133,9 +133,11 @@ struct sm_kbuf {
  * of a node's key range (the separators around it in its parent; 0 for a
  * side with no bound): every key of the range shares min(lo, hi) bytes
  * with the search key, since the keys between two keys share what those
- * two share. */
+ * two share. outside: the last sm_bound found that the search key does
+ * not share the node's prefix (it lies beyond all its keys on one side). */
 struct sm_range {
 	uint32_t lo, hi;
+	int outside;
 };
 
 /* Nodes from the root (0) to a leaf, and the child taken at each inner. */
@@ -404,11 +406,28 @@ static int sm_hint_keys(uh_heap *h, uint32_t kind, struct uh_slot *keys, uint32_
 	return 0;
 }
 
+/* Hints for keys[0..n), one half of a split node whose keys all carry
+ * hints of the node's skip: if the first and last keys' hints differ in
+ * their first byte, skip is exactly what those two keys share and every
+ * hint stays as it is (no key read); else sm_hint_keys afresh. */
+static int sm_hint_half(uh_heap *h, uint32_t kind, struct uh_slot *keys, uint32_t n,
+			uint32_t skip, uint32_t *hint)
+{
+	if (n > 0 && (keys[0].tag >> 56) != (keys[n - 1].tag >> 56)) {
+		*hint = SM_HINTED | skip;
+		return 0;
+	}
+	return sm_hint_keys(h, kind, keys, n, hint);
+}
+
 /* Key slot *ks is about to join the n keys of node off, whose meta hint is
  * *hint: give it its hint. A key that does not share the node's prefix
- * shrinks it, and then every other key slot must be retagged (*retag). */
+ * shrinks it, and then every other key slot must be retagged (*retag).
+ * key: the slot's key when the caller has it (else it is read); shares:
+ * the caller knows the key shares the node's prefix (a search of the
+ * node confirmed it), so key 0 need not be read. */
 static int sm_hint_join(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint32_t *hint,
-			struct uh_slot *ks, int *retag)
+			struct uh_slot *ks, const uh_key *key, int shares, int *retag)
 {
 	static __thread struct sm_kbuf a, b;
 	struct uh_slot k0;
@@ -419,21 +438,24 @@ static int sm_hint_join(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint3
 	ks->tag = uh_slot_type(ks->tag);
 	if (kind == UH_KEY_I64 || !(*hint & SM_HINTED))
 		return 0;	/* a format 3 node: no hints */
-	if ((rc = sm_key_read(h, kind, ks, &a)) != 0)
-		return rc;
+	if (!key) {
+		if ((rc = sm_key_read(h, kind, ks, &a)) != 0)
+			return rc;
+		key = &a.k;
+	}
 	if (n == 0) {
-		skip = sm_lcp(&a.k, &a.k);
-	} else if (skip) {
+		skip = sm_lcp(key, key);
+	} else if (skip && !shares) {
 		if ((rc = sm_rd(h, off, SM_KEY(0), &k0)) != 0 ||
 		    (rc = sm_key_read(h, kind, &k0, &b)) != 0)
 			return rc;
-		uint32_t l = sm_lcp(&a.k, &b.k);
+		uint32_t l = sm_lcp(key, &b.k);
 		if (l < skip) {
 			skip = l;
 			*retag = 1;
 		}
 	}
-	sm_retag(ks, &a.k, skip);
+	sm_retag(ks, key, skip);
 	*hint = SM_HINTED | skip;
 	return 0;
 }
@@ -755,6 +777,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 	*out = lo;
 	if (!r)
 		return 0;
+	r->outside = 0;
 	if (!hinted) {
 		r->lo = r->hi = 0;	/* nothing known below */
 		return 0;
@@ -766,6 +789,8 @@ one_side:
 		r->hi = d;
 	else if (r)
 		r->lo = d;
+	if (r)
+		r->outside = 1;
 	return 0;
 }
 
@@ -775,7 +800,7 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 		      struct sm_path *p, struct sm_node *leaf, struct sm_kbuf *kb)
 {
 	uh_off cur = mp->root;
-	struct sm_range r = { 0, 0 };
+	struct sm_range r = { 0, 0, 0 };
 	int rc, eq;
 
 	for (uint32_t l = 0; l < mp->height; l++) {	/* bound: height */
@@ -1042,7 +1067,7 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 {
 	static __thread struct sm_kbuf kb;	/* only kb.k is used: keys stay in place */
 	struct sm_lean_node path[SM_MAX_HEIGHT];
-	struct sm_range r = { 0, 0 };
+	struct sm_range r = { 0, 0, 0 };
 	struct sm_map mp;
 	uint64_t hw;
 	uint32_t l, pos = 0;
@@ -1139,7 +1164,7 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 	uint32_t ci = op->path.idx[l], n = op->path.n[l], hint = op->path.hint[l];
 	if (n < SM_F) {
 		int retag;
-		if ((rc = sm_hint_join(h, op->mp.kind, p, n, &hint, &sep, &retag)) != 0)
+		if ((rc = sm_hint_join(h, op->mp.kind, p, n, &hint, &sep, NULL, 0, &retag)) != 0)
 			return rc;
 		for (uint32_t j = n; j > ci; j--)	/* bound: F */
 			if ((rc = sm_move(h, p, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
@@ -1219,8 +1244,19 @@ static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struc
 	if (op->mp.kind != UH_KEY_I64 && ((rc = sm_key_read(h, op->mp.kind, &keys[nl], &op->kb)) != 0 ||
 					  (rc = sm_key_new(h, &op->kb.k, &sep)) != 0))
 		return rc;
-	if ((rc = sm_hint_keys(h, op->mp.kind, keys, nl, &hl)) != 0 ||
-	    (rc = sm_hint_keys(h, op->mp.kind, keys + nl, nr, &hr)) != 0)
+	if (op->mp.kind != UH_KEY_I64 && (op->leaf.hint & SM_HINTED) &&
+	    !op->path.leaf_range.outside) {
+		/* Every key shares the leaf's prefix: halves keep its hints
+		 * where they can. */
+		uint32_t skip = op->leaf.hint & SM_SKIP_MASK;
+		sm_retag(&keys[pos], op->k, skip);
+		rc = sm_hint_half(h, op->mp.kind, keys, nl, skip, &hl);
+		if (rc == 0)
+			rc = sm_hint_half(h, op->mp.kind, keys + nl, nr, skip, &hr);
+	} else if ((rc = sm_hint_keys(h, op->mp.kind, keys, nl, &hl)) == 0) {
+		rc = sm_hint_keys(h, op->mp.kind, keys + nl, nr, &hr);
+	}
+	if (rc)
 		return rc;
 	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 1, hr)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_NEXT, op->leaf.next)) != 0)
@@ -1254,7 +1290,8 @@ static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const stru
 
 	if (n == SM_F)
 		return sm_leaf_split(h, op, pos, ks);
-	if ((rc = sm_hint_join(h, op->mp.kind, lf, n, &hint, &key, &retag)) != 0)
+	if ((rc = sm_hint_join(h, op->mp.kind, lf, n, &hint, &key, op->k,
+				!op->path.leaf_range.outside, &retag)) != 0)
 		return rc;
 	for (uint32_t j = n; j > pos; j--)	/* bound: F */
 		if ((rc = sm_move(h, lf, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
