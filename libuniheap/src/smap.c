@@ -186,9 +186,12 @@ static int sm_rd(uh_heap *h, uh_off obj, uint32_t i, struct uh_slot *s)
 	return rc ? sm_doomed(h, rc) : 0;
 }
 
+/* Slot i of node obj. A block's first write to a node makes it an image
+ * (uh_tx_write_image): an insert or remove rewrites many of its slots. */
 static int sm_wr(uh_heap *h, uh_off obj, uint32_t i, const struct uh_slot *s)
 {
-	return uh_tx_write(h, obj, uh_slot_off(obj, i), s, sizeof(*s));
+	return uh_tx_write_image(h, obj, uh_slot_off(obj, i), s, sizeof(*s), uh_slot_off(obj, 0),
+				 SM_NSLOTS * sizeof(struct uh_slot));
 }
 
 static int sm_wr_i64(uh_heap *h, uh_off obj, uint32_t i, uint64_t v)
@@ -203,11 +206,27 @@ static int sm_wr_ref(uh_heap *h, uh_off obj, uint32_t i, uh_off ref)
 	return sm_wr(h, obj, i, &s);
 }
 
-static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to)
+/* Slots [from, from + n) of node obj to [to, to + n), as memmove would:
+ * one memmove in the node's image, or slot by slot if the block locked
+ * the node before without one. */
+static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to, uint32_t n)
 {
 	struct uh_slot s;
-	int rc = sm_rd(h, obj, from, &s);
-	return rc ? rc : sm_wr(h, obj, to, &s);
+	char *mem;
+	int rc = uh_tx_image(h, obj, uh_slot_off(obj, 0), SM_NSLOTS * sizeof(struct uh_slot), &mem);
+
+	if (rc || n == 0)
+		return rc;
+	if (mem) {
+		memmove(mem + to * sizeof(s), mem + from * sizeof(s), n * sizeof(s));
+		return 0;
+	}
+	for (uint32_t j = 0; j < n; j++) {	/* bound: F + 1 */
+		uint32_t k = to > from ? n - 1 - j : j;
+		if ((rc = sm_rd(h, obj, from + k, &s)) != 0 || (rc = sm_wr(h, obj, to + k, &s)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* Outside blocks (an optimistic try, optread.c) an object is noted once,
@@ -559,7 +578,7 @@ static int sm_hdr_set(uh_heap *h, const struct sm_map *mp, uint32_t i, uint32_t 
 		      uint64_t v)
 {
 	struct uh_slot s = { tag, v };
-	return sm_wr(h, mp->off, i, &s);
+	return uh_tx_write(h, mp->off, uh_slot_off(mp->off, i), &s, sizeof(s));
 }
 
 /* Start loading every line of the node at off at once: a search then
@@ -1166,10 +1185,9 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 		int retag;
 		if ((rc = sm_hint_join(h, op->mp.kind, p, n, &hint, &sep, NULL, 0, &retag)) != 0)
 			return rc;
-		for (uint32_t j = n; j > ci; j--)	/* bound: F */
-			if ((rc = sm_move(h, p, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
-			    (rc = sm_move(h, p, SM_VAL(j), SM_VAL(j + 1))) != 0)
-				return rc;
+		if ((rc = sm_move(h, p, SM_KEY(ci), SM_KEY(ci + 1), n - ci)) != 0 ||
+		    (rc = sm_move(h, p, SM_VAL(ci + 1), SM_VAL(ci + 2), n - ci)) != 0)
+			return rc;
 		if ((rc = sm_wr(h, p, SM_KEY(ci), &sep)) != 0 ||
 		    (rc = sm_wr_ref(h, p, SM_VAL(ci + 1), right)) != 0)
 			return rc;
@@ -1293,10 +1311,9 @@ static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const stru
 	if ((rc = sm_hint_join(h, op->mp.kind, lf, n, &hint, &key, op->k,
 				!op->path.leaf_range.outside, &retag)) != 0)
 		return rc;
-	for (uint32_t j = n; j > pos; j--)	/* bound: F */
-		if ((rc = sm_move(h, lf, SM_KEY(j - 1), SM_KEY(j))) != 0 ||
-		    (rc = sm_move(h, lf, SM_VAL(j - 1), SM_VAL(j))) != 0)
-			return rc;
+	if ((rc = sm_move(h, lf, SM_KEY(pos), SM_KEY(pos + 1), n - pos)) != 0 ||
+	    (rc = sm_move(h, lf, SM_VAL(pos), SM_VAL(pos + 1), n - pos)) != 0)
+		return rc;
 	if ((rc = sm_wr(h, lf, SM_KEY(pos), &key)) != 0 ||
 	    (rc = sm_wr(h, lf, SM_VAL(pos), &op->val)) != 0)
 		return rc;
@@ -1419,12 +1436,9 @@ static int sm_remove_child(uh_heap *h, struct sm_op *op, int l)
 	uint32_t kd = ci > 0 ? ci - 1 : 0;
 	if ((rc = sm_rd(h, p, SM_KEY(kd), &sk)) != 0 || (rc = uh_key_free(h, &sk)) != 0)
 		return rc;
-	for (uint32_t j = kd + 1; j < n; j++)	/* bound: F */
-		if ((rc = sm_move(h, p, SM_KEY(j), SM_KEY(j - 1))) != 0)
-			return rc;
-	for (uint32_t j = ci + 1; j <= n; j++)	/* bound: F */
-		if ((rc = sm_move(h, p, SM_VAL(j), SM_VAL(j - 1))) != 0)
-			return rc;
+	if ((rc = sm_move(h, p, SM_KEY(kd + 1), SM_KEY(kd), n - kd - 1)) != 0 ||
+	    (rc = sm_move(h, p, SM_VAL(ci + 1), SM_VAL(ci), n - ci)) != 0)
+		return rc;
 	if ((rc = sm_wr(h, p, SM_KEY(n - 1), &sm_empty)) != 0 ||
 	    (rc = sm_wr(h, p, SM_VAL(n), &sm_empty)) != 0 ||
 	    (rc = sm_meta_set(h, p, n - 1, 0, op->path.hint[l])) != 0)
@@ -1467,10 +1481,9 @@ static int sm_remove_body(uh_heap *h, void *arg)
 	n = op->leaf.n;
 	if ((rc = sm_rd(h, lf, SM_KEY(pos), &ks)) != 0 || (rc = sm_rd(h, lf, SM_VAL(pos), &vs)) != 0)
 		return rc;
-	for (uint32_t j = pos + 1; j < n; j++)	/* bound: F */
-		if ((rc = sm_move(h, lf, SM_KEY(j), SM_KEY(j - 1))) != 0 ||
-		    (rc = sm_move(h, lf, SM_VAL(j), SM_VAL(j - 1))) != 0)
-			return rc;
+	if ((rc = sm_move(h, lf, SM_KEY(pos + 1), SM_KEY(pos), n - pos - 1)) != 0 ||
+	    (rc = sm_move(h, lf, SM_VAL(pos + 1), SM_VAL(pos), n - pos - 1)) != 0)
+		return rc;
 	if ((rc = sm_wr(h, lf, SM_KEY(n - 1), &sm_empty)) != 0 ||
 	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0 ||
 	    (rc = sm_meta_set(h, lf, n - 1, 1, op->leaf.hint)) != 0 ||

@@ -53,6 +53,7 @@ static void tx_reset(uh_heap *h)
 
 	t->pos = t->nentries = 0;
 	t->last_obj = 0;
+	u64map_clear(&t->images);
 	u64map_clear(&t->reads);
 	t->reads_list.n = 0;
 	u64map_clear(&t->writes);
@@ -68,6 +69,7 @@ void uh_tx_free_state(uh_heap *h)
 	u64map_free(&t->reads);
 	free(t->reads_list.v);
 	u64map_free(&t->writes);
+	u64map_free(&t->images);
 	u64map_free(&t->locks);
 	u64map_free(&t->news);
 	free(t->news_list.v);
@@ -301,13 +303,42 @@ int uh_tx_stale_or(uh_heap *h, int rc)
  * block holds of an object forgets it). */
 static int tx_how(struct uh_tx *t, uint64_t obj)
 {
+	uint64_t *img;
+
 	if (obj == t->last_obj)
 		return t->last_how;
 	t->last_obj = obj;
 	t->last_seen = 0;
-	t->last_how = u64map_get(&t->locks, obj) ? UH_TX_LOCKED :
-		      u64map_get(&t->news, obj) ? UH_TX_NEW : 0;
+	t->last_img = 0;
+	if (u64map_get(&t->locks, obj)) {
+		t->last_how = UH_TX_LOCKED;
+		if ((img = u64map_get(&t->images, obj)) != NULL)
+			t->last_img = *img;
+	} else {
+		t->last_how = u64map_get(&t->news, obj) ? UH_TX_NEW : 0;
+	}
 	return t->last_how;
+}
+
+/* The bytes for [target, target + len) in the image of obj, a locked
+ * object tx_how answered for last, if it has one: its entry's data, else
+ * NULL; *err when the range straddles the image's edge (no caller does
+ * that: an image is a whole payload). */
+static char *image_at(uh_heap *h, uint64_t obj, uint64_t target, uint32_t len, int *err)
+{
+	struct uh_log_ent *e;
+
+	*err = 0;
+	if (h->tx.last_obj != obj || !h->tx.last_img)
+		return NULL;
+	e = (void *)(h->base + h->tx.last_img);
+	if (target >= e->arg && target + len <= e->arg + e->len)
+		return (char *)(e + 1) + (target - e->arg);
+	if (target < e->arg + e->len && target + len > e->arg)
+		*err = uh_err_set(UH_EINTERNAL, "a write of %u bytes at %llu straddles the "
+				  "edge of object %llu's image in the block", len,
+				  (unsigned long long)target, (unsigned long long)h->tx.last_obj);
+	return NULL;
 }
 
 /* A newer object than our snapshot: move the snapshot forward if nothing
@@ -369,6 +400,7 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 {
 	struct uh_tx *t = &h->tx;
 	uint64_t obj = UH_REF_OFFSET(ref), *pos, p;
+	char *at;
 	int rc;
 
 	target = UH_REF_OFFSET(target);
@@ -381,6 +413,11 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 	}
 	if (how != UH_TX_LOCKED && (rc = uh_tx_lock(h, obj)) != 0)
 		return rc;
+	if ((at = image_at(h, obj, target, len, &rc)) != NULL || rc) {
+		if (at)
+			memcpy(at, src, len);
+		return rc;
+	}
 	if ((pos = u64map_get(&t->writes, target)) != NULL) {
 		struct uh_log_ent *e = (void *)(h->base + *pos);
 		if (e->len == len) {
@@ -393,6 +430,52 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
 	if ((rc = u64map_put(&t->writes, target, p)) != 0)
 		return tx_doom(h, uh_err_set(rc, "out of process memory"));
 	return 0;
+}
+
+/* Only right after the block locked obj: before that it may have logged
+ * writes to obj that an image of the bytes in place would lose. */
+static int image_new(uh_heap *h, uint64_t obj, uint64_t img, uint32_t img_len)
+{
+	uint64_t p;
+	int rc = log_append(h, UH_LE_WRITE, obj, img, h->base + img, img_len, &p);
+
+	if (rc)
+		return rc;
+	if ((rc = u64map_put(&h->tx.images, obj, p)) != 0)
+		return tx_doom(h, uh_err_set(rc, "out of process memory"));
+	h->tx.last_obj = 0;	/* tx_how learns of the image */
+	return 0;
+}
+
+int uh_tx_image(uh_heap *h, uh_off ref, uint64_t img, uint32_t img_len, char **mem)
+{
+	uint64_t obj = UH_REF_OFFSET(ref);
+	int how, rc;
+
+	*mem = NULL;
+	img = UH_REF_OFFSET(img);
+	if (h->tx.doomed)
+		return uh_err_set(h->tx.doomed, "block was rolled back: %s",
+				  uh_strerror(h->tx.doomed));
+	how = tx_how(&h->tx, obj);
+	if (how == UH_TX_NEW) {
+		*mem = h->base + img;
+		return 0;
+	}
+	if (!how && ((rc = uh_tx_lock(h, obj)) != 0 || (rc = image_new(h, obj, img, img_len)) != 0))
+		return rc;
+	tx_how(&h->tx, obj);
+	*mem = image_at(h, obj, img, img_len, &rc);
+	return rc;
+}
+
+int uh_tx_write_image(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32_t len,
+		      uint64_t img, uint32_t img_len)
+{
+	char *mem;
+	int rc = uh_tx_image(h, ref, img, img_len, &mem);
+
+	return rc ? rc : uh_tx_write(h, ref, target, src, len);
 }
 
 /* A validated read of an object this block has not locked. */
@@ -445,17 +528,27 @@ int uh_tx_read_in_block(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint
 	}
 	/* Only objects this block locked have logged writes (uh_tx_write
 	 * locks first; new objects are written in place). */
-	int how = tx_how(t, obj);
-	if (how == UH_TX_LOCKED && (pos = u64map_get(&t->writes, target)) != NULL) {
-		struct uh_log_ent *e = (void *)(h->base + *pos);
-		memcpy(dst, e + 1, len < e->len ? len : e->len);
-		return 0;
+	int how = tx_how(t, obj), rc;
+	if (how == UH_TX_LOCKED) {
+		char *at = image_at(h, obj, target, len, &rc);
+		if (at || rc) {
+			if (at)
+				memcpy(dst, at, len);
+			else
+				memset(dst, 0, len);
+			return rc;
+		}
+		if ((pos = u64map_get(&t->writes, target)) != NULL) {
+			struct uh_log_ent *e = (void *)(h->base + *pos);
+			memcpy(dst, e + 1, len < e->len ? len : e->len);
+			return 0;
+		}
 	}
 	if (how) {
 		uh_load(dst, h->base + target, len);	/* ours: stable */
 		return 0;
 	}
-	int rc = read_shared(h, obj, target, dst, len);
+	rc = read_shared(h, obj, target, dst, len);
 	if (rc)
 		memset(dst, 0, len);
 	return rc;

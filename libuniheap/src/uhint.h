@@ -61,6 +61,8 @@ struct uh_tx {
 	int last_how;			/* UH_TX_NEW, UH_TX_LOCKED or 0 (neither) */
 	int last_seen;			/* 0 (neither): read, at version last_ver */
 	uint64_t last_ver;
+	uint64_t last_img;		/* locked: its image entry's offset, or 0 */
+	struct u64map images;		/* object -> its image entry (uh_tx_write_image) */
 	struct u64map locks;		/* object -> lock word before we took it */
 	struct u64map news;		/* object -> slot bytes (allocated here) */
 	struct u64vec news_list;	/* the same objects, in order */
@@ -247,6 +249,19 @@ void uh_logchain_free(uh_heap *h);
 
 /* tx.c */
 int uh_tx_write(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len);
+/* uh_tx_write; when this write is the block's first to obj (it locks obj),
+ * first an image of obj's bytes [img, img + img_len): one WRITE entry
+ * holding them as they are, which then takes every write of the block to
+ * those bytes, so that an object written many times in a block (a node
+ * whose slots shift) costs one log entry and no write-set lookups. */
+int uh_tx_write_image(uh_heap *h, uh_off obj, uint64_t target, const void *src, uint32_t len,
+		      uint64_t img, uint32_t img_len);
+/* The image part of uh_tx_write_image, without a write: *mem = where the
+ * block's own bytes [img, img + img_len) of obj are, to be written in
+ * place of uh_tx_write (a shift of many slots as one memmove): obj's
+ * image, or the bytes in place if obj is new in the block; NULL if obj
+ * was locked before without an image (then write with uh_tx_write). */
+int uh_tx_image(uh_heap *h, uh_off obj, uint64_t img, uint32_t img_len, char **mem);
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
 int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		       uint32_t len);
