@@ -76,9 +76,13 @@
  * own block through uh_run, re-run on conflicts; inside a block every
  * call joins it.
  *
- * Slots are read and written 16 bytes at a time through uh_tx_read /
- * uh_tx_write (never mixed with 8-byte halves on the same slot), so a
- * shifted entry costs one log entry, not two.
+ * Slots are read 16 bytes at a time through uh_tx_read. A block's first
+ * write to a node makes the node an image in its log (uh_tx_write_image):
+ * one WRITE entry of all its slots, where the block's later writes to the
+ * node land and its reads find them, so an insert that shifts 20 slots
+ * shifts them with one memmove in the image and logs one entry per node
+ * it changes, however many inserts of the block land there. The header
+ * is written slot by slot (its count: one entry, rewritten in place).
  */
 #include <stdarg.h>
 #include <stdio.h>

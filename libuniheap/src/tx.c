@@ -5,7 +5,11 @@
  * During a block, writes to existing objects go to the log (and are read
  * back from it); objects allocated in the block are written in place,
  * since nobody can reach them before commit. The lock word of every object
- * written or freed is taken on first touch and held to the end.
+ * written or freed is taken on first touch and held to the end. A data
+ * type that rewrites many small parts of one object (a sorted-map node's
+ * slots) asks for an image at its first write: one WRITE entry holding
+ * the object's bytes, taken right after the lock (so no earlier write of
+ * the block is lost), where every later write of the block to them lands.
  *
  * Commit, with what each barrier makes durable (FORMAT.md 8.4):
  *   B1  the new objects, the log entries and the log header (COMMITTED,

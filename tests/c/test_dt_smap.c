@@ -792,6 +792,62 @@ static void expect_damage(uh_heap *h, uh_off m, const char *what, const char *wo
 	}
 }
 
+/* A node written in a block is one log entry, its image (tx.c), however
+ * many of its slots an insert shifts and however many inserts of the block
+ * land in it; the block reads its own shifted slots back, and an abort
+ * leaves the node as it was. i64 keys: no key objects to allocate. */
+static void test_log_per_node(uh_heap *h)
+{
+	uh_off m = 0;
+	uh_key k = { .kind = UH_KEY_I64 };
+	uh_value v = { .type = UH_T_I64 };
+	uint64_t first, shifted, five, len = 0;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_I64, &m));
+	for (int i = 0; i < 20; i++) {	/* one leaf: 20 < F keys */
+		k.i64 = 2 * i;
+		v.u.i = 2 * i;
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	TH_CHECK_RC(uh_begin(h));
+	k.i64 = v.u.i = 1000;	/* at the end: nothing shifts */
+	TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	first = h->tx.nentries;
+	TH_CHECK_RC(uh_commit(h));
+	TH_CHECK_RC(uh_begin(h));
+	k.i64 = v.u.i = -1;	/* at the front: all 21 entries shift */
+	TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	shifted = h->tx.nentries;
+	for (int i = 0; i < 4; i++) {	/* four more into the same leaf */
+		k.i64 = v.u.i = 4 * i + 1;
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	five = h->tx.nentries;
+	for (int i = -1; i < 40; i++) {	/* the block's own view */
+		int in = i == -1 || i % 2 == 0 || (i % 4 == 1 && i < 16);
+		k.i64 = i;
+		int rc = uh_smap_get(h, m, &k, &v);
+		if (in) {
+			TH_CHECK_RC(rc);
+			TH_CHECK_EQ(v.u.i, i);
+		} else {
+			TH_CHECK_ERR(rc, UH_ENOTFOUND);
+		}
+	}
+	TH_CHECK_RC(uh_abort(h));
+	TH_CHECK_EQ(first, shifted);
+	TH_CHECK_EQ(shifted, five);
+	TH_CHECK(first <= 5);	/* header lock + count, leaf lock + image */
+	TH_CHECK_RC(uh_smap_len(h, m, &len));
+	TH_CHECK_EQ(len, 21);
+	k.i64 = -1;
+	TH_CHECK_ERR(uh_smap_get(h, m, &k, &v), UH_ENOTFOUND);
+	k.i64 = 0;
+	TH_CHECK_RC(uh_smap_get(h, m, &k, &v));
+	TH_CHECK_EQ(v.u.i, 0);
+	TH_CHECK_RC(uh_smap_check(h, m));
+}
+
 static void test_damage(uh_heap *h)
 {
 	struct put_range r = { 0, 0, 0 };
@@ -897,6 +953,7 @@ int main(void)
 		test_scan_beside_writer(h, h2);
 		uh_disconnect(h2);
 	}
+	test_log_per_node(h);
 	test_damage(h);
 	test_readonly(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
