@@ -935,13 +935,14 @@ static int sm_new_body(uh_heap *h, void *arg)
 		uh_tx_log_free(h, m);
 		return rc;
 	}
+	struct sm_map mp = { .off = m };
 	if ((rc = sm_meta_set(h, leaf, 0, 1, op->kind == UH_KEY_I64 ? 0 : SM_HINTED)) != 0 ||
 	    (rc = sm_wr_ref(h, leaf, SM_NEXT, 0)) != 0 ||
-	    (rc = sm_wr_i64(h, m, SH_KIND, op->kind)) != 0 ||
-	    (rc = sm_wr_i64(h, m, SH_COUNT, 0)) != 0 ||
-	    (rc = sm_wr_ref(h, m, SH_ROOT, leaf)) != 0 ||
-	    (rc = sm_wr_i64(h, m, SH_HEIGHT, 1)) != 0 ||
-	    (rc = sm_wr_ref(h, m, SH_FIRST, leaf)) != 0)
+	    (rc = sm_hdr_set(h, &mp, SH_KIND, UH_T_I64, op->kind)) != 0 ||
+	    (rc = sm_hdr_set(h, &mp, SH_COUNT, UH_T_I64, 0)) != 0 ||
+	    (rc = sm_hdr_set(h, &mp, SH_ROOT, UH_T_REF, leaf)) != 0 ||
+	    (rc = sm_hdr_set(h, &mp, SH_HEIGHT, UH_T_I64, 1)) != 0 ||
+	    (rc = sm_hdr_set(h, &mp, SH_FIRST, UH_T_REF, leaf)) != 0)
 		return rc;
 	op->out = m;
 	return 0;

@@ -440,10 +440,17 @@ int uh_tx_write(uh_heap *h, uh_off ref, uint64_t target, const void *src, uint32
  * writes to obj that an image of the bytes in place would lose. */
 static int image_new(uh_heap *h, uint64_t obj, uint64_t img, uint32_t img_len)
 {
-	uint64_t p;
-	int rc = log_append(h, UH_LE_WRITE, obj, img, h->base + img, img_len, &p);
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	uint64_t payload = o->size & UH_OBJ_SIZE_MASK, p;
+	int rc;
 
-	if (rc)
+	if (img < obj + UH_OBJHDR_SIZE || img_len > payload ||
+	    img - obj - UH_OBJHDR_SIZE > payload - img_len)
+		return uh_err_set(UH_EINTERNAL, "an image of %u bytes at %llu does not lie inside "
+				  "the %llu payload bytes of object %llu", img_len,
+				  (unsigned long long)img, (unsigned long long)payload,
+				  (unsigned long long)obj);
+	if ((rc = log_append(h, UH_LE_WRITE, obj, img, h->base + img, img_len, &p)) != 0)
 		return rc;
 	if ((rc = u64map_put(&h->tx.images, obj, p)) != 0)
 		return tx_doom(h, uh_err_set(rc, "out of process memory"));

@@ -384,7 +384,7 @@ const void *uh_opt_kept(uh_heap *h, uh_off obj, uint32_t kind, uint64_t *word);
 void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t len);
 
 /* A field of 1, 2, 4 or 8 aligned bytes is loaded in one access, never
- * torn; other lengths are copied. */
+ * torn; other lengths are copied (16, a typed slot, inline: no call). */
 static inline void uh_load(void *dst, const char *src, uint32_t len)
 {
 	switch (len) {
@@ -392,6 +392,7 @@ static inline void uh_load(void *dst, const char *src, uint32_t len)
 	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
 	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
 	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
+	case 16: memcpy(dst, src, 16); break;
 	default: memcpy(dst, src, len);
 	}
 }
