@@ -198,12 +198,6 @@ static int sm_wr(uh_heap *h, uh_off obj, uint32_t i, const struct uh_slot *s)
 				 SM_NSLOTS * sizeof(struct uh_slot));
 }
 
-static int sm_wr_i64(uh_heap *h, uh_off obj, uint32_t i, uint64_t v)
-{
-	struct uh_slot s = { UH_T_I64, v };
-	return sm_wr(h, obj, i, &s);
-}
-
 static int sm_wr_ref(uh_heap *h, uh_off obj, uint32_t i, uh_off ref)
 {
 	struct uh_slot s = { UH_T_REF, ref };
@@ -644,8 +638,34 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	return sm_meta_decode(nd, &meta, &next);
 }
 
-/* Node at off; want_leaf: 1, 0, or -1 for either. */
-static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd)
+/* In a block, node nd's slots as the block sees them, read at once: its
+ * image, or its bytes in place if the block made it; else one validated
+ * read of all of them into buf (one lock-word check instead of one per
+ * slot). A node the block locked without an image stays slot by slot
+ * (nd->mem NULL). nd->mem is good until the block writes the node: a
+ * descent, which writes nothing, uses it. */
+static int sm_node_copy(uh_heap *h, struct sm_node *nd, struct uh_slot *buf)
+{
+	const uint32_t len = SM_NSLOTS * sizeof(struct uh_slot);
+	const void *own = uh_tx_own_bytes(h, nd->off, uh_slot_off(nd->off, 0), len);
+	int rc;
+
+	if (own) {
+		nd->mem = own;
+		return 0;
+	}
+	if (uh_tx_holds(h, nd->off))
+		return 0;
+	if ((rc = uh_tx_read(h, nd->off, uh_slot_off(nd->off, 0), buf, len)) != 0)
+		return sm_doomed(h, rc);
+	nd->mem = buf;
+	return 0;
+}
+
+/* Node at off; want_leaf: 1, 0, or -1 for either. buf: in a block, room
+ * for the node's slots, read at once (sm_node_copy); NULL: slot by slot. */
+static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd,
+			struct uh_slot *buf)
 {
 	struct uh_slot meta, next;
 	uint32_t cls, payload;
@@ -669,6 +689,8 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 		return sm_bad(h, "node %llu is freed, of class %u or %u bytes",
 			      (unsigned long long)off, cls, payload);
 	nd->off = off;
+	if (buf && !h->opt.on && h->tx.depth && (rc = sm_node_copy(h, nd, buf)) != 0)
+		return rc;
 	if ((rc = sm_at(h, nd, SM_META, &meta)) != 0 || (rc = sm_at(h, nd, SM_NEXT, &next)) != 0)
 		return rc;
 	if (sm_meta_decode(nd, &meta, &next))
@@ -822,13 +844,16 @@ one_side:
 static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int rightmost,
 		      struct sm_path *p, struct sm_node *leaf, struct sm_kbuf *kb)
 {
+	/* A node per level, read at once in a block; the leaf's is the
+	 * caller's until its next descent. */
+	static __thread struct uh_slot copy[SM_MAX_HEIGHT][SM_NSLOTS];
 	uh_off cur = mp->root;
 	struct sm_range r = { 0, 0, 0 };
 	int rc, eq;
 
 	for (uint32_t l = 0; l < mp->height; l++) {	/* bound: height */
 		struct sm_node nd;
-		if ((rc = sm_node_load(h, cur, l + 1 == mp->height, &nd)) != 0)
+		if ((rc = sm_node_load(h, cur, l + 1 == mp->height, &nd, copy[l])) != 0)
 			return rc;
 		p->node[l] = cur;
 		p->n[l] = nd.n;
@@ -864,7 +889,7 @@ static int sm_pred_leaf(uh_heap *h, const struct sm_map *mp, const struct sm_pat
 		if ((rc = sm_child(h, &nd, p->idx[l] - 1, &cur)) != 0)
 			return rc;
 		for (uint32_t d = (uint32_t)l + 1; d < p->depth; d++) {	/* bound: height */
-			if ((rc = sm_node_load(h, cur, d + 1 == mp->height, &nd)) != 0)
+			if ((rc = sm_node_load(h, cur, d + 1 == mp->height, &nd, NULL)) != 0)
 				return rc;
 			if (nd.leaf) {
 				*pred = nd;
@@ -1408,7 +1433,7 @@ static int sm_collapse_root(uh_heap *h, struct sm_op *op)
 	for (;;) {	/* bound: height */
 		struct sm_node nd;
 		uh_off child;
-		if ((rc = sm_node_load(h, op->mp.root, op->mp.height == 1, &nd)) != 0)
+		if ((rc = sm_node_load(h, op->mp.root, op->mp.height == 1, &nd, NULL)) != 0)
 			return rc;
 		if (nd.leaf || nd.n > 0)
 			return 0;
@@ -1618,7 +1643,7 @@ static int sm_fwd_norm(uh_heap *h, const struct sm_map *mp, struct sm_pos *pos)
 			return 0;
 		if (hops > mp->count + 1)
 			return sm_bad(h, "leaf chain does not end");
-		if ((rc = sm_node_load(h, pos->leaf.next, 1, &pos->leaf)) != 0)
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &pos->leaf, NULL)) != 0)
 			return rc;
 		pos->i = 0;
 	}
@@ -1753,7 +1778,7 @@ static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *
 			*last = 1;
 			return 0;
 		}
-		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf)) != 0 || p2.leaf.n == 0 ||
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf, NULL)) != 0 || p2.leaf.n == 0 ||
 		    (rc = sm_at(h, &p2.leaf, SM_KEY(0), &ss)) != 0)
 			return rc;
 	} else {
@@ -1887,7 +1912,7 @@ static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it 
 	*have = 0;
 	if (rc <= 0)
 		return rc;
-	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf)) != 0)
+	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf, NULL)) != 0)
 		return rc;
 	if (!pos->leaf.leaf || x->idx > pos->leaf.n)
 		return 0;
@@ -2359,7 +2384,7 @@ static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
 		       struct uh_slot *min, struct uh_slot *max)
 {
 	struct sm_node nd;
-	int rc = sm_node_load(h, off, level + 1 == c->mp.height, &nd);
+	int rc = sm_node_load(h, off, level + 1 == c->mp.height, &nd, NULL);
 
 	if (rc || (rc = sm_chk_hints(h, c, &nd)) != 0)
 		return rc;

@@ -489,6 +489,20 @@ int uh_tx_write_image(uh_heap *h, uh_off ref, uint64_t target, const void *src, 
 	return rc ? rc : uh_tx_write(h, ref, target, src, len);
 }
 
+const void *uh_tx_own_bytes(uh_heap *h, uh_off ref, uint64_t target, uint32_t len)
+{
+	uint64_t obj = UH_REF_OFFSET(ref);
+	int how, err;
+
+	if (!h->tx.depth || h->tx.doomed)
+		return NULL;
+	target = UH_REF_OFFSET(target);
+	how = tx_how(&h->tx, obj);
+	if (how == UH_TX_NEW)
+		return h->base + target;
+	return how == UH_TX_LOCKED ? image_at(h, obj, target, len, &err) : NULL;
+}
+
 /* A validated read of an object this block has not locked. */
 static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uint32_t len)
 {
@@ -504,7 +518,10 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 		}
 		if (v > t->rv && !extend_snapshot(h))
 			return stale(h, obj);
-		uh_load(dst, h->base + target, len);
+		if (len == sizeof(struct uh_slot))	/* a data type's slot: inline */
+			memcpy(dst, h->base + target, sizeof(struct uh_slot));
+		else
+			uh_load(dst, h->base + target, len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		/* Same word and, if locked, its owner still not applying: the
 		 * bytes read are version v's. */

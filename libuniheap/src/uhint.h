@@ -262,6 +262,11 @@ int uh_tx_write_image(uh_heap *h, uh_off obj, uint64_t target, const void *src, 
  * image, or the bytes in place if obj is new in the block; NULL if obj
  * was locked before without an image (then write with uh_tx_write). */
 int uh_tx_image(uh_heap *h, uh_off obj, uint64_t img, uint32_t img_len, char **mem);
+/* Where a block reads its own bytes [target, target + len) of obj in
+ * place: obj's image, or the bytes in place if obj is new in the block;
+ * NULL if it holds neither (read with uh_tx_read). Good until the block
+ * writes them. */
+const void *uh_tx_own_bytes(uh_heap *h, uh_off obj, uint64_t target, uint32_t len);
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
 int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		       uint32_t len);
@@ -384,7 +389,7 @@ const void *uh_opt_kept(uh_heap *h, uh_off obj, uint32_t kind, uint64_t *word);
 void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t len);
 
 /* A field of 1, 2, 4 or 8 aligned bytes is loaded in one access, never
- * torn; other lengths are copied (16, a typed slot, inline: no call). */
+ * torn; other lengths are copied. */
 static inline void uh_load(void *dst, const char *src, uint32_t len)
 {
 	switch (len) {
@@ -392,7 +397,6 @@ static inline void uh_load(void *dst, const char *src, uint32_t len)
 	case 2: *(uint16_t *)dst = __atomic_load_n((const uint16_t *)src, __ATOMIC_ACQUIRE); break;
 	case 4: *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE); break;
 	case 8: *(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_ACQUIRE); break;
-	case 16: memcpy(dst, src, 16); break;
 	default: memcpy(dst, src, len);
 	}
 }
