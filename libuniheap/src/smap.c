@@ -1563,7 +1563,12 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
  * freed (its entry removed, e.g. by a caller deleting what it scans), the
  * scan goes on at the entry that followed it (s[5]) if that one is still
  * there, else after the copied prefix if the key was no longer than it;
- * else it cannot know where it was (UH_ESTATE). */
+ * else it cannot know where it was (UH_ESTATE). Inside the block that
+ * returned it the anchor's key object stays (the block's own removes free
+ * it at commit; one the block made is checked by its generation), so a
+ * scan in a block never loses its place to the block's own changes.
+ * uh_smap_next_n returns up to a leaf's run of entries per call, in a
+ * block as outside (sm_next_lean, or sm_next_body's loop). */
 
 #define IT_MAGIC 0x534dull
 #define IT_REV 0x01u
@@ -1690,17 +1695,24 @@ static int sm_own(uh_heap *h, uh_off off)
 
 /* 1 if the object at off is of class cls and unchanged since clock rv
  * (as this block sees it), 0 if not, < 0 on error. own_ok: an object this
- * block locked counts by the version it had (for immutable key objects). */
+ * block locked counts by the version it had, and one it made counts if
+ * it is still there (for immutable key objects: a scan in a block that
+ * put the key it returned last goes on after it). */
 static int sm_unchanged(uh_heap *h, uh_off ref, uint32_t cls, uint64_t rv, int own_ok)
 {
 	uint64_t off = UH_REF_OFFSET(ref), seen;
 	uint32_t c, payload, slot;
-	int valid, rc;
+	int valid, rc, made;
 
-	if (!off || !uh_arena_slot_of(&h->ix, off, &slot) || u64map_get(&h->tx.news, off))
+	if (!off || !uh_arena_slot_of(&h->ix, off, &slot))
+		return 0;
+	made = u64map_get(&h->tx.news, off) != NULL;
+	if (made && !own_ok)
 		return 0;
 	if ((rc = sm_obj_hdr(h, ref, &c, &payload, &valid, NULL)) != 0)
 		return rc;
+	if (made)
+		return valid && c == cls;
 	if (!uh_tx_seen(h, off, own_ok, &seen))
 		return 0;
 	return seen <= rv && valid && c == cls;
@@ -1811,8 +1823,7 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 	x->flags |= IT_ANCHOR | (incl ? IT_INCL : 0);
 	it_anchor(x, mp->kind, ks->value, &kb->k);
 	if (mp->kind != UH_KEY_I64) {
-		if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ks->value)))
-			x->flags |= IT_KOBJ;
+		x->flags |= IT_KOBJ;	/* (one this block made: see sm_unchanged) */
 		uh_off before = pos->leaf.off;
 		struct sm_pos keep = *pos;
 		int last = 0;
@@ -1834,14 +1845,16 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 	return 0;
 }
 
+#define SM_NEXT_MAX SM_F	/* entries a step gives at most: one leaf's */
 struct sm_scan_op {
 	uh_off m;
 	const uh_key *from;
 	uint32_t rev;
 	uint64_t in[8], out[8];
 	int have_out;
-	uh_key key;
-	uh_value val;
+	uint32_t max, n;		/* next: entries asked for, given */
+	uh_key keys[SM_NEXT_MAX];
+	uh_value vals[SM_NEXT_MAX];
 	struct sm_kbuf kb, kw;
 };
 
@@ -1903,16 +1916,18 @@ int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_it
 	return rc;
 }
 
-/* The position the iterator holds, if its leaf is unchanged. */
+/* The position the iterator holds, if its leaf is unchanged. In a block
+ * the leaf is read at once (sm_node_copy): pos is the step's only. */
 static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
 			struct sm_pos *pos, int *have)
 {
+	static __thread struct uh_slot copy[SM_NSLOTS];
 	int rc = sm_unchanged(h, x->leaf, UH_CLASS_SMAP_NODE, x->rv, 0);
 
 	*have = 0;
 	if (rc <= 0)
 		return rc;
-	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf, NULL)) != 0)
+	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf, copy)) != 0)
 		return rc;
 	if (!pos->leaf.leaf || x->idx > pos->leaf.n)
 		return 0;
@@ -1923,6 +1938,22 @@ static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it 
 	pos->found = pos->i > 0;
 	*have = pos->found;
 	return 0;
+}
+
+/* Start loading the key and value objects of the entries [from, to) of
+ * a leaf's slots in place, so that the steps that return them find them
+ * in cache (the scan's cache misses overlap instead of adding up). */
+static void sm_prefetch_entries(uh_heap *h, const struct uh_slot *mem, uint32_t from,
+				uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++) {	/* bound: F */
+		uint64_t ko = UH_REF_OFFSET(mem[SM_KEY(i)].value);
+		uint64_t vo = UH_REF_OFFSET(mem[SM_VAL(i)].value);
+		if (ko < h->size)
+			__builtin_prefetch(h->base + ko);
+		if (vo < h->size)
+			__builtin_prefetch(h->base + vo);
+	}
 }
 
 static int sm_next_body(uh_heap *h, void *arg)
@@ -1956,41 +1987,35 @@ static int sm_next_body(uh_heap *h, void *arg)
 		op->have_out = 1;
 		return uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
 	}
+	/* Up to max entries of this leaf (uh_smap_next_n), each read as a
+	 * single step would read it; the iterator then stands at the last. */
 	uint32_t e = rev ? pos.i - 1 : pos.i;
-	if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
-		return rc;
-	memset(&op->key, 0, sizeof(op->key));
-	op->key.kind = mp.kind;
-	if (mp.kind == UH_KEY_I64) {
-		op->key.i64 = (int64_t)ks.value;
-	} else {
-		/* Key objects never change: the bytes in place are the ones
-		 * just validated. */
-		op->key.data = h->base + UH_REF_OFFSET(ks.value) + UH_OBJHDR_SIZE;
-		op->key.len = op->kb.k.len;
+	if (pos.leaf.mem && op->max > 1)
+		sm_prefetch_entries(h, pos.leaf.mem, rev ? (e + 1 > op->max ? e + 1 - op->max : 0) : e,
+				    rev ? e + 1 : (e + op->max < pos.leaf.n ? e + op->max : pos.leaf.n));
+	for (op->n = 0;; e = rev ? e - 1 : e + 1) {	/* bound: F */
+		if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
+			return rc;
+		uh_key *key = &op->keys[op->n];
+		memset(key, 0, sizeof(*key));
+		key->kind = mp.kind;
+		if (mp.kind == UH_KEY_I64) {
+			key->i64 = (int64_t)ks.value;
+		} else {
+			/* Key objects never change: the bytes in place are
+			 * the ones just validated. */
+			key->data = h->base + UH_REF_OFFSET(ks.value) + UH_OBJHDR_SIZE;
+			key->len = op->kb.k.len;
+		}
+		uh_slot_to_value(&vs, &op->vals[op->n++]);
+		if (op->n == op->max || (rev ? e == 0 : e + 1 >= pos.leaf.n))
+			break;
 	}
-	uh_slot_to_value(&vs, &op->val);
 	if ((rc = sm_it_set(h, &mp, &x, &pos, e, &ks, &op->kb, &op->kw, 0)) != 0)
 		return rc;
 	it_pack(&x, op->out);
 	op->have_out = 1;
 	return 0;
-}
-
-/* Start loading the key and value objects of the entries [from, to) of
- * a leaf's slots in place, so that the steps that return them find them
- * in cache (the scan's cache misses overlap instead of adding up). */
-static void sm_prefetch_entries(uh_heap *h, const struct uh_slot *mem, uint32_t from,
-				uint32_t to)
-{
-	for (uint32_t i = from; i < to; i++) {	/* bound: F */
-		uint64_t ko = UH_REF_OFFSET(mem[SM_KEY(i)].value);
-		uint64_t vo = UH_REF_OFFSET(mem[SM_VAL(i)].value);
-		if (ko < h->size)
-			__builtin_prefetch(h->base + ko);
-		if (vo < h->size)
-			__builtin_prefetch(h->base + vo);
-	}
 }
 
 /* Leaf ref in place (sm_lean_node): 0, else 1. */
@@ -2197,16 +2222,17 @@ int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *va
 	if (x.flags & IT_DONE)
 		return uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
 	op.m = m;
+	op.max = max < SM_NEXT_MAX ? max : SM_NEXT_MAX;
 	memcpy(op.in, it->s, sizeof(op.in));
 	rc = uh_opt_run(h, sm_next_body, &op);
 	if ((rc == 0 || rc == UH_ENOTFOUND) && op.have_out)
 		memcpy(it->s, op.out, sizeof(it->s));
 	if (rc == 0) {
 		if (keys)
-			keys[0] = op.key;
+			memcpy(keys, op.keys, op.n * sizeof(*keys));
 		if (vals)
-			vals[0] = op.val;
-		*n = 1;
+			memcpy(vals, op.vals, op.n * sizeof(*vals));
+		*n = op.n;
 	}
 	return rc;
 }

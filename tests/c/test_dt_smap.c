@@ -667,7 +667,12 @@ static int is_batch_ok(const unsigned char *present, int want, int rev, const uh
 	return want;
 }
 
-static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
+/* in_block: each scan runs in a block of h, and the changes between its
+ * steps are the block's own (h2 is h). Then the key returned last stays
+ * readable whatever the block does (a key object the block removes is
+ * freed at commit, one it made is its own), and the scan goes on right
+ * after it: a scan in a block never loses its place. */
+static void scan_beside_writer(uh_heap *h, uh_heap *h2, int in_block)
 {
 	static unsigned char present[IS_N], removed[IS_N];
 	char buf[64];
@@ -678,6 +683,7 @@ static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 	uint32_t n, batched = 0;
 	int bad = 0, steps = 0, estate = 0;
 
+	memset(present, 0, sizeof(present));	/* a new map */
 	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
 	for (int round = 0; (round < 4 || steps < 3000) && round < 64 && !bad; round++) {
 		int rev = round & 1;
@@ -692,6 +698,8 @@ static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 				TH_CHECK_RC(uh_smap_remove(h, m, &k, NULL, 0));
 			present[i] = (unsigned char)want;
 		}
+		if (in_block)
+			TH_CHECK_RC(uh_begin(h));
 		TH_CHECK_RC(uh_smap_scan(h, m, NULL, rev ? UH_SCAN_REVERSE : 0, &it));
 		int last = -1, succ = -1, rc;
 		while (!bad) {
@@ -722,7 +730,7 @@ static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 			int want;	/* -1 the end, -2 UH_ESTATE */
 			if (last < 0)
 				want = is_after(present, rev ? IS_N : -1, rev);
-			else if (present[last])
+			else if (present[last] || in_block)	/* note above */
 				want = is_after(present, last, rev);
 			else if (succ < 0)
 				want = -1;
@@ -750,13 +758,22 @@ static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 			succ = is_after(present, last, rev);
 		}
 		estate += rc == UH_ESTATE;
+		if (in_block)
+			TH_CHECK_RC(uh_commit(h));
 	}
 	TH_CHECK_EQ(bad, 0);
 	TH_CHECK(steps >= 3000);
 	TH_CHECK(batched >= 100);
-	printf("  scan beside a writer: %d steps (%u batches of more than one), %d scans lost "
-	       "their place\n", steps, batched, estate);
+	printf("  scan beside a writer%s: %d steps (%u batches of more than one), %d scans lost "
+	       "their place\n", in_block ? " (in a block, its own changes)" : "", steps, batched,
+	       estate);
 	TH_CHECK_RC(uh_smap_check(h, m));
+}
+
+static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
+{
+	scan_beside_writer(h, h2, 0);
+	scan_beside_writer(h, h, 1);
 }
 
 /* ---- damage: uh_smap_check names what is wrong (format in smap.c) ---- */
