@@ -27,12 +27,15 @@ java: java-check-jdk
 
 # dependency:go-offline fetches the plugins and dependencies of each
 # project (surefire's JUnit provider and JMH's processor are declared as
-# dependencies so that it sees them). The benchmark depends on the binding:
-# it is installed in the local repository first (without its tests).
+# dependencies so that it sees them). The benchmark depends on the binding
+# and on bench/ycsb/java (its uniheap DB's record class and the records'
+# encoding): both are installed in the local repository first (without
+# tests; bench/ycsb/java with -P uniheap, which needs the binding).
 java-deps: java-check-jdk
 	@echo "deps: JDK 25 at $(JAVA25_HOME); fetching Maven plugins and dependencies"
 	@$(MVN) -q -f bindings-java dependency:go-offline
 	@$(MVN) -q -f bindings-java -DskipTests install
+	@$(MVN) -q -f bench/ycsb/java -P uniheap -DskipTests install
 	@$(MVN) -q -f bench/java dependency:go-offline
 
 java-test: java-check-jdk
@@ -40,6 +43,7 @@ java-test: java-check-jdk
 
 java-bench: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
+	@$(MVN_OFFLINE) -q -f bench/ycsb/java -P uniheap -DskipTests install
 	@$(MVN_OFFLINE) -q -f bench/java package dependency:build-classpath \
 		-Dmdep.outputFile=target/classpath.txt
 	@JAVA_HOME=$(JAVA25_HOME) UNIHEAP_BUILD=$(abspath $(BUILD)) bench/java/run.sh

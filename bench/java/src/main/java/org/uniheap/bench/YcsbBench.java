@@ -1,13 +1,13 @@
 package org.uniheap.bench;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -35,13 +35,16 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.uniheap.Heap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.ycsb.RecordCodec;
+import org.uniheap.ycsb.uniheap.Record;
 
 /**
  * YCSB's read (workload C) and scan (workload E) as bench/ycsb's Java
  * bindings do them, without the YCSB client around: a table of 20,000
  * records of ten 100-byte fields, as a uniheap sorted map of ycsb.Record
  * objects read in a block, and as lmdbjava records (one value per record,
- * bench/ycsb's encoding) read in a read transaction. Each read returns the
+ * bench/ycsb's encoding) read in a read transaction. The record class
+ * (Record) and the encoding (RecordCodec) are bench/ycsb/java's own. Each read returns the
  * record as a field name -> byte[] map; a scan returns 50 records from a
  * random start key. Also the parts of a uniheap read: an empty block, a
  * sorted-map get and ten field reads, each in and outside a block, and a
@@ -115,7 +118,7 @@ public class YcsbBench {
                 int from = i;
                 heap.atomic(() -> {
                     for (int j = from; j < Math.min(from + 500, RECORDS); j++) {
-                        YcsbRecord r = heap.create(YcsbRecord.class);
+                        Record r = heap.create(Record.class);
                         r.field0(value(j, 0));
                         r.field1(value(j, 1));
                         r.field2(value(j, 2));
@@ -138,11 +141,11 @@ public class YcsbBench {
             heap.close();
         }
 
-        static YcsbRecord record(PObject p) {
-            return p instanceof YcsbRecord r ? r : p.as(YcsbRecord.class);
+        static Record record(PObject p) {
+            return p instanceof Record r ? r : p.as(Record.class);
         }
 
-        static void fields(YcsbRecord r, Map<String, byte[]> out) {
+        static void fields(Record r, Map<String, byte[]> out) {
             out.put("field0", r.field0());
             out.put("field1", r.field1());
             out.put("field2", r.field2());
@@ -194,17 +197,16 @@ public class YcsbBench {
             if (!fresh)
                 return;
             ByteBuffer key = ByteBuffer.allocateDirect(64);
-            ByteBuffer val = ByteBuffer.allocateDirect(2048).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer val = ByteBuffer.allocateDirect(2048);
+            Map<String, byte[]> record = new LinkedHashMap<>();
             try (Txn<ByteBuffer> txn = env.txnWrite()) {
                 for (int i = 0; i < RECORDS; i++) {
                     key.clear();
                     key.put(recordKey(i).getBytes(StandardCharsets.UTF_8)).flip();
+                    for (int f = 0; f < FIELDS.length; f++)
+                        record.put(FIELDS[f], value(i, f));
                     val.clear();
-                    for (int f = 0; f < FIELDS.length; f++) {
-                        byte[] name = FIELDS[f].getBytes(StandardCharsets.UTF_8);
-                        byte[] v = value(i, f);
-                        val.putShort((short) name.length).put(name).putInt(v.length).put(v);
-                    }
+                    RecordCodec.encode(record, val);
                     val.flip();
                     db.put(txn, key, val);
                 }
@@ -215,18 +217,6 @@ public class YcsbBench {
         @TearDown(Level.Trial)
         public void teardown() {
             env.close();
-        }
-
-        /* bench/ycsb's RecordCodec.decodeInto */
-        static void decode(ByteBuffer src, Map<String, byte[]> out) {
-            ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-            while (b.hasRemaining()) {
-                byte[] name = new byte[b.getShort() & 0xffff];
-                b.get(name);
-                byte[] value = new byte[b.getInt()];
-                b.get(value);
-                out.put(new String(name, StandardCharsets.UTF_8), value);
-            }
         }
 
         static ByteBuffer key(ByteBuffer buf, String k) {
@@ -252,7 +242,7 @@ public class YcsbBench {
             Map<String, byte[]> out = new HashMap<>();
             ByteBuffer v = l.db.get(txn, Lmdb.key(kb.buf, k.key()));
             if (v != null)
-                Lmdb.decode(v, out);
+                RecordCodec.decode(v, out);
             return out;
         }
     }
@@ -269,7 +259,7 @@ public class YcsbBench {
             boolean found = c.get(Lmdb.key(kb.buf, k.key()), GetOp.MDB_SET_RANGE);
             for (int i = 0; found && i < SCAN; i++) {
                 Map<String, byte[]> row = new HashMap<>();
-                Lmdb.decode(c.val(), row);
+                RecordCodec.decode(c.val(), row);
                 out.add(row);
                 found = c.next();
             }
@@ -341,7 +331,7 @@ public class YcsbBench {
 
     @State(Scope.Thread)
     public static class OneRecord {
-        YcsbRecord rec;
+        Record rec;
 
         @Setup
         public void setup(Uniheap u) {

@@ -60,6 +60,13 @@ public final class RecordCodec {
   /** Every field of an encoded record, by name, in stored order. */
   public static Map<String, byte[]> decode(ByteBuffer src) {
     Map<String, byte[]> out = new LinkedHashMap<>(16);
+    decode(src, out);
+    return out;
+  }
+
+  /** Puts every field of an encoded record into out, by name, in stored
+   *  order (src's position is left as it was). */
+  public static void decode(ByteBuffer src, Map<String, byte[]> out) {
     ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     while (b.hasRemaining()) {
       byte[] name = new byte[b.getShort() & 0xffff];
@@ -68,7 +75,6 @@ public final class RecordCodec {
       b.get(value);
       out.put(new String(name, StandardCharsets.UTF_8), value);
     }
-    return out;
   }
 
   /** Puts the fields of an encoded record into result (only those in
