@@ -1,14 +1,9 @@
 package org.uniheap.bench;
 
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.concurrent.TimeUnit;
 
-import org.lmdbjava.Dbi;
-import org.lmdbjava.DbiFlags;
-import org.lmdbjava.Env;
 import org.lmdbjava.Txn;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -108,18 +103,10 @@ public class MapGetBench {
     }
 
     @State(Scope.Benchmark)
-    public static class Lmdb {
-        Env<ByteBuffer> env;
-        Dbi<ByteBuffer> db;
-
+    public static class Lmdb extends LmdbState {
         @Setup(Level.Trial)
         public void setup(Keys k) throws Exception {
-            Path dir = Path.of(System.getenv().getOrDefault("UNIHEAP_BENCH_DIR", "/tmp"), "lmdb-" + k.keys);
-            boolean fresh = !Files.exists(dir);
-            Files.createDirectories(dir);
-            env = Env.create().setMapSize(1L << 30).setMaxDbs(1).setMaxReaders(16).open(dir.toFile());
-            db = env.openDbi("bench", DbiFlags.MDB_CREATE);
-            if (!fresh)
+            if (!open("lmdb-" + k.keys, "bench"))
                 return;
             ByteBuffer key = ByteBuffer.allocateDirect(64), val = ByteBuffer.allocateDirect(MapData.VALUE_LEN);
             for (int i = 0; i < k.keys; i += 10000) {
@@ -134,11 +121,6 @@ public class MapGetBench {
                     txn.commit();
                 }
             }
-        }
-
-        @TearDown(Level.Trial)
-        public void teardown() {
-            env.close();
         }
 
         byte[] get(Cursor c) {

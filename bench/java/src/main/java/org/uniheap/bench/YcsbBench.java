@@ -2,8 +2,6 @@ package org.uniheap.bench;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -14,9 +12,6 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import org.lmdbjava.Cursor;
-import org.lmdbjava.Dbi;
-import org.lmdbjava.DbiFlags;
-import org.lmdbjava.Env;
 import org.lmdbjava.GetOp;
 import org.lmdbjava.Txn;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -183,18 +178,10 @@ public class YcsbBench {
     }
 
     @State(Scope.Benchmark)
-    public static class Lmdb {
-        Env<ByteBuffer> env;
-        Dbi<ByteBuffer> db;
-
+    public static class Lmdb extends LmdbState {
         @Setup(Level.Trial)
         public void setup() throws Exception {
-            Path dir = Path.of(System.getenv().getOrDefault("UNIHEAP_BENCH_DIR", "/tmp"), "lmdb-ycsb");
-            boolean fresh = !Files.exists(dir);
-            Files.createDirectories(dir);
-            env = Env.create().setMapSize(1L << 30).setMaxDbs(1).setMaxReaders(16).open(dir.toFile());
-            db = env.openDbi("usertable", DbiFlags.MDB_CREATE);
-            if (!fresh)
+            if (!open("lmdb-ycsb", "usertable"))
                 return;
             ByteBuffer key = ByteBuffer.allocateDirect(64);
             ByteBuffer val = ByteBuffer.allocateDirect(2048);
@@ -212,11 +199,6 @@ public class YcsbBench {
                 }
                 txn.commit();
             }
-        }
-
-        @TearDown(Level.Trial)
-        public void teardown() {
-            env.close();
         }
 
         static ByteBuffer key(ByteBuffer buf, String k) {
