@@ -18,7 +18,8 @@ def main():
         name = r["benchmark"].rsplit(".", 1)[-1]
         keys = r.get("params", {}).get("keys")
         m = r["primaryMetric"]
-        score[(name, keys)] = (m["score"], m["scoreError"], r["threads"])
+        # JMH writes the error as the string "NaN" for fewer than 3 iterations.
+        score[(name, keys)] = (m["score"], float(m["scoreError"]), r["threads"])
     print("\nbench/java results (ns per operation; 2T: per operation of each of 2 threads)")
     for (name, keys), (s, err, _) in sorted(score.items(), key=lambda kv: (kv[0][1] or "", kv[0][0])):
         label = name + (f" [{keys} keys]" if keys else "")
