@@ -1150,10 +1150,14 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 {
 	static __thread struct sm_op op;	/* 4 KiB key buffer: not on the stack */
-	int found, rc = sm_args_k(h, m, k, 0, 0);
+	int found, rc = uh_check_handle(h);
 	struct uh_slot s;
 
-	if (rc)
+	/* The key is checked against its own kind: the lean get reads the
+	 * map's in place and gives up on another, and the arguments are
+	 * checked in full (sm_args_k) only on the way to the general path,
+	 * as the hash map's get does. */
+	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
 		return rc;
 	if (sm_get_lean(h, m, k, &s, &found) == 0) {
 		if (!found)
@@ -1162,6 +1166,8 @@ int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 			uh_slot_to_value(&s, v);
 		return 0;
 	}
+	if ((rc = sm_args_k(h, m, k, 0, 0)) != 0)
+		return rc;
 	op.m = m;
 	op.k = k;
 	if ((rc = uh_opt_run(h, sm_get_body, &op)) == 0 && v)
