@@ -1078,16 +1078,15 @@ static int sm_get_body(uh_heap *h, void *arg)
  * (loaded before its bytes) in *w, its kind, root and height in *mp, if
  * it is a live sorted map header and no commit is being applied to it:
  * 0, else 1. */
-static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, struct sm_map *mp)
+static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, uint64_t *ver, struct sm_map *mp)
 {
 	const struct uh_objhdr *o = uh_obj_in_map(h, m, SH_NSLOTS * sizeof(struct uh_slot));
 	struct uh_slot root, height;
 	uint32_t payload;
-	uint64_t ver;
 
 	if (!o)
 		return 1;
-	if (!uh_lock_note(h, UH_REF_OFFSET(m), w, &ver) ||
+	if (!uh_lock_note(h, UH_REF_OFFSET(m), w, ver) ||
 	    !uh_obj_live_in_place(h, o, m, UH_CLASS_SMAP, &payload) ||
 	    payload < SH_NSLOTS * sizeof(struct uh_slot))
 		return 1;
@@ -1101,9 +1100,9 @@ static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, struct sm_map *mp)
 	       mp->height > SM_MAX_HEIGHT;
 }
 
-/* uh_smap_get outside blocks in the common case, without an optimistic
- * try's bookkeeping (as map.c's get_lean): the header, then a node per
- * level, each read in place after its lock word was loaded; after an
+/* uh_smap_get in the common case, without an optimistic try's or a
+ * block's per-slot bookkeeping (as map.c's get_lean): the header, then a
+ * node per level, each read in place after its lock word was loaded; after an
  * acquire fence every one of them must pass uh_lock_still, and then the
  * answer is the map's state at the first of those checks (optread.c says
  * why). Key objects are read in place without a note: a key object is
@@ -1111,24 +1110,31 @@ static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, struct sm_map *mp)
  * names it, so that node's check covers it. The search itself is
  * sm_bound's. 0 with *found (and *s when found); 1 when anything is
  * unusual (a commit being applied, a changed node, damage, a key outside
- * a node's prefix...): the general path answers, retries or reports. */
+ * a node's prefix...): the general path answers, retries or reports.
+ * Inside a block, objects the block holds send it to the general path,
+ * and the header and nodes read join the block's read set at the end
+ * (uh_tx_note_read: at the versions read, within its snapshot). */
 static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s, int *found)
 {
 	static __thread struct sm_kbuf kb;	/* only kb.k is used: keys stay in place */
 	struct sm_lean_node path[SM_MAX_HEIGHT];
 	struct sm_range r = { 0, 0, 0 };
 	struct sm_map mp;
-	uint64_t hw;
+	uint64_t hw, hv;
 	uint32_t l, pos = 0;
-	int eq = 0;
+	int eq = 0, in_block = h->tx.depth > 0;
 
-	if (h->tx.depth || sm_lean_hdr(h, m, &hw, &mp) || mp.kind != k->kind)
+	/* In a block, an object the block holds is read as the block sees
+	 * it (its log, or bytes it made): not here. */
+	if ((in_block && (h->tx.doomed || uh_tx_holds(h, m))) || sm_lean_hdr(h, m, &hw, &hv, &mp) ||
+	    mp.kind != k->kind)
 		return 1;
 	for (l = 0; l < mp.height; l++) {	/* bound: height */
 		const struct sm_node *nd = &path[l].nd;
 		uh_off child = l ? path[l - 1].nd.mem[SM_VAL(pos)].value : mp.root;
 		sm_prefetch_node(h, child);
-		if (sm_lean_node(h, child, &path[l]) || nd->leaf != (l + 1 == mp.height) ||
+		if ((in_block && uh_tx_holds(h, child)) || sm_lean_node(h, child, &path[l]) ||
+		    nd->leaf != (l + 1 == mp.height) ||
 		    sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
 			return 1;
 		if (!nd->leaf && uh_slot_type(nd->mem[SM_VAL(pos)].tag) != UH_T_REF)
@@ -1142,6 +1148,13 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 			return 1;
 	if (!uh_lock_still(h, UH_REF_OFFSET(m), hw))
 		return 1;
+	/* In a block the objects read join its read set, as validated reads
+	 * would: its snapshot holds them, and its commit checks them. */
+	if (in_block && !uh_tx_note_read(h, m, hv))
+		return 1;
+	for (l = 0; in_block && l < mp.height; l++)	/* bound: height */
+		if (!uh_tx_note_read(h, path[l].nd.off, path[l].ver))
+			return 1;
 	*found = eq;
 	h->st.opt_reads++;
 	return 0;

@@ -489,6 +489,27 @@ int uh_tx_write_image(uh_heap *h, uh_off ref, uint64_t target, const void *src, 
 	return rc ? rc : uh_tx_write(h, ref, target, src, len);
 }
 
+int uh_tx_note_read(uh_heap *h, uh_off ref, uint64_t v)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t obj = UH_REF_OFFSET(ref), *seen;
+	int rc;
+
+	if (tx_how(t, obj))
+		return 0;
+	if (v > t->rv && !extend_snapshot(h))
+		return 0;
+	if ((seen = u64map_get(&t->reads, obj)) != NULL)
+		return *seen == v;
+	if ((rc = u64map_put(&t->reads, obj, v)) != 0 || (rc = u64vec_push(&t->reads_list, obj)) != 0)
+		return 0;
+	if (t->last_obj == obj) {
+		t->last_seen = 1;
+		t->last_ver = v;
+	}
+	return 1;
+}
+
 const void *uh_tx_own_bytes(uh_heap *h, uh_off ref, uint64_t target, uint32_t len)
 {
 	uint64_t obj = UH_REF_OFFSET(ref);

@@ -267,6 +267,12 @@ int uh_tx_image(uh_heap *h, uh_off obj, uint64_t img, uint32_t img_len, char **m
  * NULL if it holds neither (read with uh_tx_read). Good until the block
  * writes them. */
 const void *uh_tx_own_bytes(uh_heap *h, uh_off obj, uint64_t target, uint32_t len);
+/* A read of obj at version v made in place inside a block (lock word
+ * loaded before, unchanged after): 1 once it is in the block's read set,
+ * as a validated read would leave it; 0 if the block holds obj, v is past
+ * a snapshot that cannot move, or the block read obj at another version
+ * (then read it the validated way, which tells a conflict). */
+int uh_tx_note_read(uh_heap *h, uh_off obj, uint64_t v);
 /* One write outside any block: lock, store, persist, unlock (1 barrier). */
 int uh_tx_write_single(uh_heap *h, uh_off obj, uint64_t target, const void *src,
 		       uint32_t len);
