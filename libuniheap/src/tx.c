@@ -339,7 +339,7 @@ static char *image_at(uh_heap *h, uint64_t obj, uint64_t target, uint32_t len, i
 	if (target >= e->arg && target + len <= e->arg + e->len)
 		return (char *)(e + 1) + (target - e->arg);
 	if (target < e->arg + e->len && target + len > e->arg)
-		*err = uh_err_set(UH_EINTERNAL, "a write of %u bytes at %llu straddles the "
+		*err = uh_err_set(UH_EINTERNAL, "an access of %u bytes at %llu straddles the "
 				  "edge of object %llu's image in the block", len,
 				  (unsigned long long)target, (unsigned long long)h->tx.last_obj);
 	return NULL;
@@ -501,8 +501,12 @@ int uh_tx_note_read(uh_heap *h, uh_off ref, uint64_t v)
 		return 0;
 	if ((seen = u64map_get(&t->reads, obj)) != NULL)
 		return *seen == v;
-	if ((rc = u64map_put(&t->reads, obj, v)) != 0 || (rc = u64vec_push(&t->reads_list, obj)) != 0)
+	if ((rc = u64map_put(&t->reads, obj, v)) != 0 || (rc = u64vec_push(&t->reads_list, obj)) != 0) {
+		/* A read in the map but not in the list would escape the
+		 * commit's check: the block cannot go on. */
+		tx_doom(h, uh_err_set(rc, "out of process memory"));
 		return 0;
+	}
 	if (t->last_obj == obj) {
 		t->last_seen = 1;
 		t->last_ver = v;
