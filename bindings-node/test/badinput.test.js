@@ -4,6 +4,7 @@
 // proxies of another connection, read-only connections, no heapd.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const path = require('node:path');
 const uniheap = require('..');
 const { HeapD, useHeap, tempDir } = require('./helpers');
@@ -148,8 +149,13 @@ test('a read-only connection reads and refuses writes', () => {
 test('bad connect arguments and no heapd', () => {
   assert.throws(() => uniheap.connect({ socket: 5 }), TypeError);
   assert.throws(() => uniheap.connect(null), TypeError);
-  const nowhere = path.join(tempDir(), 'none.sock');
-  assert.throws(() => uniheap.connect({ socket: nowhere }), uniheap.DisconnectedError);
+  const dir = tempDir();
+  try {
+    const nowhere = path.join(dir, 'none.sock');
+    assert.throws(() => uniheap.connect({ socket: nowhere }), uniheap.DisconnectedError);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
   assert.throws(() => heap.roots.get(5), TypeError);
   assert.throws(() => heap.roots.set('x', 5), TypeError);
   assert.throws(() => { heap.maxTries = 0; }, RangeError);

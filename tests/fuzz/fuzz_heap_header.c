@@ -61,13 +61,21 @@ static void make_template(void)
 	close(fd);
 }
 
+static char dir[] = "/dev/shm/uniheap-fuzz-XXXXXX";
+
+/* Every run rewrites the heap file at path: it goes when the fuzzer exits. */
+static void remove_heap(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/dev/shm/uniheap-fuzz-XXXXXX";
-
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(path, sizeof(path), "%s/heap.uh", dir);
+	atexit(remove_heap);
 	make_template();
 	return 0;
 }
