@@ -37,7 +37,7 @@ struct uh_log_hdr *hd_session_log_locked(struct hd *hd, uint32_t slot)
 struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *log)
 {
 	struct uh_log_loc l = { hd->base, hd->heap_size, log, hd_session_tab(hd)[slot].log_size,
-				hd->hdr->format_version < UH_FORMAT_VERSION };
+				hd->hdr->format_version };
 	return l;
 }
 

@@ -333,14 +333,15 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 }
 
 /* Format 1 is format 2 with every generation 0, format 2 is format 3
- * without a packed object, and format 3 is format 4 without lazy logs
- * (recovery has already replayed or rolled back every log, by the rules of
- * the heap's own version), so the upgrade is one transaction: the version
- * and the checksum that covers it (FORMAT.md 13), and the generation seed
- * of a version 1 heap. A client of the previous heapd still running maps
- * the heap as its old version (without generations, with a library that
- * cannot read packed maps, or that commits by the format 3 protocol): the
- * upgrade waits for it. */
+ * without a packed object, format 3 is format 4 without lazy logs, and
+ * format 4 is format 5 with every log IDLE (recovery has already replayed
+ * or rolled back every log, by the rules of the heap's own version), so
+ * the upgrade is one transaction: the version and the checksum that
+ * covers it (FORMAT.md 13), and the generation seed of a version 1 heap.
+ * A client of the previous heapd still running maps the heap as its old
+ * version (without generations, with a library that cannot read packed
+ * maps, or that sums its logs by an older rule): the upgrade waits for
+ * it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
 	struct uh_hdr *h = hd->hdr;
@@ -598,9 +599,8 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	/* Versions 1 to 3 are read too: hd_open upgrades them after recovery. */
-	if (h->format_version != UH_FORMAT_VERSION && h->format_version != UH_FORMAT_VERSION_V1 &&
-	    h->format_version != UH_FORMAT_VERSION_V2 && h->format_version != UH_FORMAT_VERSION_V3)
+	/* Versions 1 to 4 are read too: hd_open upgrades them after recovery. */
+	if (h->format_version < UH_FORMAT_VERSION_V1 || h->format_version > UH_FORMAT_VERSION)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */
 		return hd_err(err, errlen, UH_EIO,

@@ -32,15 +32,17 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 4u
+#define UH_FORMAT_VERSION 5u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
  * a u32, references had zero high bits), format 2 is format 3 without an
- * object of kind PACKED, and format 3 is format 4 whose logs are marked
+ * object of kind PACKED, format 3 is format 4 whose logs are marked
  * APPLIED before their locks are released (no lazy logs, checksums
- * without new objects): heapd upgrades all three in place. */
+ * without new objects), and format 4 is format 5 whose log checksum runs
+ * in one lane: heapd upgrades all four in place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
 #define UH_FORMAT_VERSION_V3 3u
+#define UH_FORMAT_VERSION_V4 4u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
@@ -349,7 +351,7 @@ struct uh_log_hdr {
 	uint64_t seq;		/* 8  block sequence number */
 	uint64_t nbytes;	/* 16 bytes of entries after the header */
 	uint64_t nentries;	/* 24 */
-	uint64_t checksum;	/* 32 uh_fnv1a64 of seq, entries, new objects */
+	uint64_t checksum;	/* 32 lane sum of seq, entries, new objects (8.3) */
 	uint32_t session;	/* 40 owning session slot */
 	uint32_t reserved;	/* 44 */
 	uint64_t next;		/* 48 first log extent, 0 = none; written by heapd */

@@ -77,12 +77,19 @@ const struct uh_log_ent *uh_log_cur_next(struct uh_log_cur *c)
 	return e;
 }
 
-/* The log checksum of format 4 (FORMAT.md 8.3), eight bytes at a time:
- * FNV-1a's byte loop cost a commit two dependent operations per logged
- * byte. Each little-endian word w (a tail zero-padded): h ^= w;
- * h *= UH_SUM_MUL; h ^= h >> 29 (the shift carries high bits down, which
- * the multiply alone never does). */
+/* The word sum (FORMAT.md 8.3), the log checksum of format 4, eight
+ * bytes at a time: FNV-1a's byte loop cost a commit two dependent
+ * operations per logged byte. Each little-endian word w (a tail
+ * zero-padded): h ^= w; h *= UH_SUM_MUL; h ^= h >> 29 (the shift carries
+ * high bits down, which the multiply alone never does). */
 #define UH_SUM_MUL 0x9e3779b97f4a7c15ull
+#define UH_SUM_LANE 32u		/* bytes of one step of the four lanes */
+
+static inline uint64_t sum_step(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * UH_SUM_MUL;
+	return h ^ (h >> 29);
+}
 
 static uint64_t sum_words(const void *p, uint64_t n, uint64_t h)
 {
@@ -91,15 +98,43 @@ static uint64_t sum_words(const void *p, uint64_t n, uint64_t h)
 	for (; n > 0; n -= n < 8 ? n : 8, b += 8) {	/* bound: n / 8 + 1 */
 		uint64_t w = 0;
 		memcpy(&w, b, n < 8 ? n : 8);
-		h = (h ^ w) * UH_SUM_MUL;
-		h ^= h >> 29;
+		h = sum_step(h, w);
 	}
 	return h;
 }
 
+/* The lane sum, format 5's: the word sum's steps depend on each other
+ * (about six cycles a word), so a piece of 32 bytes or more runs as four
+ * word sums side by side, lane i from h ^ i * UH_SUM_MUL over word i of
+ * every 32-byte block; lane 0 then takes the bytes after the last block,
+ * and h becomes lane 0 stepped with lanes 1, 2 and 3. A node image of a
+ * kilobyte, the most of a sorted-map commit's log, sums about three times
+ * faster. Shorter pieces take the word sum. */
+static uint64_t sum_lanes(const void *p, uint64_t n, uint64_t h)
+{
+	const unsigned char *b = p;
+	uint64_t l0 = h, l1 = h ^ UH_SUM_MUL, l2 = h ^ 2 * UH_SUM_MUL, l3 = h ^ 3 * UH_SUM_MUL;
+
+	if (n < UH_SUM_LANE)
+		return sum_words(p, n, h);
+	for (; n >= UH_SUM_LANE; n -= UH_SUM_LANE, b += UH_SUM_LANE) {	/* bound: n / 32 */
+		uint64_t w[4];
+		memcpy(w, b, sizeof(w));
+		l0 = sum_step(l0, w[0]);
+		l1 = sum_step(l1, w[1]);
+		l2 = sum_step(l2, w[2]);
+		l3 = sum_step(l3, w[3]);
+	}
+	l0 = sum_words(b, n, l0);
+	return sum_step(sum_step(sum_step(l0, l1), l2), l3);
+}
+
+/* A piece of the checksum, summed as the log's format version says. */
 static uint64_t sum_bytes(const struct uh_log_loc *l, const void *p, uint64_t n, uint64_t h)
 {
-	return l->v3 ? uh_fnv1a64(p, n, h) : sum_words(p, n, h);
+	if (l->version <= UH_FORMAT_VERSION_V3)
+		return uh_fnv1a64(p, n, h);
+	return l->version == UH_FORMAT_VERSION_V4 ? sum_words(p, n, h) : sum_lanes(p, n, h);
 }
 
 /* The bytes of a new object that commit makes durable with its log: all
@@ -125,8 +160,8 @@ static uint64_t sum_object(const struct uh_log_loc *l, const struct uh_log_ent *
 
 	if (payload > slot - UH_OBJHDR_SIZE)
 		payload = slot - UH_OBJHDR_SIZE;
-	h = sum_words(words, sizeof(words), h);
-	return sum_words(l->base + obj + UH_OBJHDR_SIZE, payload, h);
+	h = sum_bytes(l, words, sizeof(words), h);
+	return sum_bytes(l, l->base + obj + UH_OBJHDR_SIZE, payload, h);
 }
 
 uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad)
@@ -140,7 +175,7 @@ uint64_t uh_log_checksum(const struct uh_log_loc *l, int *bad)
 	do {	/* bound: the cursor's extent budget */
 		h = sum_bytes(l, c.data, c.nbytes, h);
 	} while (!c.bad && cur_next_segment(&c));
-	if (!c.bad && !l->v3) {
+	if (!c.bad && l->version > UH_FORMAT_VERSION_V3) {
 		uh_log_cur_init(&c, l);
 		while ((e = uh_log_cur_next(&c)) != NULL && !objbad)	/* bound: the chain's bytes */
 			if (e->kind == UH_LE_ALLOC)

@@ -29,7 +29,7 @@ struct uh_log_loc {
 	uint64_t heap_size;
 	struct uh_log_hdr *log;
 	uint64_t log_size;	/* bytes of the log area */
-	int v3;			/* a format 3 log: FNV-1a checksum, no new objects */
+	uint32_t version;	/* the heap's format version: how its checksum runs (8.3) */
 };
 
 /* The extent at off if it lies in the heap and its header is that of an

@@ -89,7 +89,7 @@ static int lease(uh_heap *h, uint64_t need)
 		rc = UH_EINTERNAL;	/* unreachable: blocks are never re-attached */
 	if (rc)
 		return rc;
-	struct uh_log_loc l = { h->base, h->size, h->log, h->log_size, 0 };
+	struct uh_log_loc l = { h->base, h->size, h->log, h->log_size, UH_FORMAT_VERSION };
 	if (got < need + sizeof(struct uh_log_ext) || !uh_log_ext_at(&l, off))
 		return uh_err_set(UH_EPROTO, "heapd leased a bad log extent at %llu",
 				  (unsigned long long)off);

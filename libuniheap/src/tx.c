@@ -765,7 +765,7 @@ static int tx_commit_outer(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
 	struct uh_log_hdr *log = h->log;
-	struct uh_log_loc loc = { h->base, h->size, log, h->log_size, 0 };
+	struct uh_log_loc loc = { h->base, h->size, log, h->log_size, UH_FORMAT_VERSION };
 	struct uh_log_counts c = { 0 };
 
 	if (t->pos == 0) {

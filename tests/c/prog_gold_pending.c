@@ -1,7 +1,7 @@
 /*
  * prog_gold_pending.c -- a heap left with recovery work pending: one
  * block committed but not applied, another still open, both of clients
- * that died while heapd was frozen (tests/gold/v3/pending.heap.gz, and
+ * that died while heapd was frozen (tests/gold/v3 and v4/pending.heap.gz, and
  * the same written today by test_gold).
  *
  *   prog_gold_pending --socket S --gen --heapd-pid P [--crash-at K]
@@ -27,7 +27,8 @@
  * allocated (its new objects, B0), format 4 none. The caller SIGKILLs
  * heapd and keeps the file: its logs are one COMMITTED and one ACTIVE.
  * The same source builds against the format 3 code, which wrote
- * tests/gold/v3/pending.heap.gz (its README says how).
+ * tests/gold/v3/pending.heap.gz, and the format 4 code v4/pending.heap.gz
+ * (their READMEs say how).
  *
  * --check, after heapd recovered such a file: exactly the base block plus
  * the committed one, the heap and both maps sound, the heap of the

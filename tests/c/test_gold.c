@@ -7,20 +7,21 @@
  *  2. each checked-in tests/gold/v<N>/basic.heap.gz, gunzipped to a temp
  *     dir and opened (not created) by today's heapd, checked by the same
  *     prog_gold_check: today's code still reads what every version wrote.
- *     heapd upgrades the v1, v2 and v3 files to version 4 in place when it
+ *     heapd upgrades the v1 to v4 files to version 5 in place when it
  *     opens them.
  *  3. maps: tests/gold/v2/maps.heap.gz holds hash maps and sorted maps
  *     written by the format 2 code (prog_gold_maps.c): checked, changed
  *     (old nodes and entries meet the encodings of today), checked again
  *     and after a restart; and the same on a heap today's code wrote.
- *  4. pending: tests/gold/v3/pending.heap.gz was left by clients of the
- *     format 3 code that died with one block COMMITTED but not applied
- *     and one still open (prog_gold_pending.c). Read from the file first:
- *     version 3, exactly those two logs, the committed one's writes not
- *     in place yet. Then today's heapd must replay the one by version 3's
- *     rules, roll the other back and upgrade to 4: prog_gold_pending
- *     --check finds exactly the committed state, also after a restart.
- *     The same on a heap today's code leaves that way.
+ *  4. pending: tests/gold/v3/pending.heap.gz and v4/pending.heap.gz were
+ *     left by clients of the format 3 and format 4 code that died with one
+ *     block COMMITTED but not applied and one still open
+ *     (prog_gold_pending.c). Read from the file first: its version,
+ *     exactly those two logs, the committed one's writes not in place yet.
+ *     Then today's heapd must replay the one by its version's rules (its
+ *     checksum: FNV-1a, the word sum), roll the other back and upgrade to
+ *     5: prog_gold_pending --check finds exactly the committed state, also
+ *     after a restart. The same on a heap today's code leaves that way.
  *
  * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file of
  * the current version (gzip -9 -n) before step 2: only do that when the
@@ -38,7 +39,7 @@
 
 #define GOLD_ARGS "--size 32M"
 
-#define GOLD_VERSION_NOW 4	/* what regenerate() writes */
+#define GOLD_VERSION_NOW 5	/* what regenerate() writes */
 
 /* tests/gold/v<version>/<set>.heap.gz next to this source file. */
 static void gold_path(char *buf, size_t len, int version, const char *set)
@@ -235,12 +236,84 @@ static void maps(void)
 /* What a heap file holds before any heapd recovered it, read from its
  * bytes (FORMAT.md 2.1, 7, 8.1, 8.2), so that the pending step cannot pass
  * on a file whose logs were already recovered. The fields read here sit
- * at the same offsets in versions 3 and 4. */
+ * at the same offsets in versions 3 to 5. */
 struct file_logs {
 	uint32_t version;
 	int committed, active, other;	/* logs of active sessions, by state */
 	int unapplied;	/* WRITEs of committed logs whose data is not in place */
+	int sum_ok;	/* committed logs whose checksum is FORMAT.md 8.3's */
 };
+
+/* The log checksum as FORMAT.md 8.3 words it, written from the text and
+ * not from libuniheap's code, so that the format's rule and the code that
+ * writes logs are checked against each other: the word sum, the lane sum
+ * (version 5) and FNV-1a (version 3). */
+#define SPEC_M 0x9e3779b97f4a7c15ull
+
+static uint64_t spec_word_sum(const unsigned char *p, uint64_t n, uint64_t h)
+{
+	for (uint64_t at = 0; at < n; at += 8) {	/* bound: n / 8 + 1 */
+		uint64_t w = 0;
+		for (uint64_t b = 0; b < 8 && at + b < n; b++)
+			w |= (uint64_t)p[at + b] << (8 * b);
+		h ^= w;
+		h *= SPEC_M;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static uint64_t spec_lane_sum(const unsigned char *p, uint64_t n, uint64_t h)
+{
+	uint64_t lane[4], blocks = n / 32;
+
+	if (n < 32)
+		return spec_word_sum(p, n, h);
+	for (uint64_t i = 0; i < 4; i++)
+		lane[i] = h ^ (i * SPEC_M);
+	for (uint64_t k = 0; k < blocks; k++)	/* bound: n / 32 */
+		for (uint64_t i = 0; i < 4; i++)
+			lane[i] = spec_word_sum(p + 32 * k + 8 * i, 8, lane[i]);
+	h = spec_word_sum(p + 32 * blocks, n - 32 * blocks, lane[0]);
+	for (int i = 1; i < 4; i++)
+		h = spec_word_sum((const unsigned char *)&lane[i], 8, h);	/* little-endian */
+	return h;
+}
+
+static uint64_t spec_piece(uint32_t version, const void *p, uint64_t n, uint64_t h)
+{
+	if (version == 3)
+		return uh_fnv1a64(p, n, h);
+	return version == 4 ? spec_word_sum(p, n, h) : spec_lane_sum(p, n, h);
+}
+
+/* The checksum of a log without extents (those of the pending heaps). */
+static int spec_sum_ok(const char *b, size_t n, uint32_t version, const struct uh_log_hdr *log,
+		       uint64_t log_size)
+{
+	const char *ents = (const char *)log + sizeof(*log);
+	uint64_t h = spec_piece(version, &log->seq, 8, UH_FNV_INIT);
+
+	if (log->next != 0 || log->nbytes > log_size - sizeof(*log))
+		return 0;
+	h = spec_piece(version, ents, log->nbytes, h);
+	for (uint64_t at = 0; version > 3 && at + sizeof(struct uh_log_ent) <= log->nbytes;) {
+		const struct uh_log_ent *e = (const void *)(ents + at);	/* bound: nbytes / 24 */
+		at += sizeof(*e) + ((e->len + 7ull) & ~7ull);
+		if (e->kind != UH_LE_ALLOC)
+			continue;
+		if (e->obj > n || e->arg < UH_OBJHDR_SIZE || e->arg > n - e->obj)
+			return 0;
+		const struct uh_objhdr *o = (const void *)(b + e->obj);
+		uint32_t words[2] = { o->class_word, o->size | UH_OBJ_VALID };
+		uint64_t payload = o->size & UH_OBJ_SIZE_MASK;
+		if (payload > e->arg - UH_OBJHDR_SIZE)
+			payload = e->arg - UH_OBJHDR_SIZE;
+		h = spec_piece(version, words, 8, h);
+		h = spec_piece(version, b + e->obj + UH_OBJHDR_SIZE, payload, h);
+	}
+	return h == log->checksum;
+}
 
 /* WRITE entries of the log area whose data differ from their target:
  * the block was not applied. */
@@ -279,6 +352,7 @@ static void count_logs(const char *b, size_t n, const struct uh_hdr *h, struct f
 		if (log->magic == UH_LOG_MAGIC && log->state == UH_LOG_COMMITTED) {
 			fl->committed++;
 			fl->unapplied += count_unapplied(b, n, log, e->log_size);
+			fl->sum_ok += spec_sum_ok(b, n, h->format_version, log, e->log_size);
 		} else if (log->magic == UH_LOG_MAGIC && log->state == UH_LOG_ACTIVE) {
 			fl->active++;
 		} else {
@@ -321,10 +395,11 @@ static void pending_steps(struct th_heapd *d, uint32_t version, const char *what
 
 	TH_CHECK(read_file_logs(d->heap, &fl) == 0);
 	printf("%s, before recovery: version %u, logs committed %d active %d other %d, "
-	       "writes not in place %d\n", what, fl.version, fl.committed, fl.active, fl.other,
-	       fl.unapplied);
+	       "writes not in place %d, checksums as FORMAT.md 8.3 says %d\n", what, fl.version,
+	       fl.committed, fl.active, fl.other, fl.unapplied, fl.sum_ok);
 	TH_CHECK_EQ(fl.version, version);
 	TH_CHECK_EQ(fl.committed, 1);
+	TH_CHECK_EQ(fl.sum_ok, 1);
 	TH_CHECK_EQ(fl.active, 1);
 	TH_CHECK_EQ(fl.other, 0);
 	TH_CHECK(fl.unapplied > 0);
@@ -359,10 +434,14 @@ static void pending(void)
 			pending_steps(&d, GOLD_VERSION_NOW, "pending heap written today");
 	}
 	th_heapd_cleanup(&d);
-	memset(&d, 0, sizeof(d));
-	if (unpack_file(3, "pending", &d) == 0)
-		pending_steps(&d, 3, "golden pending v3");
-	th_heapd_cleanup(&d);
+	for (int v = 3; v <= 4; v++) {	/* the versions that left pending heaps */
+		char what[32];
+		snprintf(what, sizeof(what), "golden pending v%d", v);
+		memset(&d, 0, sizeof(d));
+		if (unpack_file(v, "pending", &d) == 0)
+			pending_steps(&d, (uint32_t)v, what);
+		th_heapd_cleanup(&d);
+	}
 }
 
 int main(void)
