@@ -257,6 +257,16 @@ static int sm_at(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slo
 	return sm_rd(h, nd->off, i, s);
 }
 
+/* Class and payload size in an object's class and size words cs, and
+ * whether it is live: valid, of ref's generation. */
+static void sm_words(const uint32_t cs[2], uh_off ref, uint32_t *cls, uint32_t *payload,
+		     int *valid)
+{
+	*cls = uh_word_class(cs[0]);
+	*payload = cs[1] & UH_OBJ_SIZE_MASK;
+	*valid = (cs[1] & UH_OBJ_VALID) != 0 && uh_word_gen(cs[0]) == UH_REF_GEN(ref);
+}
+
 /* Class and payload size of the object reference ref names, through a
  * validated read. *valid = 0 for a freed object (or one of another
  * generation: the slot was reused). */
@@ -272,11 +282,41 @@ static int sm_obj_hdr(uh_heap *h, uh_off ref, uint32_t *cls, uint32_t *payload, 
 	int rc = uh_tx_read(h, off, off + UH_OBJ_WORD_AT, cs, sizeof(cs));
 	if (rc)
 		return sm_doomed(h, rc);
-	*cls = uh_word_class(cs[0]);
-	*payload = cs[1] & UH_OBJ_SIZE_MASK;
-	*valid = (cs[1] & UH_OBJ_VALID) != 0 && uh_word_gen(cs[0]) == UH_REF_GEN(ref);
+	sm_words(cs, ref, cls, payload, valid);
 	if (slot_size)
 		*slot_size = sp->slot_size;
+	return 0;
+}
+
+/* In a block, the class and size words of the object at ref and its
+ * first len payload bytes as the block sees them, read at once into buf
+ * (the words, then the bytes, as they lie from the object's offset 8 on):
+ * one validated read instead of one for the words and one per slot. *mem
+ * is where the bytes are: in buf, or the block's own (its image of the
+ * object, or the object it made); NULL if the block locked the object
+ * without an image (read it slot by slot then), or if ref's slot is too
+ * small for len bytes (only the words are read: the caller's checks of
+ * them name what is wrong). */
+static int sm_obj_copy(uh_heap *h, uh_off ref, uint32_t *buf, uint32_t len, const void **mem)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+	uint32_t slot;
+	const struct uh_arena_span *sp = off ? uh_arena_slot_of(&h->ix, off, &slot) : NULL;
+	int fits, rc;
+
+	*mem = NULL;
+	if (!sp)
+		return sm_bad(h, "reference %llu is not an object", (unsigned long long)off);
+	fits = sp->slot_size >= UH_OBJHDR_SIZE + len;
+	if (!fits || uh_tx_holds(h, ref)) {
+		if ((rc = uh_tx_read(h, ref, off + UH_OBJ_WORD_AT, buf, 2 * sizeof(*buf))) != 0)
+			return sm_doomed(h, rc);
+		*mem = fits ? uh_tx_own_bytes(h, ref, off + UH_OBJHDR_SIZE, len) : NULL;
+		return 0;
+	}
+	if ((rc = uh_tx_read(h, ref, off + UH_OBJ_WORD_AT, buf, 2 * sizeof(*buf) + len)) != 0)
+		return sm_doomed(h, rc);
+	*mem = buf + 2;
 	return 0;
 }
 
@@ -526,11 +566,20 @@ static int sm_node_key(uh_heap *h, uint32_t kind, const struct sm_node *nd,
 
 /* ---- header and nodes ---- */
 
+/* Room for a header read at once in a block (sm_obj_copy). */
+struct sm_hdrbuf {
+	uint32_t cs[2];
+	struct uh_slot s[SH_NSLOTS];
+};
+_Static_assert(offsetof(struct sm_hdrbuf, s) == UH_OBJHDR_SIZE - UH_OBJ_WORD_AT,
+	       "slots follow the class and size words");
+
 static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 {
 	struct uh_slot s[SH_NSLOTS];
+	struct sm_hdrbuf b;
 	uint32_t cls, payload;
-	const void *kept;
+	const void *kept, *mem = NULL;
 	int valid, rc;
 
 	/* Outside blocks, a header whose lock word has not moved since it was
@@ -539,8 +588,13 @@ static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 		memcpy(mp, kept, sizeof(*mp));
 		return 0;
 	}
-	if ((rc = sm_obj_hdr(h, m, &cls, &payload, &valid, NULL)) != 0)
+	if (h->tx.depth && !h->opt.on) {
+		if ((rc = sm_obj_copy(h, m, b.cs, sizeof(b.s), &mem)) != 0)
+			return rc;
+		sm_words(b.cs, m, &cls, &payload, &valid);
+	} else if ((rc = sm_obj_hdr(h, m, &cls, &payload, &valid, NULL)) != 0) {
 		return rc;
+	}
 	if (!valid)
 		return sm_doomed(h, uh_err_set(UH_EFREED, "sorted map %llu has been freed",
 					       (unsigned long long)m));
@@ -549,7 +603,9 @@ static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 					       "(class %u)", (unsigned long long)m, cls));
 	if (payload < SH_NSLOTS * sizeof(struct uh_slot))
 		return sm_bad(h, "header %llu has %u bytes", (unsigned long long)m, payload);
-	for (uint32_t i = 0; i < SH_NSLOTS; i++)	/* bound: 5 */
+	if (mem)
+		memcpy(s, mem, sizeof(s));
+	for (uint32_t i = 0; !mem && i < SH_NSLOTS; i++)	/* bound: 5 */
 		if ((rc = sm_rd(h, m, i, &s[i])) != 0)
 			return rc;
 	mp->off = m;
@@ -572,11 +628,22 @@ static int sm_hdr_load(uh_heap *h, uh_off m, struct sm_map *mp)
 
 _Static_assert(sizeof(struct sm_map) <= UH_VIEW_BYTES, "a sorted map header fits the cache");
 
+/* Header slot i. Like a node, the header is logged as an image of its
+ * slots on the block's first write (sm_hdr_lock): a block of many puts
+ * rewrites its count each time and reads it back at once. */
 static int sm_hdr_set(uh_heap *h, const struct sm_map *mp, uint32_t i, uint32_t tag,
 		      uint64_t v)
 {
 	struct uh_slot s = { tag, v };
-	return uh_tx_write(h, mp->off, uh_slot_off(mp->off, i), &s, sizeof(s));
+	return uh_tx_write_image(h, mp->off, uh_slot_off(mp->off, i), &s, sizeof(s),
+				 uh_slot_off(mp->off, 0), SH_NSLOTS * sizeof(struct uh_slot));
+}
+
+/* Lock header m (and take its image) before a change of the count. */
+static int sm_hdr_lock(uh_heap *h, uh_off m)
+{
+	char *mem;
+	return uh_tx_image(h, m, uh_slot_off(m, 0), SH_NSLOTS * sizeof(struct uh_slot), &mem);
 }
 
 /* Start loading every line of the node at off at once: a search then
@@ -606,6 +673,15 @@ static int sm_meta_decode(struct sm_node *nd, const struct uh_slot *meta,
 	return uh_slot_type(meta->tag) != UH_T_I64 || nd->n > SM_F || (meta->value >> 32) > 1 ||
 	       (nd->hint & ~(SM_HINTED | SM_SKIP_MASK));
 }
+
+/* Room for a node read at once in a block: its class and size words,
+ * then its slots, as they lie from the object's offset 8 on. */
+struct sm_nodebuf {
+	uint32_t cs[2];
+	struct uh_slot s[SM_NSLOTS];
+};
+_Static_assert(offsetof(struct sm_nodebuf, s) == UH_OBJHDR_SIZE - UH_OBJ_WORD_AT,
+	       "slots follow the class and size words");
 
 /* A node read in place by a lean get or iteration step: its lock word w
  * (loaded before its bytes) and the version ver its bytes are at. */
@@ -638,34 +714,12 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	return sm_meta_decode(nd, &meta, &next);
 }
 
-/* In a block, node nd's slots as the block sees them, read at once: its
- * image, or its bytes in place if the block made it; else one validated
- * read of all of them into buf (one lock-word check instead of one per
- * slot). A node the block locked without an image stays slot by slot
- * (nd->mem NULL). nd->mem is good until the block writes the node: a
- * descent, which writes nothing, uses it. */
-static int sm_node_copy(uh_heap *h, struct sm_node *nd, struct uh_slot *buf)
-{
-	const uint32_t len = SM_NSLOTS * sizeof(struct uh_slot);
-	const void *own = uh_tx_own_bytes(h, nd->off, uh_slot_off(nd->off, 0), len);
-	int rc;
-
-	if (own) {
-		nd->mem = own;
-		return 0;
-	}
-	if (uh_tx_holds(h, nd->off))
-		return 0;
-	if ((rc = uh_tx_read(h, nd->off, uh_slot_off(nd->off, 0), buf, len)) != 0)
-		return sm_doomed(h, rc);
-	nd->mem = buf;
-	return 0;
-}
-
 /* Node at off; want_leaf: 1, 0, or -1 for either. buf: in a block, room
- * for the node's slots, read at once (sm_node_copy); NULL: slot by slot. */
+ * for the node, read at once (sm_obj_copy: nd->mem is good until the
+ * block writes the node, and a descent writes nothing); NULL: slot by
+ * slot. */
 static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd,
-			struct uh_slot *buf)
+			struct sm_nodebuf *buf)
 {
 	struct uh_slot meta, next;
 	uint32_t cls, payload;
@@ -682,6 +736,12 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 		valid = uh_obj_live_in_place(h, o, off, UH_CLASS_SMAP_NODE, &payload);
 		cls = UH_CLASS_SMAP_NODE;	/* or not valid */
 		nd->mem = (const struct uh_slot *)(o + 1);
+	} else if (buf && h->tx.depth) {
+		const void *mem;
+		if ((rc = sm_obj_copy(h, off, buf->cs, sizeof(buf->s), &mem)) != 0)
+			return rc;
+		nd->mem = mem;
+		sm_words(buf->cs, off, &cls, &payload, &valid);
 	} else if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0) {
 		return rc;
 	}
@@ -689,8 +749,6 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 		return sm_bad(h, "node %llu is freed, of class %u or %u bytes",
 			      (unsigned long long)off, cls, payload);
 	nd->off = off;
-	if (buf && !h->opt.on && h->tx.depth && (rc = sm_node_copy(h, nd, buf)) != 0)
-		return rc;
 	if ((rc = sm_at(h, nd, SM_META, &meta)) != 0 || (rc = sm_at(h, nd, SM_NEXT, &next)) != 0)
 		return rc;
 	if (sm_meta_decode(nd, &meta, &next))
@@ -846,14 +904,14 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 {
 	/* A node per level, read at once in a block; the leaf's is the
 	 * caller's until its next descent. */
-	static __thread struct uh_slot copy[SM_MAX_HEIGHT][SM_NSLOTS];
+	static __thread struct sm_nodebuf copy[SM_MAX_HEIGHT];
 	uh_off cur = mp->root;
 	struct sm_range r = { 0, 0, 0 };
 	int rc, eq;
 
 	for (uint32_t l = 0; l < mp->height; l++) {	/* bound: height */
 		struct sm_node nd;
-		if ((rc = sm_node_load(h, cur, l + 1 == mp->height, &nd, copy[l])) != 0)
+		if ((rc = sm_node_load(h, cur, l + 1 == mp->height, &nd, &copy[l])) != 0)
 			return rc;
 		p->node[l] = cur;
 		p->n[l] = nd.n;
@@ -1410,7 +1468,7 @@ static int sm_put_body(uh_heap *h, void *arg)
 	}
 	/* Inserts and removes lock the header first (they change the count),
 	 * before any node: they never wait for each other in a cycle. */
-	if ((rc = uh_tx_lock(h, op->m)) != 0 || (rc = sm_plan_splits(h, op)) != 0)
+	if ((rc = sm_hdr_lock(h, op->m)) != 0 || (rc = sm_plan_splits(h, op)) != 0)
 		return rc;
 	if ((rc = sm_key_new(h, op->k, &ks)) != 0) {
 		for (uint32_t j = 0; j < op->nspare; j++)	/* bound: height + 1 */
@@ -1524,7 +1582,7 @@ static int sm_remove_body(uh_heap *h, void *arg)
 		return rc;
 	if (!eq)
 		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
-	if ((rc = uh_tx_lock(h, op->m)) != 0)
+	if ((rc = sm_hdr_lock(h, op->m)) != 0)
 		return rc;
 	lf = op->leaf.off;
 	n = op->leaf.n;
@@ -1940,13 +1998,13 @@ int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_it
 static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
 			struct sm_pos *pos, int *have)
 {
-	static __thread struct uh_slot copy[SM_NSLOTS];
+	static __thread struct sm_nodebuf copy;
 	int rc = sm_unchanged(h, x->leaf, UH_CLASS_SMAP_NODE, x->rv, 0);
 
 	*have = 0;
 	if (rc <= 0)
 		return rc;
-	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf, copy)) != 0)
+	if ((rc = sm_node_load(h, x->leaf, -1, &pos->leaf, &copy)) != 0)
 		return rc;
 	if (!pos->leaf.leaf || x->idx > pos->leaf.n)
 		return 0;
