@@ -552,16 +552,45 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
 	return sm_key_view(h, kind, ks->value, o, key);
 }
 
+/* In a block, the string or bytes key of slot s of a node the block read
+ * (its version in the read set) or holds, copied from its object in place
+ * into kb: 0, else 1 (the validated read answers then). A key object
+ * never changes while it lives, and one such a node references lives as
+ * long as the node keeps the version the commit checks (freeing it
+ * changes the node), so the key needs no read-set entry of its own; only
+ * its header is checked, before and after the copy: a free, or a reuse
+ * under another generation, in between shows there. */
+__attribute__((noinline))	/* keeps sm_bound's lean path short */
+static int sm_key_copy(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
+{
+	const struct uh_objhdr *o = uh_obj_in_map(h, s->value, 0);
+	uint32_t len, again;
+
+	if (kind == UH_KEY_I64 || uh_slot_type(s->tag) != sm_key_type(kind) || !o ||
+	    !uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &len) ||
+	    len > UH_KEY_MAX_LEN)
+		return 1;
+	memcpy(kb->b, o + 1, len);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &again) || again != len)
+		return 1;
+	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = len };
+	return 0;
+}
+
 /* The key of key slot s of node nd. A node read by a lean get or
  * iteration step has its key objects read in place without a note (the
  * node's own check covers them, sm_get_lean); 1 there means "not a key
- * object" and the general path answers. Else sm_key_read. */
+ * object" and the general path answers. In a block sm_key_copy, else
+ * sm_key_read. */
 static int sm_node_key(uh_heap *h, uint32_t kind, const struct sm_node *nd,
 		       const struct uh_slot *s, struct sm_kbuf *kb)
 {
-	if (!nd->lean)
+	if (nd->lean)
+		return sm_lean_key(h, kind, s, &kb->k) ? UH_ECONFLICT : 0;
+	if (!h->tx.depth || h->opt.on || sm_key_copy(h, kind, s, kb) != 0)
 		return sm_key_read(h, kind, s, kb);
-	return sm_lean_key(h, kind, s, &kb->k) ? UH_ECONFLICT : 0;
+	return 0;
 }
 
 /* ---- header and nodes ---- */
