@@ -227,6 +227,43 @@ static int sm_move(uh_heap *h, uh_off obj, uint32_t from, uint32_t to, uint32_t 
 	return 0;
 }
 
+/* Slots [from, from + n) of node obj into out: one copy from the block's
+ * image of it (or from the node, if the block made it), else slot by slot. */
+static int sm_slots_rd(uh_heap *h, uh_off obj, uint32_t from, uint32_t n, struct uh_slot *out)
+{
+	const void *mem = uh_tx_own_bytes(h, obj, uh_slot_off(obj, from), n * sizeof(*out));
+	int rc;
+
+	if (mem) {
+		memcpy(out, mem, n * sizeof(*out));
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)	/* bound: SM_NSLOTS */
+		if ((rc = sm_rd(h, obj, from + i, &out[i])) != 0)
+			return rc;
+	return 0;
+}
+
+/* in[0..n) to slots [from, from + n) of node obj: one copy into its image
+ * (taken now if the block has none yet), else slot by slot. */
+static int sm_slots_wr(uh_heap *h, uh_off obj, uint32_t from, uint32_t n,
+		       const struct uh_slot *in)
+{
+	char *mem;
+	int rc = uh_tx_image(h, obj, uh_slot_off(obj, 0), SM_NSLOTS * sizeof(*in), &mem);
+
+	if (rc)
+		return rc;
+	if (mem) {
+		memcpy(mem + from * sizeof(*in), in, n * sizeof(*in));
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)	/* bound: SM_NSLOTS */
+		if ((rc = sm_wr(h, obj, from + i, &in[i])) != 0)
+			return rc;
+	return 0;
+}
+
 /* Outside blocks (an optimistic try, optread.c) an object is noted once,
  * before its first byte is read, and then read in place with plain loads:
  * the try's final check vouches for every byte, so until then only the
@@ -395,6 +432,42 @@ static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struc
 	return 0;
 }
 
+/* In a block, the string or bytes key of slot s of a node the block read
+ * (its version in the read set) or holds, copied from its object in place
+ * into kb: 0, else 1 (the validated read answers then). A key object
+ * never changes while it lives, and one such a node references lives as
+ * long as the node keeps the version the commit checks (freeing it
+ * changes the node), so the key needs no read-set entry of its own; only
+ * its header is checked, before and after the copy: a free, or a reuse
+ * under another generation, in between shows there. */
+static int sm_key_copy(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
+{
+	const struct uh_objhdr *o = uh_obj_in_map(h, s->value, 0);
+	uint32_t len, again;
+
+	if (kind == UH_KEY_I64 || uh_slot_type(s->tag) != sm_key_type(kind) || !o ||
+	    !uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &len) ||
+	    len > UH_KEY_MAX_LEN)
+		return 1;
+	memcpy(kb->b, o + 1, len);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &again) || again != len)
+		return 1;
+	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = len };
+	return 0;
+}
+
+/* The key of slot s of a node the block read (its version in the read set)
+ * or holds: sm_key_copy in a block, else (or if the copy does not pass)
+ * sm_key_read. */
+__attribute__((noinline))	/* keeps sm_bound's lean path short */
+static int sm_key_get(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
+{
+	if (h->tx.depth && !h->opt.on && sm_key_copy(h, kind, s, kb) == 0)
+		return 0;
+	return sm_key_read(h, kind, s, kb);
+}
+
 /* A key slot for k: a new object for string/bytes keys. */
 static int sm_key_new(uh_heap *h, const uh_key *k, struct uh_slot *out)
 {
@@ -449,13 +522,13 @@ static int sm_hint_keys(uh_heap *h, uint32_t kind, struct uh_slot *keys, uint32_
 	if (kind == UH_KEY_I64)
 		return 0;
 	if (n > 0) {
-		if ((rc = sm_key_read(h, kind, &keys[0], &a)) != 0 ||
-		    (rc = sm_key_read(h, kind, &keys[n - 1], &b)) != 0)
+		if ((rc = sm_key_get(h, kind, &keys[0], &a)) != 0 ||
+		    (rc = sm_key_get(h, kind, &keys[n - 1], &b)) != 0)
 			return rc;
 		skip = sm_lcp(&a.k, &b.k);
 	}
 	for (uint32_t i = 0; i < n; i++) {	/* bound: F + 1 */
-		if ((rc = sm_key_read(h, kind, &keys[i], &a)) != 0)
+		if ((rc = sm_key_get(h, kind, &keys[i], &a)) != 0)
 			return rc;
 		sm_retag(&keys[i], &a.k, skip);
 	}
@@ -496,7 +569,7 @@ static int sm_hint_join(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint3
 	if (kind == UH_KEY_I64 || !(*hint & SM_HINTED))
 		return 0;	/* a format 3 node: no hints */
 	if (!key) {
-		if ((rc = sm_key_read(h, kind, ks, &a)) != 0)
+		if ((rc = sm_key_get(h, kind, ks, &a)) != 0)
 			return rc;
 		key = &a.k;
 	}
@@ -504,7 +577,7 @@ static int sm_hint_join(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint3
 		skip = sm_lcp(key, key);
 	} else if (skip && !shares) {
 		if ((rc = sm_rd(h, off, SM_KEY(0), &k0)) != 0 ||
-		    (rc = sm_key_read(h, kind, &k0, &b)) != 0)
+		    (rc = sm_key_get(h, kind, &k0, &b)) != 0)
 			return rc;
 		uint32_t l = sm_lcp(key, &b.k);
 		if (l < skip) {
@@ -529,7 +602,7 @@ static int sm_retag_node(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint
 		if (i == but)
 			continue;
 		if ((rc = sm_rd(h, off, SM_KEY(i), &s)) != 0 ||
-		    (rc = sm_key_read(h, kind, &s, &a)) != 0)
+		    (rc = sm_key_get(h, kind, &s, &a)) != 0)
 			return rc;
 		sm_retag(&s, &a.k, skip);
 		if ((rc = sm_wr(h, off, SM_KEY(i), &s)) != 0)
@@ -552,45 +625,16 @@ static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_k
 	return sm_key_view(h, kind, ks->value, o, key);
 }
 
-/* In a block, the string or bytes key of slot s of a node the block read
- * (its version in the read set) or holds, copied from its object in place
- * into kb: 0, else 1 (the validated read answers then). A key object
- * never changes while it lives, and one such a node references lives as
- * long as the node keeps the version the commit checks (freeing it
- * changes the node), so the key needs no read-set entry of its own; only
- * its header is checked, before and after the copy: a free, or a reuse
- * under another generation, in between shows there. */
-__attribute__((noinline))	/* keeps sm_bound's lean path short */
-static int sm_key_copy(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
-{
-	const struct uh_objhdr *o = uh_obj_in_map(h, s->value, 0);
-	uint32_t len, again;
-
-	if (kind == UH_KEY_I64 || uh_slot_type(s->tag) != sm_key_type(kind) || !o ||
-	    !uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &len) ||
-	    len > UH_KEY_MAX_LEN)
-		return 1;
-	memcpy(kb->b, o + 1, len);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &again) || again != len)
-		return 1;
-	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = len };
-	return 0;
-}
-
 /* The key of key slot s of node nd. A node read by a lean get or
  * iteration step has its key objects read in place without a note (the
  * node's own check covers them, sm_get_lean); 1 there means "not a key
- * object" and the general path answers. In a block sm_key_copy, else
- * sm_key_read. */
+ * object" and the general path answers. Else sm_key_get. */
 static int sm_node_key(uh_heap *h, uint32_t kind, const struct sm_node *nd,
 		       const struct uh_slot *s, struct sm_kbuf *kb)
 {
 	if (nd->lean)
 		return sm_lean_key(h, kind, s, &kb->k) ? UH_ECONFLICT : 0;
-	if (!h->tx.depth || h->opt.on || sm_key_copy(h, kind, s, kb) != 0)
-		return sm_key_read(h, kind, s, kb);
-	return 0;
+	return sm_key_get(h, kind, s, kb);
 }
 
 /* ---- header and nodes ---- */
@@ -1380,23 +1424,28 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
  * first key, copied, becomes the separator in the parent. */
 static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ks)
 {
-	struct uh_slot keys[SM_F + 1], vals[SM_F + 1], sep;
+	struct uh_slot keys[SM_F + 1], vals[SM_F + 1], lk[SM_F], lv[SM_F], sep;
 	uh_off lf = op->leaf.off, r = 0;
 	uint32_t nl = (SM_F + 1) / 2, nr = SM_F + 1 - nl, hl, hr;
+	char *mem;
 	int rc;
 
-	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
-		if (i == pos) {
-			keys[i] = *ks;
-			vals[i] = op->val;
-		} else if ((rc = sm_rd(h, lf, SM_KEY(j), &keys[i])) != 0 ||
-			   (rc = sm_rd(h, lf, SM_VAL(j++), &vals[i])) != 0) {
-			return rc;
-		}
-	}
+	/* The leaf's F entries with the new one at pos, F + 1 in all, read
+	 * from its image (taken now: the leaf is rewritten below). */
+	if ((rc = uh_tx_image(h, lf, uh_slot_off(lf, 0), SM_NSLOTS * sizeof(*lk), &mem)) != 0 ||
+	    (rc = sm_slots_rd(h, lf, SM_KEY(0), SM_F, lk)) != 0 ||
+	    (rc = sm_slots_rd(h, lf, SM_VAL(0), SM_F, lv)) != 0)
+		return rc;
+	memcpy(keys, lk, pos * sizeof(*keys));
+	memcpy(vals, lv, pos * sizeof(*vals));
+	keys[pos] = *ks;
+	vals[pos] = op->val;
+	memcpy(keys + pos + 1, lk + pos, (SM_F - pos) * sizeof(*keys));
+	memcpy(vals + pos + 1, lv + pos, (SM_F - pos) * sizeof(*vals));
 	sep = keys[nl];
-	if (op->mp.kind != UH_KEY_I64 && ((rc = sm_key_read(h, op->mp.kind, &keys[nl], &op->kb)) != 0 ||
-					  (rc = sm_key_new(h, &op->kb.k, &sep)) != 0))
+	if (op->mp.kind != UH_KEY_I64 &&
+	    ((rc = sm_key_get(h, op->mp.kind, &keys[nl], &op->kb)) != 0 ||
+	     (rc = sm_key_new(h, &op->kb.k, &sep)) != 0))
 		return rc;
 	if (op->mp.kind != UH_KEY_I64 && (op->leaf.hint & SM_HINTED) &&
 	    !op->path.leaf_range.outside) {
@@ -1413,24 +1462,19 @@ static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struc
 	if (rc)
 		return rc;
 	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 1, hr)) != 0 ||
-	    (rc = sm_wr_ref(h, r, SM_NEXT, op->leaf.next)) != 0)
+	    (rc = sm_wr_ref(h, r, SM_NEXT, op->leaf.next)) != 0 ||
+	    (rc = sm_slots_wr(h, r, SM_KEY(0), nr, keys + nl)) != 0 ||
+	    (rc = sm_slots_wr(h, r, SM_VAL(0), nr, vals + nl)) != 0)
 		return rc;
-	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
-		if ((rc = sm_wr(h, r, SM_KEY(i), &keys[nl + i])) != 0 ||
-		    (rc = sm_wr(h, r, SM_VAL(i), &vals[nl + i])) != 0)
-			return rc;
-	/* Left: every key slot (their hints may change), the values from
-	 * the first one that moved. */
-	for (uint32_t i = 0; i < SM_F; i++)	/* bound: F */
-		if ((rc = sm_wr(h, lf, SM_KEY(i), i < nl ? &keys[i] : &sm_empty)) != 0)
-			return rc;
-	for (uint32_t i = pos; i < SM_F; i++)	/* bound: F */
-		if ((rc = sm_wr(h, lf, SM_VAL(i), i < nl ? &vals[i] : &sm_empty)) != 0)
-			return rc;
-	for (uint32_t i = nl; i < pos && i < SM_F; i++)	/* bound: F */
-		if ((rc = sm_wr(h, lf, SM_VAL(i), &sm_empty)) != 0)
-			return rc;
-	if ((rc = sm_meta_set(h, lf, nl, 1, hl)) != 0 || (rc = sm_wr_ref(h, lf, SM_NEXT, r)) != 0)
+	/* Left: its first nl entries (their hints may have changed), the
+	 * rest of its slots empty. */
+	for (uint32_t i = 0; i < SM_F; i++) {	/* bound: F */
+		lk[i] = i < nl ? keys[i] : sm_empty;
+		lv[i] = i < nl ? vals[i] : sm_empty;
+	}
+	if ((rc = sm_slots_wr(h, lf, SM_KEY(0), SM_F, lk)) != 0 ||
+	    (rc = sm_slots_wr(h, lf, SM_VAL(0), SM_F, lv)) != 0 ||
+	    (rc = sm_meta_set(h, lf, nl, 1, hl)) != 0 || (rc = sm_wr_ref(h, lf, SM_NEXT, r)) != 0)
 		return rc;
 	return sm_inner_insert(h, op, (int)op->path.depth - 2, sep, r);
 }
