@@ -49,8 +49,9 @@ PREFIX ?= /usr/local
 
 # Node >= 20 (with its headers, /usr/include/node); npm packages of the
 # Node binding's build, tests and benchmark come from its package-lock.json
-# (npm install, not npm ci: npm ci refuses a lock that, as npm writes it,
-# lacks the other platforms' optional builds of lmdb's msgpackr-extract).
+# (npm install, which leaves the lock as it is: the lock lists every
+# platform's optional build of lmdb's msgpackr-extract, as npm writes it;
+# a lock without them is completed by every install, changing the tree).
 NODE ?= node
 NPM ?= npm
 NODE_TESTS = bindings-node/test/*.test.js bench/ycsb/node/test/*.test.js

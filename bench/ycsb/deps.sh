@@ -18,10 +18,10 @@ fi
 stamp=node/node_modules/.installed-from-lock
 if [ ! -f "$stamp" ] || [ node/package-lock.json -nt "$stamp" ]; then
 	echo "deps: npm install in bench/ycsb/node (as package-lock.json pins it)"
-	# Not npm ci: the lock cannot list the other platforms' builds of
-	# optional native packages when the registry serves only this one's,
-	# and npm ci then refuses; npm install follows the lock and leaves it
-	# unchanged.
+	# npm install follows the lock and leaves it unchanged: the lock lists
+	# every platform's optional builds of native packages (lmdb's
+	# msgpackr-extract), as npm writes them; a lock without them is
+	# completed by every install, changing the tree.
 	(cd node && npm install --no-audit --no-fund --loglevel=error)
 	touch "$stamp"
 else
