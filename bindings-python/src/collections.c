@@ -157,10 +157,16 @@ static int map_contains(ProxyObject *p, PyObject *key)
 	return map_lookup(p, key, &v);
 }
 
+/* Puts and removes on sorted maps by this process: a scan drops the
+ * entries it read ahead when this moved since (iter_next). */
+static uint64_t smap_writes;
+
 static int put_fn(uh_heap *h, ProxyObject *p, const void *k, const uh_value *v)
 {
-	return is_sorted(p) ? uh_smap_put(h, p->off, k, v, OWNED)
-			    : uh_map_put(h, p->off, k, v, OWNED);
+	if (!is_sorted(p))
+		return uh_map_put(h, p->off, k, v, OWNED);
+	smap_writes++;
+	return uh_smap_put(h, p->off, k, v, OWNED);
 }
 
 static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
@@ -172,6 +178,7 @@ static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
 		return -1;
 	if (val)
 		return store(p, &k, val, put_fn, "map put");
+	smap_writes += is_sorted(p);
 	rc = is_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, NULL, OWNED)
 			  : uh_map_remove(p->heap->h, p->off, &k, NULL, OWNED);
 	if (rc == UH_ENOTFOUND) {
@@ -197,6 +204,7 @@ static PyObject *map_pop(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
 	/* The old value is read before the step frees it. */
 	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
 		return uhpy_raise(rc, "map pop");
+	smap_writes += is_sorted(p);
 	rc = is_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, &old, OWNED)
 			  : uh_map_remove(p->heap->h, p->off, &k, &old, OWNED);
 	PyObject *r = NULL;
@@ -245,6 +253,18 @@ static PyObject *map_get_key_type(ProxyObject *p, void *c)
 
 enum { IT_KEYS, IT_VALUES, IT_ITEMS };
 
+/* A sorted map is read a batch of entries per uh_smap_next_n call (what
+ * as many single steps would return, from one leaf read at one instant):
+ * 4 first, then twice as many each call up to IT_BATCH_MAX, so that a
+ * short scan reads little ahead. The batch's keys and values become
+ * Python objects during the call, as a single step's would right after
+ * it. Entries read ahead are dropped, and the scan goes on from the last
+ * key handed out, when this process has put to or removed from a sorted
+ * map since they were read: a scan sees the process's own writes as
+ * single steps would. A hash map is read one entry per call. */
+#define IT_BATCH_FIRST 4u
+#define IT_BATCH_MAX 32u
+
 typedef struct {
 	PyObject_HEAD
 	ProxyObject *coll;	/* owned */
@@ -253,6 +273,13 @@ typedef struct {
 	int mode;		/* IT_* */
 	int reverse;
 	int done;
+	/* sorted maps: entries [pos, n) of the last batch, owned (values
+	 * NULL in IT_KEYS mode) */
+	PyObject *keys[IT_BATCH_MAX], *vals[IT_BATCH_MAX];
+	uint32_t n, pos, batch;
+	uint64_t writes;	/* smap_writes when the batch was read */
+	PyObject *last;		/* owned: the last key handed out, or NULL */
+	int restart;		/* scan again from last, skipping it */
 } IterObject;
 
 static PyObject *iter_new(ProxyObject *p, int mode)
@@ -267,6 +294,11 @@ static PyObject *iter_new(ProxyObject *p, int mode)
 	it->mode = mode;
 	it->reverse = 0;
 	it->done = 0;
+	it->n = it->pos = 0;
+	it->batch = IT_BATCH_FIRST;
+	it->writes = 0;
+	it->last = NULL;
+	it->restart = 0;
 	PyObject_GC_Track(it);
 	return (PyObject *)it;
 }
@@ -276,13 +308,30 @@ static int iter_traverse(IterObject *it, visitproc visit, void *arg)
 	Py_VISIT(Py_TYPE(it));
 	Py_VISIT(it->coll);
 	Py_VISIT(it->stop);
+	Py_VISIT(it->last);
+	for (uint32_t i = it->pos; i < it->n; i++) {	/* bound: IT_BATCH_MAX */
+		Py_VISIT(it->keys[i]);
+		Py_VISIT(it->vals[i]);
+	}
 	return 0;
+}
+
+/* Drop the entries read ahead. */
+static void iter_drop(IterObject *it)
+{
+	for (uint32_t i = it->pos; i < it->n; i++) {	/* bound: IT_BATCH_MAX */
+		Py_CLEAR(it->keys[i]);
+		Py_CLEAR(it->vals[i]);
+	}
+	it->n = it->pos = 0;
 }
 
 static int iter_clear(IterObject *it)
 {
+	iter_drop(it);
 	Py_CLEAR(it->coll);
 	Py_CLEAR(it->stop);
+	Py_CLEAR(it->last);
 	return 0;
 }
 
@@ -304,37 +353,117 @@ static int past_stop(IterObject *it, PyObject *key)
 	return PyObject_RichCompareBool(key, it->stop, it->reverse ? Py_LE : Py_GE);
 }
 
+/* The next batch of a sorted-map scan into it->keys/vals: 1, 0 at the end
+ * (it->done set), -1 with an exception. After a drop the scan starts
+ * again at the last key handed out (the first entry is then skipped if it
+ * is that key, iter_next). */
+static int iter_fetch(IterObject *it)
+{
+	ProxyObject *p = it->coll;
+	uh_key keys[IT_BATCH_MAX];
+	uh_value vals[IT_BATCH_MAX];
+	uint32_t n = 0, kind;
+	int rc;
+
+	if (it->restart) {
+		uh_key k;
+		if (map_kind(p, &kind) < 0 || uhpy_to_key(kind, it->last, &k) < 0)
+			return -1;
+		rc = uh_smap_scan(p->heap->h, p->off, &k, it->reverse ? UH_SCAN_REVERSE : 0,
+				  &it->it);
+		if (rc)
+			return uhpy_raise(rc, "scan"), -1;
+	}
+	rc = uh_smap_next_n(p->heap->h, p->off, &it->it, keys, vals, it->batch, &n);
+	if (rc == UH_ENOTFOUND) {
+		it->done = 1;
+		return 0;
+	}
+	if (rc)
+		return uhpy_raise(rc, "map iteration"), -1;
+	/* Keys point into their objects: copied out before anything else. */
+	for (uint32_t i = 0; i < n; i++) {	/* bound: IT_BATCH_MAX */
+		it->keys[i] = uhpy_from_key(&keys[i]);
+		it->vals[i] = NULL;
+		it->n = i + 1;
+		if (!it->keys[i] ||
+		    (it->mode != IT_KEYS && !(it->vals[i] = uhpy_from_value(p->heap, &vals[i])))) {
+			iter_drop(it);
+			return -1;
+		}
+	}
+	it->pos = 0;
+	it->writes = smap_writes;
+	it->batch = it->batch * 2 < IT_BATCH_MAX ? it->batch * 2 : IT_BATCH_MAX;
+	return 1;
+}
+
+/* The next entry of a sorted-map scan: *key and *val owned (val NULL in
+ * IT_KEYS mode); 1, 0 at the end, -1 with an exception. */
+static int iter_sorted(IterObject *it, PyObject **key, PyObject **val)
+{
+	for (;;) {	/* bound: a skipped key once per batch */
+		if (it->pos < it->n && it->writes != smap_writes) {
+			iter_drop(it);	/* this process wrote since: read on from last */
+			it->restart = it->last != NULL;
+		}
+		int skip = it->restart, rc;
+		if (it->pos == it->n && (rc = iter_fetch(it)) <= 0)
+			return rc;
+		it->restart = 0;
+		*key = it->keys[it->pos];
+		*val = it->vals[it->pos];
+		it->keys[it->pos] = it->vals[it->pos] = NULL;
+		it->pos++;
+		if (skip && (rc = PyObject_RichCompareBool(*key, it->last, Py_EQ)) != 0) {
+			Py_DECREF(*key);
+			Py_XDECREF(*val);
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		Py_XSETREF(it->last, Py_NewRef(*key));
+		return 1;
+	}
+}
+
 static PyObject *iter_next(IterObject *it)
 {
 	ProxyObject *p = it->coll;
+	PyObject *key = NULL, *val = NULL;
 	uh_key k;
 	uh_value v;
 	int rc;
 
 	if (it->done || uhpy_proxy_usable(p) < 0)
 		return NULL;
-	rc = is_sorted(p) ? uh_smap_next(p->heap->h, p->off, &it->it, &k, &v)
-			  : uh_map_next(p->heap->h, p->off, &it->it, &k, &v);
-	if (rc == UH_ENOTFOUND) {
-		it->done = 1;
-		return NULL;	/* StopIteration */
+	if (is_sorted(p)) {
+		if ((rc = iter_sorted(it, &key, &val)) <= 0)
+			return NULL;	/* StopIteration, or the exception */
+	} else {
+		rc = uh_map_next(p->heap->h, p->off, &it->it, &k, &v);
+		if (rc == UH_ENOTFOUND) {
+			it->done = 1;
+			return NULL;	/* StopIteration */
+		}
+		if (rc)
+			return uhpy_raise(rc, "map iteration");
+		if (!(key = uhpy_from_key(&k)))
+			return NULL;
+		if (it->mode != IT_KEYS && !(val = uhpy_from_value(p->heap, &v))) {
+			Py_DECREF(key);
+			return NULL;
+		}
 	}
-	if (rc)
-		return uhpy_raise(rc, "map iteration");
-	PyObject *key = uhpy_from_key(&k), *val;
-	if (!key)
-		return NULL;
 	if ((rc = past_stop(it, key)) != 0) {
 		Py_DECREF(key);
+		Py_XDECREF(val);
 		it->done = 1;
+		iter_drop(it);
 		return NULL;
 	}
 	if (it->mode == IT_KEYS)
 		return key;
-	if (!(val = uhpy_from_value(p->heap, &v))) {
-		Py_DECREF(key);
-		return NULL;
-	}
 	if (it->mode == IT_VALUES) {
 		Py_DECREF(key);
 		return val;

@@ -397,6 +397,80 @@ def test_psortedmap_many_against_model(heap):
     sm.check()
 
 
+def _single_steps(model, last, reverse):
+    """The entry one scan step after `last` in the map as it is now."""
+    after = [k for k in model if last is None or (k < last if reverse else k > last)]
+    if not after:
+        return None
+    k = max(after) if reverse else min(after)
+    return k, model[k]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("in_block", [False, True])
+def test_psortedmap_scan_sees_own_writes(heap, reverse, in_block):
+    """A scan reads entries a batch at a time (from one leaf), yet between
+    its steps this process's puts, removes and replaces show as they would
+    to single steps: each step gives the next key of the map as it is then.
+    The keys span many leaves, and writes land just ahead of the scan, far
+    ahead, and behind it."""
+    rng = random.Random(7 + reverse + 2 * in_block)
+    sm = uniheap.PSortedMap(heap, key=int)
+    model = {}
+    for k in range(0, 2000, 4):
+        sm[k] = model[k] = f"v{k}"
+
+    def scan():
+        it = sm.items_from(reverse=reverse)
+        last, steps = None, 0
+        while True:
+            want = _single_steps(model, last, reverse)
+            got = next(it, None)
+            assert got == want, f"step {steps} after {last}"
+            if got is None:
+                return steps
+            last, steps = got[0], steps + 1
+            for _ in range(rng.randrange(3)):          # 0-2 writes per step
+                near = last + rng.choice([-1, 1]) * rng.choice([1, 2, 3, 5, 40, 400])
+                op = rng.random()
+                if op < 0.45:
+                    sm[near] = model[near] = f"w{steps}"
+                elif op < 0.8 and near in model:
+                    del sm[near]
+                    del model[near]
+                elif model:
+                    k = rng.choice(list(model))
+                    sm[k] = model[k] = f"r{steps}"
+
+    if in_block:
+        with heap.atomic():
+            steps = scan()
+    else:
+        steps = scan()
+    assert steps > 400
+    assert list(sm.items()) == sorted(model.items())
+    sm.check()
+
+
+def test_psortedmap_scan_reads_ahead_only_what_it_needs(heap):
+    """Stopping early, keys-only and values-only scans, and a range's stop
+    key inside a batch: each gives exactly its entries."""
+    sm = uniheap.PSortedMap(heap, key=int)
+    for k in range(500):
+        sm[k] = k * 10
+    it = sm.items_from(100)
+    assert [next(it) for _ in range(3)] == [(100, 1000), (101, 1010), (102, 1020)]
+    assert list(sm.keys())[:70] == list(range(70))
+    assert list(sm.values())[-5:] == [4950, 4960, 4970, 4980, 4990]
+    assert list(sm.range(10, 47)) == [(k, k * 10) for k in range(10, 47)]
+    assert list(sm.range(300, 290, reverse=True)) == [(k, k * 10) for k in range(300, 290, -1)]
+    it = sm.range(0, 400)
+    assert next(it) == (0, 0)
+    for k in list(sm.keys()):                  # the rest of its batch is gone now
+        del sm[k]
+    assert next(it, None) is None
+
+
 # ---- PList ----
 
 def test_plist_protocol(heap):
