@@ -10,7 +10,7 @@
 const { inspect } = require('node:util');
 const { scratch } = require('./native');
 const {
-  kH, kO, kG, kW, kWrap, kState, initProxy, check, isProxy, fromNative, toNative, conv,
+  kH, kO, kG, kW, kWrap, kState, initProxy, check, isProxy, fromNative, toNative, conv, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES } = require('./fields');
 const { builtins } = require('./objects');
@@ -112,6 +112,55 @@ function keyKind(m) {
   return k;
 }
 
+// Puts and removes on sorted maps by this JS thread (each worker has its
+// own): a scan drops the entries it read ahead when this moved since
+// (scanSorted).
+let smapWrites = 0;
+
+// A sorted map is read a batch of entries per native call (uh_smap_next_n:
+// what as many single steps would return, from one leaf read at one
+// instant): 4 first, then twice as many each call up to BATCH_MAX, so that
+// a short scan reads little ahead. Keys and values become JS values during
+// the call, as a single step's would right after it. Entries read ahead are
+// dropped, and the scan goes on from the last key it gave, when this
+// thread has put to or removed from a sorted map since they were read: a
+// scan sees the thread's own writes as single steps would.
+const BATCH_FIRST = 4;
+const BATCH_MAX = 32;
+
+function* scanSorted(st, o, g, kind, from, reverse) {
+  const s = st.s;
+  let state = s.mapIter(o, g, true, kind, from, reverse);
+  let batch = BATCH_FIRST;
+  let last;
+  let restart = false;
+  for (;;) {
+    const kv = s.iterNextN(o, g, state, batch);
+    if (kv === null) return;
+    for (let i = 1; i < kv.length; i += 2) {   // a value of its own (native iterNextN)
+      const v = kv[i];
+      if (Array.isArray(v)) kv[i] = v.length === 3 ? st.wrap(v[0], v[1], v[2]) : bytesAt(v[0], v[1]);
+    }
+    const writes = smapWrites;
+    batch = Math.min(2 * batch, BATCH_MAX);
+    for (let i = 0; i < kv.length; i += 2) {
+      if (restart) {
+        restart = false;
+        if (compareKeys(kind, kv[i], last) === 0) continue;
+      }
+      if (i > 0 && smapWrites !== writes) {
+        // This process wrote since the batch was read: read on from last.
+        state = s.mapIter(o, g, true, kind, last, reverse);
+        restart = true;
+        break;
+      }
+      if (st.closed) throw closedError();
+      last = kv[i];
+      yield [kv[i], kv[i + 1]];
+    }
+  }
+}
+
 function* scan(m, from, to, reverse, mode) {
   const kind = keyKind(m);
   const st = m[kH];
@@ -119,12 +168,22 @@ function* scan(m, from, to, reverse, mode) {
   const o = m[kO];
   const g = m[kG];
   const sorted = m.constructor.sorted;
-  const state = s.mapIter(o, g, sorted, kind, from, reverse);
-  for (;;) {
-    if (st.closed) throw closedError();
-    const kv = s.iterNext(o, g, sorted, state);
-    if (kv === null) return;
-    kv[1] = fromNative(st, kv[1]);
+  let entries;
+  if (sorted) {
+    entries = scanSorted(st, o, g, kind, from, reverse);
+  } else {
+    entries = (function* () {
+      const state = s.mapIter(o, g, false, kind, from, reverse);
+      for (;;) {
+        if (st.closed) throw closedError();
+        const kv = s.iterNext(o, g, false, state);
+        if (kv === null) return;
+        kv[1] = fromNative(st, kv[1]);
+        yield kv;
+      }
+    })();
+  }
+  for (const kv of entries) {
     if (to !== undefined && past(kind, kv[0], to, reverse)) return;
     yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
   }
@@ -191,12 +250,14 @@ class PMap extends PCollection {
     const kind = keyKind(this);
     const st = this[kH];
     const v = toNative(st, value, 'PMap.set');
+    if (this.constructor.sorted) smapWrites++;
     st.s.mapPut(this[kO], this[kG], this.constructor.sorted, kind, key, v, conv.hint, conv.gen);
     return this;
   }
 
   delete(key) {
     const kind = keyKind(this);
+    if (this.constructor.sorted) smapWrites++;
     return this[kH].s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, false);
   }
 
@@ -204,6 +265,7 @@ class PMap extends PCollection {
   take(key) {
     const kind = keyKind(this);
     const st = this[kH];
+    if (this.constructor.sorted) smapWrites++;
     const r = st.s.mapRemove(this[kO], this[kG], this.constructor.sorted, kind, key, true);
     return r === undefined ? undefined : fromNative(st, r);
   }

@@ -93,6 +93,14 @@ function takeBytes(n) {
   return b;
 }
 
+/** Bytes [at, at + n) of the bytes buffer, which a batch call left there,
+ * as a Buffer of their own. */
+function bytesAt(at, n) {
+  const b = Buffer.allocUnsafe(n);
+  bytesBuf.copy(b, 0, at, at + n);
+  return b;
+}
+
 function isProxy(v) {
   return v !== null && typeof v === 'object' && v[kH] !== undefined;
 }
@@ -135,6 +143,7 @@ function toNative(st, v, what) {
 
 module.exports = {
   kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
-  initProxy, liveAt, live, check, freedError, classAt, fromNative, takeBytes, isProxy, toNative, conv,
+  initProxy, liveAt, live, check, freedError, classAt, fromNative, takeBytes, bytesAt, isProxy,
+  toNative, conv,
   F64,
 };

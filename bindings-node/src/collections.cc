@@ -305,6 +305,86 @@ Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 	return kv;
 }
 
+/* Entries a sorted-map batch gives at most (lib/collections.js asks for
+ * 4 first, then twice as many each call up to this). */
+static const uint32_t ITER_BATCH_MAX = 32;
+
+/* Value v of a batch entry (IterNextN), self-contained since the scratch
+ * words describe one value only: a reference to an object as [off, gen,
+ * class]; a bytes value that fits the rest of the addon's bytes buffer
+ * copied there, at *at, as [at, length] (the JS side copies it into a
+ * pooled Buffer, several times faster than the addon making one); any
+ * other value as from_value gives it. */
+static Napi::Value batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at)
+{
+	uh_off ref = v.u.ref;
+	uint32_t type = v.type, cls;
+	const void *p;
+	size_t len;
+	int rc;
+
+	if ((type != UH_T_REF && type != UH_T_BYTES) || ref == 0)
+		return from_value(env, h, v);
+	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
+		return raise(env, rc, "reference");
+	if (type == UH_T_REF && cls != CLASS_STRING && cls != CLASS_BYTES) {
+		Napi::Array r = Napi::Array::New(env, 3);
+		r.Set(0u, Napi::Number::New(env, (double)UH_REF_OFFSET(ref)));
+		r.Set(1u, Napi::Number::New(env, UH_REF_GEN(ref)));
+		r.Set(2u, Napi::Number::New(env, cls));
+		return r;
+	}
+	if (cls != CLASS_BYTES || (rc = uh_bytes_get(h, ref, &p, &len)) != 0 ||
+	    len > BYTES_BUF_SIZE - *at)
+		return from_value(env, h, v);	/* a string, a large value, or the error */
+	memcpy(data(env)->bytes + *at, p, len);
+	/* The copy is good only if the object was not freed meanwhile. */
+	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
+		return raise(env, rc, "bytes value freed while it was read");
+	Napi::Array r = Napi::Array::New(env, 2);
+	r.Set(0u, Napi::Number::New(env, (double)*at));
+	r.Set(1u, Napi::Number::New(env, (double)len));
+	*at += len;
+	return r;
+}
+
+/* iterNextN(off, gen, state, max) -> [key0, value0, key1, value1, ...]
+ * of a sorted-map scan (uh_smap_next_n: at most max entries, from one
+ * leaf read at one instant; keys copied out during the call; values as
+ * batch_value gives them), or null at the end */
+Napi::Value Session::IterNextN(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_key keys[ITER_BATCH_MAX];
+	uh_value vals[ITER_BATCH_MAX];
+	uint32_t max = info[3].As<Napi::Number>().Uint32Value(), n = 0;
+	uh_off m;
+	int rc;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	Napi::ArrayBuffer state = info[2].As<Napi::ArrayBuffer>();
+	if (state.ByteLength() != sizeof(uh_iter))
+		return type_error(env, "not an iteration state");
+	if (max < 1 || max > ITER_BATCH_MAX)
+		return type_error(env, "a batch is 1 to 32 entries");
+	rc = uh_smap_next_n(h, m, (uh_iter *)state.Data(), keys, vals, max, &n);
+	if (rc == UH_ENOTFOUND)
+		return env.Null();
+	if (rc)
+		return raise(env, rc, "map iteration");
+	Napi::Array kv = Napi::Array::New(env, 2 * n);
+	size_t at = 0;
+	for (uint32_t i = 0; i < n; i++) {	/* bound: ITER_BATCH_MAX */
+		Napi::Value val = batch_value(env, h, vals[i], &at);
+		if (env.IsExceptionPending())
+			return env.Undefined();
+		kv.Set(2 * i, from_key(env, keys[i]));
+		kv.Set(2 * i + 1, val);
+	}
+	return kv;
+}
+
 /* ---- lists and arrays ---- */
 
 Napi::Value Session::ListNew(const Napi::CallbackInfo &info)

@@ -30,6 +30,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("mapGet", MapGet), M("mapView", MapView), M("mapPut", MapPut),
 		M("mapRemove", MapRemove),
 		M("mapCheck", MapCheck), M("mapIter", MapIter), M("iterNext", IterNext),
+		M("iterNextN", IterNextN),
 		M("listNew", ListNew), M("seqLen", SeqLen), M("seqGet", SeqGet),
 		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
 		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),

@@ -76,6 +76,7 @@ private:
 	Napi::Value MapCheck(const Napi::CallbackInfo &info);
 	Napi::Value MapIter(const Napi::CallbackInfo &info);
 	Napi::Value IterNext(const Napi::CallbackInfo &info);
+	Napi::Value IterNextN(const Napi::CallbackInfo &info);
 	Napi::Value ListNew(const Napi::CallbackInfo &info);
 	Napi::Value SeqLen(const Napi::CallbackInfo &info);
 	Napi::Value SeqGet(const Napi::CallbackInfo &info);

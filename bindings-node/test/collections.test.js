@@ -147,6 +147,111 @@ test('PSortedMap against a sorted array, ranges both ways', () => {
   assert.throws(() => new uniheap.PMap(heap).range(), TypeError);
 });
 
+// The entry one scan step after `last` in the model map as it is now.
+function stepAfter(model, last, reverse) {
+  let best;
+  for (const k of model.keys()) {
+    if (last !== undefined && (reverse ? k >= last : k <= last)) continue;
+    if (best === undefined || (reverse ? k > best : k < best)) best = k;
+  }
+  return best === undefined ? undefined : [best, model.get(best)];
+}
+
+test('a PSortedMap scan reads batches, yet sees its own writes between steps as single steps would', () => {
+  for (const [seed, reverse, inBlock] of [[1, false, false], [2, true, false], [3, false, true], [4, true, true]]) {
+    const r = rng(seed);
+    const m = new uniheap.PSortedMap(heap, undefined, { key: 'int' });
+    const model = new Map();
+    for (let k = 0; k < 2000; k += 4) {
+      m.set(k, `v${k}`);
+      model.set(k, `v${k}`);
+    }
+    const scan = () => {
+      const iter = reverse ? m.range(undefined, undefined, { reverse: true }) : m.entries();
+      let last;
+      let steps = 0;
+      for (;;) {
+        const want = stepAfter(model, last, reverse);
+        const got = iter.next();
+        if (want === undefined) {
+          assert.ok(got.done, `step ${steps}: an entry past the end`);
+          return steps;
+        }
+        assert.deepEqual(got.value, want, `step ${steps} after ${last}`);
+        last = got.value[0];
+        steps++;
+        for (let w = Math.floor(r() * 3); w > 0; w--) {   // 0-2 writes per step
+          const dist = [1, 2, 3, 5, 40, 400][Math.floor(r() * 6)];
+          const near = last + (r() < 0.5 ? -dist : dist);
+          const op = r();
+          if (op < 0.45) {
+            m.set(near, `w${steps}`);
+            model.set(near, `w${steps}`);
+          } else if (op < 0.8 && model.has(near)) {
+            assert.ok(m.delete(near));
+            model.delete(near);
+          } else if (model.size > 0) {
+            const keys = [...model.keys()];
+            const k = keys[Math.floor(r() * keys.length)];
+            m.set(k, `r${steps}`);
+            model.set(k, `r${steps}`);
+          }
+        }
+      }
+    };
+    const steps = inBlock ? heap.atomic(scan) : scan();
+    assert.ok(steps > 400, `${steps} steps`);
+    const sorted = [...model.entries()].sort((a, b) => a[0] - b[0]);
+    assert.deepEqual([...m.entries()], sorted);
+    m.check();
+  }
+});
+
+test('PSortedMap scan batches carry every kind of value, each on its own', () => {
+  const m = new uniheap.PSortedMap(heap, undefined, { key: 'int' });
+  const Obj = heap.defineClass('t.coll.Batched', { n: 'i32' });
+  const objs = [new Obj({ n: 1 }), new Obj({ n: 2 })];
+  const big = Buffer.alloc(40 * 1024, 7);   // two of them overflow the bytes buffer
+  const want = [];
+  for (let k = 0; k < 300; k++) {
+    const v = [objs[k % 2], Buffer.from([k & 0xff, 1, 2]), k * 3, `s${k}`, null, 2n ** 62n + BigInt(k),
+      k % 50 === 0 ? big : true, 1.5][k % 8];
+    m.set(k, v);
+    want.push([k, v]);
+  }
+  const got = [...m.entries()];
+  assert.equal(got.length, want.length);
+  got.forEach(([k, v], i) => {
+    assert.equal(k, want[i][0]);
+    assertSameValue(v, want[i][1], `value of ${k}`);
+  });
+  const b1 = got[1][1];
+  const b9 = got[9][1];
+  b1[0] = 99;                                  // a Buffer of its own
+  assert.equal(b9[0], 9);
+  assert.equal(m.get(1)[0], 1);
+  assert.equal(got[0][1].n, 1);
+  const list = new uniheap.PList(heap, [5]);
+  m.set(1000, list);
+  assert.deepEqual([...m.range(1000)][0][1].toArray(), [5]);
+});
+
+test('PSortedMap scans that stop early, keys and values alone, range ends inside a batch', () => {
+  const m = new uniheap.PSortedMap(heap, undefined, { key: 'int' });
+  for (let k = 0; k < 500; k++) m.set(k, k * 10);
+  const it = m.range(100);
+  assert.deepEqual([it.next().value, it.next().value, it.next().value], [[100, 1000], [101, 1010], [102, 1020]]);
+  assert.deepEqual([...m.keys()].slice(0, 70), Array.from({ length: 70 }, (_, i) => i));
+  assert.deepEqual([...m.values()].slice(-3), [4970, 4980, 4990]);
+  assert.deepEqual([...m.range(10, 47)], Array.from({ length: 37 }, (_, i) => [i + 10, (i + 10) * 10]));
+  assert.deepEqual([...m.range(300, 290, { reverse: true })],
+    Array.from({ length: 10 }, (_, i) => [300 - i, (300 - i) * 10]));
+  const rest = m.range(0, 400);
+  assert.deepEqual(rest.next().value, [0, 0]);
+  for (const k of [...m.keys()]) m.delete(k);   // the rest of its batch is gone now
+  assert.ok(rest.next().done);
+});
+
 test('PList against Array under random operations', () => {
   const r = rng(7);
   const Obj = heap.defineClass('t.coll.Item', { n: 'i32' });
