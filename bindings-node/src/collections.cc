@@ -278,6 +278,17 @@ Napi::Value Session::MapIter(const Napi::CallbackInfo &info)
 	return state;
 }
 
+/* The uh_iter of an iteration state mapIter made, or NULL with a
+ * TypeError pending. */
+static uh_iter *iter_state(Napi::Env env, Napi::Value v)
+{
+	if (!v.IsArrayBuffer() || v.As<Napi::ArrayBuffer>().ByteLength() != sizeof(uh_iter)) {
+		type_error(env, "not an iteration state");
+		return nullptr;
+	}
+	return (uh_iter *)v.As<Napi::ArrayBuffer>().Data();
+}
+
 /* iterNext(off, gen, sorted, state) -> [key, value], or null at the end */
 Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 {
@@ -286,14 +297,11 @@ Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 	uh_off m;
 	uh_key k;
 	uh_value v;
+	uh_iter *it;
 	int rc;
 
-	if (!open(env) || !arg_ref(info, 0, &m))
+	if (!open(env) || !arg_ref(info, 0, &m) || !(it = iter_state(env, info[3])))
 		return env.Undefined();
-	Napi::ArrayBuffer state = info[3].As<Napi::ArrayBuffer>();
-	if (state.ByteLength() != sizeof(uh_iter))
-		return type_error(env, "not an iteration state");
-	uh_iter *it = (uh_iter *)state.Data();
 	rc = sorted ? uh_smap_next(h, m, it, &k, &v) : uh_map_next(h, m, it, &k, &v);
 	if (rc == UH_ENOTFOUND)
 		return env.Null();
@@ -359,16 +367,14 @@ Napi::Value Session::IterNextN(const Napi::CallbackInfo &info)
 	uh_value vals[ITER_BATCH_MAX];
 	uint32_t max = info[3].As<Napi::Number>().Uint32Value(), n = 0;
 	uh_off m;
+	uh_iter *it;
 	int rc;
 
-	if (!open(env) || !arg_ref(info, 0, &m))
+	if (!open(env) || !arg_ref(info, 0, &m) || !(it = iter_state(env, info[2])))
 		return env.Undefined();
-	Napi::ArrayBuffer state = info[2].As<Napi::ArrayBuffer>();
-	if (state.ByteLength() != sizeof(uh_iter))
-		return type_error(env, "not an iteration state");
 	if (max < 1 || max > ITER_BATCH_MAX)
 		return type_error(env, "a batch is 1 to 32 entries");
-	rc = uh_smap_next_n(h, m, (uh_iter *)state.Data(), keys, vals, max, &n);
+	rc = uh_smap_next_n(h, m, it, keys, vals, max, &n);
 	if (rc == UH_ENOTFOUND)
 		return env.Null();
 	if (rc)
