@@ -382,6 +382,7 @@ static int iter_fetch(IterObject *it)
 	if (rc)
 		return uhpy_raise(rc, "map iteration"), -1;
 	/* Keys point into their objects: copied out before anything else. */
+	it->n = it->pos = 0;
 	for (uint32_t i = 0; i < n; i++) {	/* bound: IT_BATCH_MAX */
 		it->keys[i] = uhpy_from_key(&keys[i]);
 		it->vals[i] = NULL;
@@ -392,7 +393,6 @@ static int iter_fetch(IterObject *it)
 			return -1;
 		}
 	}
-	it->pos = 0;
 	it->writes = smap_writes;
 	it->batch = it->batch * 2 < IT_BATCH_MAX ? it->batch * 2 : IT_BATCH_MAX;
 	return 1;
