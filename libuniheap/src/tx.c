@@ -489,29 +489,42 @@ int uh_tx_write_image(uh_heap *h, uh_off ref, uint64_t target, const void *src, 
 	return rc ? rc : uh_tx_write(h, ref, target, src, len);
 }
 
-int uh_tx_note_read(uh_heap *h, uh_off ref, uint64_t v)
+/* The block read obj at version v (read_shared, uh_tx_note_read): 0 once
+ * that is in its read set; 1 if it read obj before at another version;
+ * < 0, the block doomed, when out of process memory (a read in the map
+ * but not in the list would escape the commit's check). */
+static inline int read_set_add(uh_heap *h, uint64_t obj, uint64_t v)
 {
 	struct uh_tx *t = &h->tx;
-	uint64_t obj = UH_REF_OFFSET(ref), *seen;
+	uint64_t *seen;
 	int rc;
 
-	if (tx_how(t, obj))
-		return 0;
-	if (v > t->rv && !extend_snapshot(h))
-		return 0;
-	if ((seen = u64map_get(&t->reads, obj)) != NULL)
-		return *seen == v;
-	if ((rc = u64map_put(&t->reads, obj, v)) != 0 || (rc = u64vec_push(&t->reads_list, obj)) != 0) {
-		/* A read in the map but not in the list would escape the
-		 * commit's check: the block cannot go on. */
-		tx_doom(h, uh_err_set(rc, "out of process memory"));
-		return 0;
+	if (t->last_obj == obj && t->last_seen)
+		return v != t->last_ver;
+	if ((seen = u64map_get(&t->reads, obj)) != NULL) {
+		if (*seen != v)
+			return 1;
+	} else if ((rc = u64map_put(&t->reads, obj, v)) != 0 ||
+		   (rc = u64vec_push(&t->reads_list, obj)) != 0) {
+		return tx_doom(h, uh_err_set(rc, "out of process memory"));
 	}
 	if (t->last_obj == obj) {
 		t->last_seen = 1;
 		t->last_ver = v;
 	}
-	return 1;
+	return 0;
+}
+
+int uh_tx_note_read(uh_heap *h, uh_off ref, uint64_t v)
+{
+	struct uh_tx *t = &h->tx;
+	uint64_t obj = UH_REF_OFFSET(ref);
+
+	if (tx_how(t, obj))
+		return 0;
+	if (v > t->rv && !extend_snapshot(h))
+		return 0;
+	return read_set_add(h, obj, v) == 0;
 }
 
 const void *uh_tx_own_bytes(uh_heap *h, uh_off ref, uint64_t target, uint32_t len)
@@ -552,19 +565,8 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 		 * bytes read are version v's. */
 		if (!uh_lock_still(h, obj, w1))
 			continue;
-		if (t->last_obj == obj && t->last_seen)
-			return v == t->last_ver ? 0 : stale(h, obj);
-		uint64_t *seen = u64map_get(&t->reads, obj);
-		if (seen && *seen != v)
-			return stale(h, obj);
-		if (!seen && ((rc = u64map_put(&t->reads, obj, v)) != 0 ||
-			      (rc = u64vec_push(&t->reads_list, obj)) != 0))
-			return tx_doom(h, uh_err_set(rc, "out of process memory"));
-		if (t->last_obj == obj) {
-			t->last_seen = 1;
-			t->last_ver = v;
-		}
-		return 0;
+		rc = read_set_add(h, obj, v);
+		return rc == 1 ? stale(h, obj) : rc;
 	}
 	return locked_out(h, obj, "reading it");
 }
