@@ -82,7 +82,7 @@
  * node land and its reads find them, so an insert that shifts 20 slots
  * shifts them with one memmove in the image and logs one entry per node
  * it changes, however many inserts of the block land there. The header
- * is written slot by slot (its count: one entry, rewritten in place).
+ * is logged the same way when a put or remove locks it (sm_hdr_lock).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -432,6 +432,20 @@ static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struc
 	return 0;
 }
 
+/* The key of key slot ks, in place, into *key: 0, else 1. */
+static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
+{
+	key->kind = kind;
+	if (kind == UH_KEY_I64) {
+		key->i64 = (int64_t)ks->value;
+		return uh_slot_type(ks->tag) != UH_T_I64;
+	}
+	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
+		return 1;
+	return sm_key_view(h, kind, ks->value, o, key);
+}
+
 /* In a block, the string or bytes key of slot s of a node the block read
  * (its version in the read set) or holds, copied from its object in place
  * into kb: 0, else 1 (the validated read answers then). A key object
@@ -442,18 +456,17 @@ static int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struc
  * under another generation, in between shows there. */
 static int sm_key_copy(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb)
 {
-	const struct uh_objhdr *o = uh_obj_in_map(h, s->value, 0);
-	uint32_t len, again;
+	uh_key in;
+	uint32_t again;
 
-	if (kind == UH_KEY_I64 || uh_slot_type(s->tag) != sm_key_type(kind) || !o ||
-	    !uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &len) ||
-	    len > UH_KEY_MAX_LEN)
+	if (kind == UH_KEY_I64 || sm_lean_key(h, kind, s, &in))
 		return 1;
-	memcpy(kb->b, o + 1, len);
+	memcpy(kb->b, in.data, in.len);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!uh_obj_live_in_place(h, o, s->value, sm_key_class(kind), &again) || again != len)
+	if (!uh_obj_live_in_place(h, (const struct uh_objhdr *)in.data - 1, s->value,
+				  sm_key_class(kind), &again) || again != in.len)
 		return 1;
-	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = len };
+	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = in.len };
 	return 0;
 }
 
@@ -609,20 +622,6 @@ static int sm_retag_node(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint
 			return rc;
 	}
 	return 0;
-}
-
-/* The key of key slot ks, in place, into *key: 0, else 1. */
-static int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
-{
-	key->kind = kind;
-	if (kind == UH_KEY_I64) {
-		key->i64 = (int64_t)ks->value;
-		return uh_slot_type(ks->tag) != UH_T_I64;
-	}
-	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
-	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
-		return 1;
-	return sm_key_view(h, kind, ks->value, o, key);
 }
 
 /* The key of key slot s of node nd. A node read by a lean get or
@@ -2067,7 +2066,8 @@ int uh_smap_scan(uh_heap *h, uh_off m, const uh_key *from, uint32_t flags, uh_it
 }
 
 /* The position the iterator holds, if its leaf is unchanged. In a block
- * the leaf is read at once (sm_node_copy): pos is the step's only. */
+ * the leaf is read at once (sm_node_load into copy): pos is the step's
+ * only. */
 static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it *x,
 			struct sm_pos *pos, int *have)
 {
