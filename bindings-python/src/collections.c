@@ -362,12 +362,12 @@ static int iter_fetch(IterObject *it)
 	ProxyObject *p = it->coll;
 	uh_key keys[IT_BATCH_MAX];
 	uh_value vals[IT_BATCH_MAX];
-	uint32_t n = 0, kind;
+	uint32_t n = 0;
 	int rc;
 
 	if (it->restart) {
 		uh_key k;
-		if (map_kind(p, &kind) < 0 || uhpy_to_key(kind, it->last, &k) < 0)
+		if (map_key(p, it->last, &k) < 0)
 			return -1;
 		rc = uh_smap_scan(p->heap->h, p->off, &k, it->reverse ? UH_SCAN_REVERSE : 0,
 				  &it->it);
