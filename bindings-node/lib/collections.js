@@ -161,28 +161,24 @@ function* scanSorted(st, o, g, kind, from, reverse) {
   }
 }
 
+// A hash map: one entry per native call.
+function* scanHash(st, o, g, kind) {
+  const s = st.s;
+  const state = s.mapIter(o, g, false, kind);
+  for (;;) {
+    if (st.closed) throw closedError();
+    const kv = s.iterNext(o, g, false, state);
+    if (kv === null) return;
+    kv[1] = fromNative(st, kv[1]);
+    yield kv;
+  }
+}
+
 function* scan(m, from, to, reverse, mode) {
   const kind = keyKind(m);
   const st = m[kH];
-  const s = st.s;
-  const o = m[kO];
-  const g = m[kG];
-  const sorted = m.constructor.sorted;
-  let entries;
-  if (sorted) {
-    entries = scanSorted(st, o, g, kind, from, reverse);
-  } else {
-    entries = (function* () {
-      const state = s.mapIter(o, g, false, kind, from, reverse);
-      for (;;) {
-        if (st.closed) throw closedError();
-        const kv = s.iterNext(o, g, false, state);
-        if (kv === null) return;
-        kv[1] = fromNative(st, kv[1]);
-        yield kv;
-      }
-    })();
-  }
+  const entries = m.constructor.sorted ? scanSorted(st, m[kO], m[kG], kind, from, reverse)
+    : scanHash(st, m[kO], m[kG], kind);
   for (const kv of entries) {
     if (to !== undefined && past(kind, kv[0], to, reverse)) return;
     yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
