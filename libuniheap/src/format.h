@@ -32,17 +32,19 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 5u
+#define UH_FORMAT_VERSION 6u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
  * a u32, references had zero high bits), format 2 is format 3 without an
  * object of kind PACKED, format 3 is format 4 whose logs are marked
  * APPLIED before their locks are released (no lazy logs, checksums
- * without new objects), and format 4 is format 5 whose log checksum runs
- * in one lane: heapd upgrades all four in place. */
+ * without new objects), format 4 is format 5 whose log checksum runs in
+ * one lane, and format 5 is format 6 without packed sorted-map leaves:
+ * heapd upgrades all five in place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
 #define UH_FORMAT_VERSION_V3 3u
 #define UH_FORMAT_VERSION_V4 4u
+#define UH_FORMAT_VERSION_V5 5u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
@@ -140,7 +142,10 @@ struct uh_hdr {
  * made of it, old objects stay readable. */
 #define UH_CLASS_MAP_IENTRY 13u	/* PACKED: hash map entry, key inline */
 #define UH_CLASS_MAP_RTABLE 14u	/* REFTABLE: hash map bucket table of references */
-#define UH_CLASS_BUILTIN_LAST 14u
+/* Format 6: sorted-map leaves with their keys inline; new string and
+ * bytes maps are made of them, class-12 leaves stay readable. */
+#define UH_CLASS_SMAP_LEAF 15u	/* PACKED: sorted map leaf, keys inline */
+#define UH_CLASS_BUILTIN_LAST 15u
 #define UH_CLASS_FIRST_USER 32u
 
 #define UH_NAME_MAX 255u	/* class name bytes, without NUL */
