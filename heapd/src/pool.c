@@ -257,7 +257,7 @@ static void init_builtin_classes_tx(struct hd *hd)
 	hd->hdr->class_count = UH_CLASS_REFTABLE;
 }
 
-/* The data types' classes (ids 5..14). Their layouts live in the data
+/* The data types' classes (ids 5..15). Their layouts live in the data
  * types' code and FORMAT.md; the class table only needs their kinds so
  * that any process and recovery GC can walk them. */
 static const struct {
@@ -272,6 +272,7 @@ static const struct {
 	{ UH_CLASS_MAP_ENTRY, UH_K_VALUES, "uniheap.map.entry" },
 	{ UH_CLASS_SMAP, UH_K_VALUES, "uniheap.sortedmap" },
 	{ UH_CLASS_SMAP_NODE, UH_K_VALUES, "uniheap.sortedmap.node" },
+	{ UH_CLASS_SMAP_LEAF, UH_K_PACKED, "uniheap.sortedmap.leaf" },
 	{ UH_CLASS_MAP_IENTRY, UH_K_PACKED, "uniheap.map.entry.inline" },
 	{ UH_CLASS_MAP_RTABLE, UH_K_REFTABLE, "uniheap.map.table.refs" },
 };
@@ -285,7 +286,7 @@ static int datatype_class_missing(struct hd *hd, uint32_t id)
 
 static void add_datatype_classes_tx(struct hd *hd)
 {
-	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 10 */
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 11 */
 		if (datatype_class_missing(hd, datatype_classes[i].id))
 			hd_class_write_tx(hd, datatype_classes[i].id, datatype_classes[i].kind,
 					  datatype_classes[i].name, NULL, 0, 0);
@@ -298,7 +299,7 @@ static int upgrade_datatype_classes(struct hd *hd, char *err, size_t errlen)
 	int missing = 0;
 	volatile int rc = 0;
 
-	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 10 */
+	for (size_t i = 0; i < N_DATATYPE_CLASSES; i++)	/* bound: 11 */
 		missing |= datatype_class_missing(hd, datatype_classes[i].id);
 	if (!missing)
 		return 0;
@@ -333,15 +334,17 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 }
 
 /* Format 1 is format 2 with every generation 0, format 2 is format 3
- * without a packed object, format 3 is format 4 without lazy logs, and
+ * without a packed object, format 3 is format 4 without lazy logs,
  * format 4 is format 5 with every log IDLE (recovery has already replayed
- * or rolled back every log, by the rules of the heap's own version), so
- * the upgrade is one transaction: the version and the checksum that
- * covers it (FORMAT.md 13), and the generation seed of a version 1 heap.
- * A client of the previous heapd still running maps the heap as its old
- * version (without generations, with a library that cannot read packed
- * maps, or that sums its logs by an older rule): the upgrade waits for
- * it. */
+ * or rolled back every log, by the rules of the heap's own version), and
+ * format 5 is format 6 without a class-15 sorted-map leaf (the class
+ * itself was added by upgrade_datatype_classes), so the upgrade is one
+ * transaction: the version and the checksum that covers it (FORMAT.md
+ * 13), and the generation seed of a version 1 heap. A client of the
+ * previous heapd still running maps the heap as its old version (without
+ * generations, with a library that cannot read packed maps or packed
+ * sorted-map leaves, or that sums its logs by an older rule): the upgrade
+ * waits for it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
 	struct uh_hdr *h = hd->hdr;
@@ -599,7 +602,7 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	/* Versions 1 to 4 are read too: hd_open upgrades them after recovery. */
+	/* Versions 1 to 5 are read too: hd_open upgrades them after recovery. */
 	if (h->format_version < UH_FORMAT_VERSION_V1 || h->format_version > UH_FORMAT_VERSION)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */

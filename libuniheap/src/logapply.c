@@ -103,13 +103,13 @@ static uint64_t sum_words(const void *p, uint64_t n, uint64_t h)
 	return h;
 }
 
-/* The lane sum, format 5's: the word sum's steps depend on each other
- * (about six cycles a word), so a piece of 32 bytes or more runs as four
- * word sums side by side, lane i from h ^ i * UH_SUM_MUL over word i of
- * every 32-byte block; lane 0 then takes the bytes after the last block,
- * and h becomes lane 0 stepped with lanes 1, 2 and 3. A node image of a
- * kilobyte, the most of a sorted-map commit's log, sums about three times
- * faster. Shorter pieces take the word sum. */
+/* The lane sum, that of formats 5 and 6: the word sum's steps depend on
+ * each other (about six cycles a word), so a piece of 32 bytes or more
+ * runs as four word sums side by side, lane i from h ^ i * UH_SUM_MUL over
+ * word i of every 32-byte block; lane 0 then takes the bytes after the
+ * last block, and h becomes lane 0 stepped with lanes 1, 2 and 3. A node
+ * image of a kilobyte, the most of a sorted-map commit's log, sums about
+ * three times faster. Shorter pieces take the word sum. */
 static uint64_t sum_lanes(const void *p, uint64_t n, uint64_t h)
 {
 	const unsigned char *b = p;
@@ -129,7 +129,8 @@ static uint64_t sum_lanes(const void *p, uint64_t n, uint64_t h)
 	return sum_step(sum_step(sum_step(l0, l1), l2), l3);
 }
 
-/* A piece of the checksum, summed as the log's format version says. */
+/* A piece of the checksum, summed as the log's format version says:
+ * FNV-1a up to 3, the word sum in 4, the lane sum from 5 on. */
 static uint64_t sum_bytes(const struct uh_log_loc *l, const void *p, uint64_t n, uint64_t h)
 {
 	if (l->version <= UH_FORMAT_VERSION_V3)
