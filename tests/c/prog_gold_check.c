@@ -55,14 +55,26 @@ static void check_class(const char *name, uint32_t want_id, uint32_t kind,
 	}
 }
 
+/* Ids 1..4, and the data types' 5..15 that heapd adds to an older heap
+ * when it opens it (15 since format 6). */
 static void check_builtins(void)
 {
-	static const char *names[] = { NULL, "uniheap.string", "uniheap.bytes",
-				       "uniheap.rootmap", "uniheap.reftable" };
-	static const uint32_t kinds[] = { 0, UH_K_STRING, UH_K_BYTES, UH_K_RECORD,
-					  UH_K_REFTABLE };
+	static const char *names[] = {
+		NULL, "uniheap.string", "uniheap.bytes", "uniheap.rootmap", "uniheap.reftable",
+		"uniheap.array", "uniheap.list", "uniheap.values", "uniheap.map",
+		"uniheap.map.table", "uniheap.map.entry", "uniheap.sortedmap",
+		"uniheap.sortedmap.node", "uniheap.map.entry.inline", "uniheap.map.table.refs",
+		"uniheap.sortedmap.leaf",
+	};
+	static const uint32_t kinds[] = {
+		0, UH_K_STRING, UH_K_BYTES, UH_K_RECORD, UH_K_REFTABLE,
+		UH_K_ARRAY, UH_K_VALUES, UH_K_VALUES, UH_K_VALUES, UH_K_VALUES, UH_K_VALUES,
+		UH_K_VALUES, UH_K_VALUES, UH_K_PACKED, UH_K_REFTABLE, UH_K_PACKED,
+	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == UH_CLASS_BUILTIN_LAST + 1, "names");
+	_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == UH_CLASS_BUILTIN_LAST + 1, "kinds");
 
-	for (uint32_t id = 1; id <= 4; id++) {
+	for (uint32_t id = 1; id <= UH_CLASS_BUILTIN_LAST; id++) {
 		uh_class_info ci;
 		int rc = uh_class_info_get(h, id, &ci);
 		CHECK(rc == 0, "built-in class %u", id);
@@ -220,7 +232,7 @@ int main(int argc, char **argv)
 	}
 	base = uh_base(h);
 	/* heapd upgrades an older heap in place when it opens it. */
-	CHECK(uh_heap_info(h, &info) == 0 && info.format_version == 5, "format version %u",
+	CHECK(uh_heap_info(h, &info) == 0 && info.format_version == 6, "format version %u",
 	      info.format_version);
 	check_builtins();
 	check_class("GoldAll", GOLD_ALL_ID, UH_K_RECORD, gold_all_fields, gold_all_offsets,
