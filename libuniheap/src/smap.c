@@ -1,16 +1,18 @@
 /*
- * smap.c -- the sorted map: a B+-tree of VALUES objects, changed only
- * inside blocks, so every operation is failure-atomic and serializable
- * with other sessions' blocks.
+ * smap.c -- the sorted map: a B+-tree of VALUES objects (and, since
+ * format 6, packed leaves), changed only inside blocks, so every
+ * operation is failure-atomic and serializable with other sessions'
+ * blocks.
  *
  * Why a B+-tree: few, wide nodes. One insert touches (locks and logs) one
  * leaf in the common case and a handful of nodes when it splits, and a scan
- * reads 30 entries per node it validates, walking the leaf chain. A skip
- * list would lock and log several tower objects per insert and validate
- * one object per entry scanned.
+ * reads 23 to 30 entries per node it validates, walking the leaf chain. A
+ * skip list would lock and log several tower objects per insert and
+ * validate one object per entry scanned.
  *
- * FORMAT (all objects of kind VALUES: arrays of 16-byte typed slots, so
- * recovery GC follows every slot tagged REF/STRING/BYTES):
+ * FORMAT (the header and nodes are of kind VALUES: arrays of 16-byte
+ * typed slots, so recovery GC follows every slot tagged REF/STRING/BYTES;
+ * packed leaves are below):
  *
  * Header, class UH_CLASS_SMAP, 5 slots:
  *   [0] I64  key kind (UH_KEY_STRING/BYTES/I64), fixed at creation
@@ -32,6 +34,14 @@
  *                inner nodes: child i (REF to a node), i <= n
  *   Every slot past the used ones is empty (tag 0, value 0), so no stale
  *   reference ever keeps an object alive or points at a freed one.
+ *
+ * Packed leaves (format 6; class UH_CLASS_SMAP_LEAF, smap_leaf.h): the
+ * leaves of a string or bytes map created since hold up to 23 entries,
+ * keys inline (a key longer than 23 bytes: its first 23, and its key
+ * object), so that a get compares keys without leaving the leaf and a
+ * scan reads no key object. Inner nodes stay nodes of slots; i64 maps and
+ * maps made before keep leaves of slots (struct sm_node says which:
+ * pk). Every write to a packed leaf goes to its image in the block's log.
  *
  * Key hints (format 4; string and bytes keys). A node whose meta tag has
  * SM_HINTED in its high half names there a length skip that every key of
@@ -58,9 +68,9 @@
  * at least one entry and the root is a leaf or has >= 1 key.
  *
  * Crash safety: every change of an operation (slots of existing nodes,
- * header, frees) is one block: redo-logged and applied all or nothing;
- * new nodes and key objects are written in place before the block
- * commits and are unreachable until it does.
+ * packed leaves' bytes, header, frees) is one block: redo-logged and
+ * applied all or nothing; new nodes and key objects are written in place
+ * before the block commits and are unreachable until it does.
  *
  * Concurrency: inserts and removes lock the header (they change the
  * count) before any node, so two of them never wait for each other in a
@@ -88,6 +98,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "smap_leaf.h"
 #include "value.h"
 
 #define SM_F 30u				/* keys per node, at most */
@@ -124,6 +135,7 @@ struct sm_node {
 	uint32_t hint;		/* the meta tag's high half: SM_HINTED | skip, or 0 */
 	uh_off next;
 	const struct uh_slot *mem;	/* outside blocks: its slots in place, else NULL */
+	const unsigned char *pk;	/* a packed leaf: its payload (in place or a copy) */
 	int lean;		/* read by a lean get or step: key objects in place, unnoted */
 };
 
@@ -733,6 +745,18 @@ static void sm_prefetch_node(uh_heap *h, uh_off off)
 		__builtin_prefetch(p + b);
 }
 
+/* The node header o of ref, read in place: 1 if it is live, of ref's
+ * generation and a node or packed leaf (*cls), its payload in *payload. */
+static int sm_node_in_place(uh_heap *h, const struct uh_objhdr *o, uh_off ref, uint32_t *cls,
+			    uint32_t *payload)
+{
+	*cls = UH_CLASS_SMAP_NODE;
+	if (uh_obj_live_in_place(h, o, ref, *cls, payload))
+		return 1;
+	*cls = UH_CLASS_SMAP_LEAF;
+	return uh_obj_live_in_place(h, o, ref, *cls, payload);
+}
+
 /* The meta and next slots of a node into nd (n, leaf, hint, next): 0,
  * or 1 if the meta slot is malformed. */
 static int sm_meta_decode(struct sm_node *nd, const struct uh_slot *meta,
@@ -762,6 +786,20 @@ struct sm_lean_node {
 	uint64_t w, ver;
 };
 
+/* A packed leaf read in place (nd->mem its payload): 0, or 1 if its
+ * header, count or next do not say a leaf. Its bytes may change under
+ * the reader; the caller's check of its lock word tells. */
+static int sm_lean_pleaf(struct sm_node *nd)
+{
+	nd->pk = (const unsigned char *)nd->mem;
+	nd->mem = NULL;
+	uh_load(&nd->n, (const char *)nd->pk + PL_N_AT, 4);
+	uh_load(&nd->next, (const char *)nd->pk + PL_VALS_AT + 8 * PL_NEXT, 8);
+	nd->leaf = 1;
+	nd->hint = 0;
+	return nd->n > PL_CAP || !pl_ok(nd->pk);
+}
+
 /* Node ref in place, if it is one (bounds, header, meta) and no commit is
  * being applied to it: 0, else 1. */
 static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
@@ -769,21 +807,48 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	const struct uh_objhdr *o = uh_obj_in_map(h, ref, SM_NSLOTS * sizeof(struct uh_slot));
 	struct sm_node *nd = &l->nd;
 	struct uh_slot meta, next;
-	uint32_t payload;
+	uint32_t cls, payload;
 
 	if (!o)
 		return 1;
 	nd->off = ref;
 	if (!uh_lock_note(h, UH_REF_OFFSET(ref), &l->w, &l->ver))
 		return 1;
-	if (!uh_obj_live_in_place(h, o, ref, UH_CLASS_SMAP_NODE, &payload) ||
+	if (!sm_node_in_place(h, o, ref, &cls, &payload) ||
 	    payload != SM_NSLOTS * sizeof(struct uh_slot))
 		return 1;
 	nd->mem = (const void *)(o + 1);
+	nd->pk = NULL;
 	nd->lean = 1;
+	if (cls == UH_CLASS_SMAP_LEAF)
+		return sm_lean_pleaf(nd);
 	uh_load(&meta, (const char *)&nd->mem[SM_META], sizeof(meta));
 	uh_load(&next, (const char *)&nd->mem[SM_NEXT], sizeof(next));
 	return sm_meta_decode(nd, &meta, &next);
+}
+
+/* A packed leaf, its class and size checked: nd->mem is where its bytes
+ * are (NULL: the block holds it without an image, which never happens,
+ * since every write to one goes to its image). */
+static int sm_pleaf_load(uh_heap *h, struct sm_node *nd, int want_leaf)
+{
+	struct uh_slot next;
+
+	if (!nd->mem)
+		return sm_bad(h, "leaf %llu is locked without an image", (unsigned long long)nd->off);
+	nd->pk = (const unsigned char *)nd->mem;
+	nd->mem = NULL;
+	if (!want_leaf)
+		return sm_bad(h, "leaf %llu is above the bottom level", (unsigned long long)nd->off);
+	if (!pl_ok(nd->pk))
+		return sm_bad(h, "leaf %llu: bad packed header, count or next",
+			      (unsigned long long)nd->off);
+	pl_slot(nd->pk, PL_NEXT, &next);
+	nd->n = pl_n(nd->pk);
+	nd->leaf = 1;
+	nd->hint = 0;
+	nd->next = next.value;
+	return 0;
 }
 
 /* Node at off; want_leaf: 1, 0, or -1 for either. buf: in a block, room
@@ -799,14 +864,14 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 
 	sm_prefetch_node(h, off);
 	nd->mem = NULL;
+	nd->pk = NULL;
 	nd->lean = 0;
 	if (h->opt.on) {
 		const struct uh_objhdr *o = sm_opt_obj(h, off, SM_NSLOTS * sizeof(struct uh_slot),
 						       &rc);
 		if (!o)
 			return rc;
-		valid = uh_obj_live_in_place(h, o, off, UH_CLASS_SMAP_NODE, &payload);
-		cls = UH_CLASS_SMAP_NODE;	/* or not valid */
+		valid = sm_node_in_place(h, o, off, &cls, &payload);
 		nd->mem = (const struct uh_slot *)(o + 1);
 	} else if (buf && h->tx.depth) {
 		const void *mem;
@@ -817,10 +882,13 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 	} else if ((rc = sm_obj_hdr(h, off, &cls, &payload, &valid, NULL)) != 0) {
 		return rc;
 	}
-	if (!valid || cls != UH_CLASS_SMAP_NODE || payload != SM_NSLOTS * sizeof(struct uh_slot))
+	if (!valid || (cls != UH_CLASS_SMAP_NODE && cls != UH_CLASS_SMAP_LEAF) ||
+	    payload != SM_NSLOTS * sizeof(struct uh_slot))
 		return sm_bad(h, "node %llu is freed, of class %u or %u bytes",
 			      (unsigned long long)off, cls, payload);
 	nd->off = off;
+	if (cls == UH_CLASS_SMAP_LEAF)
+		return sm_pleaf_load(h, nd, want_leaf);
 	if ((rc = sm_at(h, nd, SM_META, &meta)) != 0 || (rc = sm_at(h, nd, SM_NEXT, &next)) != 0)
 		return rc;
 	if (sm_meta_decode(nd, &meta, &next))
@@ -852,6 +920,40 @@ static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *ou
 		return sm_bad(h, "node %llu: child %u is not a reference",
 			      (unsigned long long)nd->off, i);
 	*out = s.value;
+	return 0;
+}
+
+/* Value of entry i of leaf nd. */
+static int sm_leaf_val(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s)
+{
+	if (nd->pk) {
+		pl_slot(nd->pk, i, s);
+		return 0;
+	}
+	return sm_at(h, nd, SM_VAL(i), s);
+}
+
+/* Key of entry i of leaf nd, as the leaf holds it. */
+static int sm_leaf_kref(uh_heap *h, const struct sm_node *nd, uint32_t i, struct sm_kref *kr)
+{
+	if (nd->pk) {
+		pl_kref(nd->pk, i, kr);
+		return 0;
+	}
+	kr->inl = 0;
+	return sm_at(h, nd, SM_KEY(i), &kr->s);
+}
+
+/* The key kr names, into kb (an inline key copied, as a key object's
+ * bytes are by sm_key_read). */
+static int sm_kref_key(uh_heap *h, uint32_t kind, const struct sm_kref *kr, struct sm_kbuf *kb)
+{
+	if (!kr->inl)
+		return sm_key_read(h, kind, &kr->s, kb);
+	if (kind == UH_KEY_I64)
+		return sm_bad(h, "an i64 map has a packed leaf");
+	memcpy(kb->b, kr->cell + 1, kr->cell[0]);
+	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = kr->cell[0] };
 	return 0;
 }
 
@@ -900,6 +1002,40 @@ static int sm_child_range(uh_heap *h, const struct sm_node *nd, uint32_t ci, uin
 	return 0;
 }
 
+/* sm_bound in a packed leaf: the cells decide every comparison but those
+ * with a long key whose first bytes are k's, which read its key object
+ * (sm_node_key: in place for a lean get, else as the block reads). */
+static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const uh_key *k,
+		       int upper, struct sm_kbuf *kb, uint32_t *out, int *eq)
+{
+	uint32_t lo = 0, hi = nd->n;
+	int rc;
+
+	if (kind == UH_KEY_I64)
+		return nd->lean ? UH_ECONFLICT :
+				  sm_bad(h, "leaf %llu of an i64 map is packed",
+					 (unsigned long long)nd->off);
+	while (lo < hi) {	/* bound: log2(PL_CAP) rounds */
+		uint32_t mid = (lo + hi) / 2;
+		int c = pl_cmp(nd->pk, mid, k);
+		if (c == 2) {
+			struct uh_slot ko;
+			pl_slot(nd->pk, PL_KOBJ(mid), &ko);
+			if ((rc = sm_node_key(h, kind, nd, &ko, kb)) != 0)
+				return rc;
+			c = uh_key_cmp(k, &kb->k);
+		}
+		if (c == 0)
+			*eq = 1;
+		if (upper ? c >= 0 : c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*out = lo;
+	return 0;
+}
+
 /* First index whose key is > k (upper) or >= k (lower). *eq: k is there.
  * In a hinted node, comparisons whose hints differ read no key object;
  * they are right if k shares the node's prefix, which r (what k shares
@@ -916,6 +1052,11 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 	int rc;
 
 	*eq = 0;
+	if (nd->pk) {
+		if (r)
+			*r = (struct sm_range){ 0, 0, 0 };
+		return sm_pl_bound(h, kind, nd, k, upper, kb, out, eq);
+	}
 	if (hinted)
 		kh = sm_hint(k, skip);
 	while (lo < hi) {	/* bound: log2(F) rounds */
@@ -1008,6 +1149,8 @@ static int sm_descend(uh_heap *h, const struct sm_map *mp, const uh_key *k, int 
 static int sm_pred_leaf(uh_heap *h, const struct sm_map *mp, const struct sm_path *p,
 			struct sm_node *pred, int *found)
 {
+	/* The leaf's is the caller's until the next call. */
+	static __thread struct sm_nodebuf copy[SM_MAX_HEIGHT];
 	int rc;
 
 	*found = 0;
@@ -1019,7 +1162,7 @@ static int sm_pred_leaf(uh_heap *h, const struct sm_map *mp, const struct sm_pat
 		if ((rc = sm_child(h, &nd, p->idx[l] - 1, &cur)) != 0)
 			return rc;
 		for (uint32_t d = (uint32_t)l + 1; d < p->depth; d++) {	/* bound: height */
-			if ((rc = sm_node_load(h, cur, d + 1 == mp->height, &nd, NULL)) != 0)
+			if ((rc = sm_node_load(h, cur, d + 1 == mp->height, &nd, &copy[d])) != 0)
 				return rc;
 			if (nd.leaf) {
 				*pred = nd;
@@ -1078,6 +1221,24 @@ struct sm_new_op {
 	uh_off out;
 };
 
+/* A new empty leaf for a map of key kind kind: packed for string and
+ * bytes keys (format 6), a node of slots for i64 keys (inline already). */
+static int sm_leaf_new(uh_heap *h, uint32_t kind, uh_off *out)
+{
+	static __thread unsigned char empty[PL_PAYLOAD];
+	int rc;
+
+	if (kind != UH_KEY_I64) {
+		pl_init(empty);
+		return uh_alloc_raw(h, UH_CLASS_SMAP_LEAF, PL_PAYLOAD, empty, out);
+	}
+	if ((rc = uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, out)) != 0)
+		return rc;
+	if ((rc = sm_meta_set(h, *out, 0, 1, 0)) != 0 || (rc = sm_wr_ref(h, *out, SM_NEXT, 0)) != 0)
+		return rc;
+	return 0;
+}
+
 static int sm_new_body(uh_heap *h, void *arg)
 {
 	struct sm_new_op *op = arg;
@@ -1086,14 +1247,12 @@ static int sm_new_body(uh_heap *h, void *arg)
 
 	if ((rc = uh_values_new(h, UH_CLASS_SMAP, SH_NSLOTS, &m)) != 0)
 		return rc;
-	if ((rc = uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, &leaf)) != 0) {
+	if ((rc = sm_leaf_new(h, op->kind, &leaf)) != 0) {
 		uh_tx_log_free(h, m);
 		return rc;
 	}
 	struct sm_map mp = { .off = m };
-	if ((rc = sm_meta_set(h, leaf, 0, 1, op->kind == UH_KEY_I64 ? 0 : SM_HINTED)) != 0 ||
-	    (rc = sm_wr_ref(h, leaf, SM_NEXT, 0)) != 0 ||
-	    (rc = sm_hdr_set(h, &mp, SH_KIND, UH_T_I64, op->kind)) != 0 ||
+	if ((rc = sm_hdr_set(h, &mp, SH_KIND, UH_T_I64, op->kind)) != 0 ||
 	    (rc = sm_hdr_set(h, &mp, SH_COUNT, UH_T_I64, 0)) != 0 ||
 	    (rc = sm_hdr_set(h, &mp, SH_ROOT, UH_T_REF, leaf)) != 0 ||
 	    (rc = sm_hdr_set(h, &mp, SH_HEIGHT, UH_T_I64, 1)) != 0 ||
@@ -1198,7 +1357,7 @@ static int sm_get_body(uh_heap *h, void *arg)
 		return rc;
 	if (!eq)
 		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
-	if ((rc = sm_at(h, &op->leaf, SM_VAL(pos), &s)) != 0)
+	if ((rc = sm_leaf_val(h, &op->leaf, pos, &s)) != 0)
 		return rc;
 	uh_slot_to_value(&s, &op->out);
 	return 0;
@@ -1228,6 +1387,15 @@ static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, uint64_t *ver, struct 
 	mp->height = (uint32_t)height.value;
 	return uh_slot_type(root.tag) != UH_T_REF || !mp->root || mp->height < 1 ||
 	       mp->height > SM_MAX_HEIGHT;
+}
+
+/* Value i of a leaf read in place (its check comes after). */
+static void sm_lean_val(const struct sm_node *nd, uint32_t i, struct uh_slot *s)
+{
+	if (nd->pk)
+		pl_slot(nd->pk, i, s);
+	else
+		uh_load(s, (const char *)&nd->mem[SM_VAL(i)], sizeof(*s));
 }
 
 /* uh_smap_get in the common case, without an optimistic try's or a
@@ -1271,7 +1439,7 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 			return 1;
 	}
 	if (eq)
-		uh_load(s, (const char *)&path[mp.height - 1].nd.mem[SM_VAL(pos)], sizeof(*s));
+		sm_lean_val(&path[mp.height - 1].nd, pos, s);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (l = 0; l < mp.height; l++)	/* bound: height */
 		if (!uh_lock_still(h, UH_REF_OFFSET(path[l].nd.off), path[l].w))
@@ -1478,6 +1646,79 @@ static int sm_leaf_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struc
 	return sm_inner_insert(h, op, (int)op->path.depth - 2, sep, r);
 }
 
+/* Where the block writes packed leaf off: its image (taken now if the
+ * block has none yet), or the leaf itself if the block made it. */
+static int sm_pl_image(uh_heap *h, uh_off off, unsigned char **p)
+{
+	char *mem;
+	int rc = uh_tx_image(h, off, uh_slot_off(off, 0), PL_PAYLOAD, &mem);
+
+	if (rc)
+		return rc;
+	if (!mem)
+		return sm_bad(h, "leaf %llu is locked without an image", (unsigned long long)off);
+	*p = (unsigned char *)mem;
+	return 0;
+}
+
+/* The packed leaf is full: its PL_CAP entries and the new one at pos go
+ * half to it and half to a new right leaf, whose first key, copied into
+ * a key object, becomes the separator in the parent. */
+static int sm_pl_split(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ko)
+{
+	const uint32_t nl = (PL_CAP + 1) / 2, nr = PL_CAP + 1 - nl;
+	unsigned char *p = NULL, *q = NULL;
+	struct sm_kref first;
+	struct uh_slot sep;
+	uh_off r = 0;
+	int rc;
+
+	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_pl_image(h, op->leaf.off, &p)) != 0 ||
+	    (rc = sm_pl_image(h, r, &q)) != 0)
+		return rc;
+	if (pos >= nl) {	/* the new entry goes right */
+		pl_copy(q, 0, p, nl, pos - nl);
+		pl_set_slot(q, pos - nl, &op->val);
+		pl_set_key(q, pos - nl, op->k, ko);
+		pl_copy(q, pos - nl + 1, p, pos, PL_CAP - pos);
+		pl_clear(p, nl);
+	} else {
+		pl_copy(q, 0, p, nl - 1, nr);
+		pl_move(p, pos, pos + 1, nl - 1 - pos);
+		pl_set_slot(p, pos, &op->val);
+		pl_set_key(p, pos, op->k, ko);
+		pl_clear(p, nl);
+	}
+	pl_set_n(q, nr);
+	pl_set_next(q, op->leaf.next);
+	pl_set_n(p, nl);
+	pl_set_next(p, r);
+	pl_kref(q, 0, &first);
+	if ((rc = sm_kref_key(h, op->mp.kind, &first, &op->kb)) != 0 ||
+	    (rc = sm_key_new(h, &op->kb.k, &sep)) != 0)
+		return rc;
+	return sm_inner_insert(h, op, (int)op->path.depth - 2, sep, r);
+}
+
+/* Entry (k, val) at pos of the packed leaf; ko: k's key object if k is
+ * long. */
+static int sm_pl_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ko)
+{
+	uint32_t n = op->leaf.n;
+	unsigned char *p = NULL;
+	int rc;
+
+	if (n == PL_CAP)
+		return sm_pl_split(h, op, pos, ko);
+	if ((rc = sm_pl_image(h, op->leaf.off, &p)) != 0)
+		return rc;
+	pl_move(p, pos, pos + 1, n - pos);
+	pl_set_slot(p, pos, &op->val);
+	pl_set_key(p, pos, op->k, ko);
+	pl_set_n(p, n + 1);
+	return 0;
+}
+
 static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const struct uh_slot *ks)
 {
 	struct uh_slot key = *ks;
@@ -1485,6 +1726,8 @@ static int sm_leaf_insert(uh_heap *h, struct sm_op *op, uint32_t pos, const stru
 	uint32_t n = op->leaf.n, hint = op->leaf.hint;
 	int rc, retag;
 
+	if (op->leaf.pk)
+		return sm_pl_insert(h, op, pos, ks);
 	if (n == SM_F)
 		return sm_leaf_split(h, op, pos, ks);
 	if ((rc = sm_hint_join(h, op->mp.kind, lf, n, &hint, &key, op->k,
@@ -1509,17 +1752,37 @@ static int sm_plan_splits(uh_heap *h, struct sm_op *op)
 	uint32_t need = 0;
 	int rc;
 
-	for (int l = (int)op->path.depth - 1; l >= 0 && op->path.n[l] == SM_F; l--)	/* bound: height */
+	for (int l = (int)op->path.depth - 1; l >= 0; l--) {	/* bound: height */
+		uint32_t full = op->leaf.pk && l + 1 == (int)op->path.depth ? PL_CAP : SM_F;
+		if (op->path.n[l] != full)
+			break;
 		need += 1 + (l == 0);	/* a root that splits needs a new root too */
+	}
 	op->nspare = op->used = 0;
 	for (uint32_t i = 0; i < need; i++) {	/* bound: height + 1 */
-		if ((rc = uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, &op->spare[i])) != 0) {
+		/* The leaf's split takes spare[0]: a leaf of its kind. */
+		if ((rc = i == 0 && op->leaf.pk ? sm_leaf_new(h, op->mp.kind, &op->spare[i]) :
+			  uh_values_new(h, UH_CLASS_SMAP_NODE, SM_NSLOTS, &op->spare[i])) != 0) {
 			for (uint32_t j = 0; j < i; j++)	/* bound: height + 1 */
 				uh_tx_log_free(h, op->spare[j]);
 			return rc;
 		}
 		op->nspare++;
 	}
+	return 0;
+}
+
+static int sm_leaf_set_val(uh_heap *h, const struct sm_node *nd, uint32_t i,
+			   const struct uh_slot *v)
+{
+	unsigned char *p = NULL;
+	int rc;
+
+	if (!nd->pk)
+		return sm_wr(h, nd->off, SM_VAL(i), v);
+	if ((rc = sm_pl_image(h, nd->off, &p)) != 0)
+		return rc;
+	pl_set_slot(p, i, v);
 	return 0;
 }
 
@@ -1533,8 +1796,8 @@ static int sm_put_body(uh_heap *h, void *arg)
 	if (rc)
 		return rc;
 	if (eq) {
-		if ((rc = sm_rd(h, op->leaf.off, SM_VAL(pos), &old)) != 0 ||
-		    (rc = sm_wr(h, op->leaf.off, SM_VAL(pos), &op->val)) != 0)
+		if ((rc = sm_leaf_val(h, &op->leaf, pos, &old)) != 0 ||
+		    (rc = sm_leaf_set_val(h, &op->leaf, pos, &op->val)) != 0)
 			return rc;
 		return uh_slot_free_old(h, &old, &op->val, op->flags);
 	}
@@ -1542,7 +1805,9 @@ static int sm_put_body(uh_heap *h, void *arg)
 	 * before any node: they never wait for each other in a cycle. */
 	if ((rc = sm_hdr_lock(h, op->m)) != 0 || (rc = sm_plan_splits(h, op)) != 0)
 		return rc;
-	if ((rc = sm_key_new(h, op->k, &ks)) != 0) {
+	/* A packed leaf keeps a short key inline: no key object. */
+	ks = sm_empty;
+	if ((!op->leaf.pk || op->k->len > PL_INLINE_MAX) && (rc = sm_key_new(h, op->k, &ks)) != 0) {
 		for (uint32_t j = 0; j < op->nspare; j++)	/* bound: height + 1 */
 			uh_tx_log_free(h, op->spare[j]);
 		return rc;
@@ -1577,12 +1842,13 @@ int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32
 /* Collapse a root with 0 keys into its only child, as often as needed. */
 static int sm_collapse_root(uh_heap *h, struct sm_op *op)
 {
+	static __thread struct sm_nodebuf copy;
 	int rc;
 
 	for (;;) {	/* bound: height */
 		struct sm_node nd;
 		uh_off child;
-		if ((rc = sm_node_load(h, op->mp.root, op->mp.height == 1, &nd, NULL)) != 0)
+		if ((rc = sm_node_load(h, op->mp.root, op->mp.height == 1, &nd, &copy)) != 0)
 			return rc;
 		if (nd.leaf || nd.n > 0)
 			return 0;
@@ -1625,6 +1891,19 @@ static int sm_remove_child(uh_heap *h, struct sm_op *op, int l)
 	return l == 0 && n == 1 ? sm_collapse_root(h, op) : 0;
 }
 
+static int sm_leaf_set_next(uh_heap *h, const struct sm_node *nd, uh_off next)
+{
+	unsigned char *p = NULL;
+	int rc;
+
+	if (!nd->pk)
+		return sm_wr_ref(h, nd->off, SM_NEXT, next);
+	if ((rc = sm_pl_image(h, nd->off, &p)) != 0)
+		return rc;
+	pl_set_next(p, next);
+	return 0;
+}
+
 /* The path's leaf became empty (and is not the root): unlink and free it. */
 static int sm_drop_leaf(uh_heap *h, struct sm_op *op)
 {
@@ -1634,7 +1913,7 @@ static int sm_drop_leaf(uh_heap *h, struct sm_op *op)
 	if (rc)
 		return rc;
 	if (found)
-		rc = sm_wr_ref(h, pred.off, SM_NEXT, op->leaf.next);
+		rc = sm_leaf_set_next(h, &pred, op->leaf.next);
 	else
 		rc = sm_hdr_set(h, &op->mp, SH_FIRST, UH_T_REF, op->leaf.next);
 	if (rc || (rc = uh_tx_log_free(h, op->leaf.off)) != 0)
@@ -1642,11 +1921,48 @@ static int sm_drop_leaf(uh_heap *h, struct sm_op *op)
 	return sm_remove_child(h, op, (int)op->path.depth - 2);
 }
 
+/* Entry pos out of the slots leaf: its key slot into *ks, value *vs. */
+static int sm_slots_remove(uh_heap *h, struct sm_op *op, uint32_t pos, struct uh_slot *ks,
+			   struct uh_slot *vs)
+{
+	uh_off lf = op->leaf.off;
+	uint32_t n = op->leaf.n;
+	int rc;
+
+	if ((rc = sm_rd(h, lf, SM_KEY(pos), ks)) != 0 || (rc = sm_rd(h, lf, SM_VAL(pos), vs)) != 0)
+		return rc;
+	if ((rc = sm_move(h, lf, SM_KEY(pos + 1), SM_KEY(pos), n - pos - 1)) != 0 ||
+	    (rc = sm_move(h, lf, SM_VAL(pos + 1), SM_VAL(pos), n - pos - 1)) != 0)
+		return rc;
+	if ((rc = sm_wr(h, lf, SM_KEY(n - 1), &sm_empty)) != 0 ||
+	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0)
+		return rc;
+	return sm_meta_set(h, lf, n - 1, 1, op->leaf.hint);
+}
+
+/* Entry pos out of the packed leaf: its key object (an empty slot for an
+ * inline key) into *ks, value *vs. */
+static int sm_pl_remove(uh_heap *h, struct sm_op *op, uint32_t pos, struct uh_slot *ks,
+			struct uh_slot *vs)
+{
+	uint32_t n = op->leaf.n;
+	unsigned char *p = NULL;
+	int rc = sm_pl_image(h, op->leaf.off, &p);
+
+	if (rc)
+		return rc;
+	pl_slot(p, PL_KOBJ(pos), ks);
+	pl_slot(p, pos, vs);
+	pl_move(p, pos + 1, pos, n - pos - 1);
+	pl_clear(p, n - 1);
+	pl_set_n(p, n - 1);
+	return 0;
+}
+
 static int sm_remove_body(uh_heap *h, void *arg)
 {
 	struct sm_op *op = arg;
 	struct uh_slot ks, vs;
-	uh_off lf;
 	uint32_t pos, n;
 	int eq, rc = sm_find(h, op, &pos, &eq);
 
@@ -1656,17 +1972,12 @@ static int sm_remove_body(uh_heap *h, void *arg)
 		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
 	if ((rc = sm_hdr_lock(h, op->m)) != 0)
 		return rc;
-	lf = op->leaf.off;
 	n = op->leaf.n;
-	if ((rc = sm_rd(h, lf, SM_KEY(pos), &ks)) != 0 || (rc = sm_rd(h, lf, SM_VAL(pos), &vs)) != 0)
-		return rc;
-	if ((rc = sm_move(h, lf, SM_KEY(pos + 1), SM_KEY(pos), n - pos - 1)) != 0 ||
-	    (rc = sm_move(h, lf, SM_VAL(pos + 1), SM_VAL(pos), n - pos - 1)) != 0)
-		return rc;
-	if ((rc = sm_wr(h, lf, SM_KEY(n - 1), &sm_empty)) != 0 ||
-	    (rc = sm_wr(h, lf, SM_VAL(n - 1), &sm_empty)) != 0 ||
-	    (rc = sm_meta_set(h, lf, n - 1, 1, op->leaf.hint)) != 0 ||
-	    (rc = sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count - 1)) != 0 ||
+	if (op->leaf.pk)
+		rc = sm_pl_remove(h, op, pos, &ks, &vs);
+	else
+		rc = sm_slots_remove(h, op, pos, &ks, &vs);
+	if (rc || (rc = sm_hdr_set(h, &op->mp, SH_COUNT, UH_T_I64, op->mp.count - 1)) != 0 ||
 	    (rc = uh_key_free(h, &ks)) != 0 || (rc = uh_slot_free_old(h, &vs, NULL, op->flags)) != 0)
 		return rc;
 	uh_slot_to_value(&vs, &op->out);
@@ -1695,24 +2006,26 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 /* ---- scans ----
  *
  * uh_iter layout (opaque to users):
- *   s[0] magic 0x534d << 48 | flags << 40 | idx << 16 | anchor key length
+ *   s[0] magic 0x534d << 48 | flags (low 8 bits) << 40 | flags (high 8
+ *        bits) << 32 | idx << 16 | anchor key length
  *   s[1] the sorted map
  *   s[2] leaf of the position; idx: the next entry is idx (descending:
  *        idx - 1) in that leaf
  *   s[3] the clock (snapshot rv) at which leaf and anchor were read
- *   s[4] anchor: the last key returned (or, before the first next, the
- *        first key found, inclusive): an i64 key, or the key object
- *   s[5] string/bytes maps: the key object of the entry that followed the
- *        anchor in its leaf (0 if none there)
- *   s[6..7] the anchor's first 16 bytes
+ *   s[4..7] anchor: the last key returned (or, before the first next, the
+ *        first key found, inclusive): an i64 key in s[4]; a string or
+ *        bytes key of at most 32 bytes in s[4..7] (IT_KINL); a longer
+ *        one's key object in s[4] (IT_KOBJ), and then in s[5..7] the
+ *        entry that followed it in its leaf (or the next): its key object
+ *        in s[5] (IT_SOBJ) or its packed leaf cell (IT_SINL)
  * An object whose version is still <= s[3] has not changed since (every
  * commit and every reuse of a freed slot carries a later clock), so the
  * position is reused as it is; otherwise the next call descends from the
  * root to the first key after the anchor. If the anchor's key object was
  * freed (its entry removed, e.g. by a caller deleting what it scans), the
- * scan goes on at the entry that followed it (s[5]) if that one is still
- * there, else after the copied prefix if the key was no longer than it;
- * else it cannot know where it was (UH_ESTATE). Inside the block that
+ * scan goes on at the entry that followed it if that one's key object is
+ * still there or its key was kept inline (keys put in between since are
+ * concurrent); else it cannot know where it was (UH_ESTATE). Inside the block that
  * returned it the anchor's key object stays (the block's own removes free
  * it at commit; one the block made is checked by its generation), so a
  * scan in a block never loses its place to the block's own changes.
@@ -1725,57 +2038,81 @@ int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_
 #define IT_INCL 0x04u	/* the anchor itself is still to be returned */
 #define IT_ANCHOR 0x08u
 #define IT_POS 0x10u
-#define IT_KOBJ 0x20u	/* s[4] is a key object that may be re-validated */
-#define IT_SOBJ 0x40u	/* s[5] names the anchor's successor */
+#define IT_KOBJ 0x20u	/* a[0] is the anchor's key object, to be re-validated */
+#define IT_SOBJ 0x40u	/* a[1] is the key object of the anchor's successor */
 #define IT_LAST 0x80u	/* no entry followed the anchor */
-#define IT_PREFIX 16u
+#define IT_KINL 0x100u	/* the anchor's bytes are those of a[] */
+#define IT_SINL 0x200u	/* the successor's packed cell is a[1..4) */
+#define IT_INLINE 32u	/* anchors up to this long are kept whole */
+#define IT_KINDS (IT_KOBJ | IT_SOBJ | IT_LAST | IT_KINL | IT_SINL)
 
 struct sm_it {
 	uint32_t flags, idx, alen;
 	uh_off map, leaf;
-	uint64_t rv, anchor, succ;
-	unsigned char pre[IT_PREFIX];
+	uint64_t rv;
+	uint64_t a[4];	/* s[4..7]: the anchor and its successor */
 };
+_Static_assert(PL_CELL <= 3 * sizeof(uint64_t), "a successor's cell fits a[1..4)");
 
 static int it_unpack(const uint64_t s[8], struct sm_it *x)
 {
 	if (s[0] >> 48 != IT_MAGIC)
 		return 0;
-	x->flags = (uint32_t)(s[0] >> 40) & 0xff;
+	x->flags = ((uint32_t)(s[0] >> 40) & 0xff) | ((uint32_t)(s[0] >> 32) & 0xff) << 8;
 	x->idx = (uint32_t)(s[0] >> 16) & 0xffff;
 	x->alen = (uint32_t)s[0] & 0xffff;
 	x->map = s[1];
 	x->leaf = s[2];
 	x->rv = s[3];
-	x->anchor = s[4];
-	x->succ = s[5];
-	memcpy(x->pre, &s[6], IT_PREFIX);
-	return x->idx <= SM_F && x->alen <= UH_KEY_MAX_LEN;
+	memcpy(x->a, &s[4], sizeof(x->a));
+	return x->idx <= SM_F && x->alen <= UH_KEY_MAX_LEN &&
+	       (!(x->flags & IT_KINL) || x->alen <= IT_INLINE) &&
+	       (!(x->flags & IT_SINL) || ((const unsigned char *)&x->a[1])[0] <= PL_INLINE_MAX);
 }
 
 static void it_pack(const struct sm_it *x, uint64_t s[8])
 {
 	s[0] = IT_MAGIC << 48 | (uint64_t)(x->flags & 0xff) << 40 |
-	       (uint64_t)(x->idx & 0xffff) << 16 | (x->alen & 0xffff);
+	       (uint64_t)((x->flags >> 8) & 0xff) << 32 | (uint64_t)(x->idx & 0xffff) << 16 |
+	       (x->alen & 0xffff);
 	s[1] = x->map;
 	s[2] = x->leaf;
 	s[3] = x->rv;
-	s[4] = x->anchor;
-	s[5] = x->succ;
-	memcpy(&s[6], x->pre, IT_PREFIX);
+	memcpy(&s[4], x->a, sizeof(x->a));
 }
 
-/* Make kref, of key k, the anchor: its length and first bytes kept, no
- * successor named yet. */
-static void it_anchor(struct sm_it *x, uint32_t kind, uint64_t kref, const uh_key *k)
+/* Make key k, held by a leaf as kr, the anchor: an i64 key or a short one
+ * kept whole, a longer one by its key object (IT_KOBJ: the caller then
+ * names its successor, it_succ). */
+static void it_anchor(struct sm_it *x, uint32_t kind, const struct sm_kref *kr, const uh_key *k)
 {
-	x->anchor = kref;
-	x->succ = 0;
+	x->flags &= ~IT_KINDS;
 	x->alen = 0;
-	memset(x->pre, 0, sizeof(x->pre));
-	if (kind != UH_KEY_I64) {
+	memset(x->a, 0, sizeof(x->a));
+	if (kind == UH_KEY_I64) {
+		x->a[0] = (uint64_t)k->i64;
+	} else if (k->len <= IT_INLINE) {
 		x->alen = (uint32_t)k->len;
-		memcpy(x->pre, k->data, k->len < IT_PREFIX ? k->len : IT_PREFIX);
+		memcpy(x->a, k->data, k->len);
+		x->flags |= IT_KINL;
+	} else {
+		x->alen = (uint32_t)k->len;
+		x->a[0] = kr->s.value;
+		x->flags |= IT_KOBJ;
+	}
+}
+
+/* Name ss, the entry after a long anchor, as where to go on if the
+ * anchor's key object is freed: its cell if inline, else its key object
+ * (unless the block made it: sm_unchanged would not vouch for it later). */
+static void it_succ(uh_heap *h, struct sm_it *x, const struct sm_kref *ss)
+{
+	if (ss->inl) {
+		memcpy(&x->a[1], ss->cell, PL_CELL);
+		x->flags |= IT_SINL;
+	} else if (ss->s.value && !u64map_get(&h->tx.news, UH_REF_OFFSET(ss->s.value))) {
+		x->a[1] = ss->s.value;
+		x->flags |= IT_SOBJ;
 	}
 }
 
@@ -1789,6 +2126,8 @@ struct sm_pos {
 
 static int sm_fwd_norm(uh_heap *h, const struct sm_map *mp, struct sm_pos *pos)
 {
+	/* pos->leaf's when it moves on, until the next call. */
+	static __thread struct sm_nodebuf copy;
 	int rc;
 
 	pos->found = 0;
@@ -1797,7 +2136,7 @@ static int sm_fwd_norm(uh_heap *h, const struct sm_map *mp, struct sm_pos *pos)
 			return 0;
 		if (hops > mp->count + 1)
 			return sm_bad(h, "leaf chain does not end");
-		if ((rc = sm_node_load(h, pos->leaf.next, 1, &pos->leaf, NULL)) != 0)
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &pos->leaf, &copy)) != 0)
 			return rc;
 		pos->i = 0;
 	}
@@ -1842,7 +2181,13 @@ static int sm_own(uh_heap *h, uh_off off)
 	return uh_tx_holds(h, off) != 0;
 }
 
-/* 1 if the object at off is of class cls and unchanged since clock rv
+/* Class c is cls, or a packed leaf where cls asks for a node. */
+static int sm_class_is(uint32_t c, uint32_t cls)
+{
+	return c == cls || (cls == UH_CLASS_SMAP_NODE && c == UH_CLASS_SMAP_LEAF);
+}
+
+/* 1 if the object at off is of class cls (a node: or a packed leaf) and unchanged since clock rv
  * (as this block sees it), 0 if not, < 0 on error. own_ok: an object this
  * block locked counts by the version it had, and one it made counts if
  * it is still there (for immutable key objects: a scan in a block that
@@ -1861,10 +2206,10 @@ static int sm_unchanged(uh_heap *h, uh_off ref, uint32_t cls, uint64_t rv, int o
 	if ((rc = sm_obj_hdr(h, ref, &c, &payload, &valid, NULL)) != 0)
 		return rc;
 	if (made)
-		return valid && c == cls;
+		return valid && sm_class_is(c, cls);
 	if (!uh_tx_seen(h, off, own_ok, &seen))
 		return 0;
-	return seen <= rv && valid && c == cls;
+	return seen <= rv && valid && sm_class_is(c, cls);
 }
 
 /* A key object of the iterator, if unchanged since its snapshot, into kb:
@@ -1892,22 +2237,31 @@ static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it
 	kb->k.kind = mp->kind;
 	*incl = (x->flags & IT_INCL) != 0;
 	if (mp->kind == UH_KEY_I64) {
-		kb->k.i64 = (int64_t)x->anchor;
+		kb->k.i64 = (int64_t)x->a[0];
 		return 0;
 	}
-	if ((x->flags & IT_KOBJ) && (rc = sm_it_key(h, mp, x, x->anchor, kb)) != 0)
-		return rc < 0 ? rc : 0;
-	if (x->alen <= IT_PREFIX) {
-		memcpy(kb->b, x->pre, x->alen);
+	if (x->flags & IT_KINL) {
+		memcpy(kb->b, x->a, x->alen);
 		kb->k.data = kb->b;
 		kb->k.len = x->alen;
 		return 0;
 	}
+	if ((x->flags & IT_KOBJ) && (rc = sm_it_key(h, mp, x, x->a[0], kb)) != 0)
+		return rc < 0 ? rc : 0;
 	/* The anchor is gone: the entry after it, if still there, is where
-	 * the scan goes on (keys put in between since are concurrent). */
-	if ((x->flags & IT_SOBJ) && (rc = sm_it_key(h, mp, x, x->succ, kb)) != 0) {
+	 * the scan goes on (keys put in between since are concurrent). A
+	 * cell kept whole is where to go on even if its entry went too. */
+	if ((x->flags & IT_SOBJ) && (rc = sm_it_key(h, mp, x, x->a[1], kb)) != 0) {
 		*incl = 1;
 		return rc < 0 ? rc : 0;
+	}
+	if (x->flags & IT_SINL) {
+		const unsigned char *cell = (const unsigned char *)&x->a[1];
+		memcpy(kb->b, cell + 1, cell[0]);
+		kb->k.data = kb->b;
+		kb->k.len = cell[0];
+		*incl = 1;
+		return 0;
 	}
 	/* Nothing followed it: whatever follows now came since. */
 	if (x->flags & IT_LAST)
@@ -1917,52 +2271,52 @@ static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it
 			  "new scan after a copy of that key", x->alen);
 }
 
-/* The key object of the entry after entry e of pos (before it when
- * descending), 0 at the end. In another leaf going forward it is the next
+/* Name in x the entry after entry e of pos (before it when descending),
+ * or IT_LAST at the end (it_succ). In another leaf going forward it is the next
  * leaf's first; going backward the leaf before is found from the root,
  * and the position moves there (*pos updated). */
 static int sm_succ(uh_heap *h, const struct sm_map *mp, int rev, struct sm_pos *pos,
-		   uint32_t e, const struct sm_kbuf *kb, struct sm_kbuf *kw, uh_off *succ,
-		   int *last)
+		   uint32_t e, const struct sm_kbuf *kb, struct sm_kbuf *kw, struct sm_it *x)
 {
-	struct uh_slot ss;
+	static __thread struct sm_nodebuf copy;	/* the next leaf */
+	struct sm_kref ss;
 	struct sm_pos p2;
 	int rc;
 
-	*succ = 0;
-	*last = 0;
 	if (rev ? e > 0 : e + 1 < pos->leaf.n) {
-		if ((rc = sm_at(h, &pos->leaf, SM_KEY(rev ? e - 1 : e + 1), &ss)) != 0)
+		if ((rc = sm_leaf_kref(h, &pos->leaf, rev ? e - 1 : e + 1, &ss)) != 0)
 			return rc;
 	} else if (!rev) {
 		if (!pos->leaf.next) {
-			*last = 1;
+			x->flags |= IT_LAST;
 			return 0;
 		}
-		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf, NULL)) != 0 || p2.leaf.n == 0 ||
-		    (rc = sm_at(h, &p2.leaf, SM_KEY(0), &ss)) != 0)
+		if ((rc = sm_node_load(h, pos->leaf.next, 1, &p2.leaf, &copy)) != 0)
+			return rc;
+		if (p2.leaf.n == 0)
+			return sm_bad(h, "leaf %llu is empty", (unsigned long long)p2.leaf.off);
+		if ((rc = sm_leaf_kref(h, &p2.leaf, 0, &ss)) != 0)
 			return rc;
 	} else {
 		if ((rc = sm_seek(h, mp, &kb->k, 1, 0, &p2, kw)) != 0)
 			return rc;
 		if (!p2.found) {
-			*last = 1;
+			x->flags |= IT_LAST;
 			return 0;
 		}
-		if ((rc = sm_at(h, &p2.leaf, SM_KEY(p2.i - 1), &ss)) != 0)
+		if ((rc = sm_leaf_kref(h, &p2.leaf, p2.i - 1, &ss)) != 0)
 			return rc;
 		pos->leaf = p2.leaf;
 		pos->i = p2.i;
 	}
-	if (!u64map_get(&h->tx.news, UH_REF_OFFSET(ss.value)))
-		*succ = ss.value;
+	it_succ(h, x, &ss);
 	return 0;
 }
 
 /* Remember entry e of pos as the anchor (incl: e itself is next, else the
  * one after it) and the position in its leaf. */
 static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struct sm_pos *pos,
-		     uint32_t e, const struct uh_slot *ks, const struct sm_kbuf *kb,
+		     uint32_t e, const struct sm_kref *kr, const struct sm_kbuf *kb,
 		     struct sm_kbuf *kw, int incl)
 {
 	int rev = (x->flags & IT_REV) != 0, rc;
@@ -1970,17 +2324,14 @@ static int sm_it_set(uh_heap *h, const struct sm_map *mp, struct sm_it *x, struc
 
 	x->flags &= IT_REV;
 	x->flags |= IT_ANCHOR | (incl ? IT_INCL : 0);
-	it_anchor(x, mp->kind, ks->value, &kb->k);
-	if (mp->kind != UH_KEY_I64) {
-		x->flags |= IT_KOBJ;	/* (one this block made: see sm_unchanged) */
+	/* A key object anchor may be one this block made: see sm_unchanged. */
+	it_anchor(x, mp->kind, kr, &kb->k);
+	if (x->flags & IT_KOBJ) {
 		uh_off before = pos->leaf.off;
 		struct sm_pos keep = *pos;
-		int last = 0;
 		/* With incl, e itself is next: the position stays at it. */
-		if (x->alen > IT_PREFIX &&
-		    (rc = sm_succ(h, mp, rev, incl ? &keep : pos, e, kb, kw, &x->succ, &last)) != 0)
+		if ((rc = sm_succ(h, mp, rev, incl ? &keep : pos, e, kb, kw, x)) != 0)
 			return rc;
-		x->flags |= (x->succ ? IT_SOBJ : 0) | (last ? IT_LAST : 0);
 		if (pos->leaf.off != before)
 			idx = pos->i;	/* moved to the leaf before */
 	}
@@ -2004,19 +2355,21 @@ struct sm_scan_op {
 	uint32_t max, n;		/* next: entries asked for, given */
 	uh_key keys[SM_NEXT_MAX];
 	uh_value vals[SM_NEXT_MAX];
+	unsigned char cells[SM_NEXT_MAX][PL_INLINE_MAX];	/* inline keys given */
 	struct sm_kbuf kb, kw;
 };
 
-/* Entry at pos: its key slot into *ks and bytes into kb. */
+/* Entry e at pos: its key as the leaf holds it into *kr, its bytes into
+ * kb, its value into *vs. */
 static int sm_entry(uh_heap *h, const struct sm_map *mp, const struct sm_pos *pos, uint32_t e,
-		    struct uh_slot *ks, struct uh_slot *vs, struct sm_kbuf *kb)
+		    struct sm_kref *kr, struct uh_slot *vs, struct sm_kbuf *kb)
 {
 	int rc;
 
-	if ((rc = sm_at(h, &pos->leaf, SM_KEY(e), ks)) != 0 ||
-	    (rc = sm_at(h, &pos->leaf, SM_VAL(e), vs)) != 0)
+	if ((rc = sm_leaf_kref(h, &pos->leaf, e, kr)) != 0 ||
+	    (rc = sm_leaf_val(h, &pos->leaf, e, vs)) != 0)
 		return rc;
-	return sm_key_read(h, mp->kind, ks, kb);
+	return sm_kref_key(h, mp->kind, kr, kb);
 }
 
 static int sm_scan_body(uh_heap *h, void *arg)
@@ -2025,7 +2378,8 @@ static int sm_scan_body(uh_heap *h, void *arg)
 	struct sm_it x = { .flags = op->rev ? IT_REV : 0, .map = op->m };
 	struct sm_map mp;
 	struct sm_pos pos;
-	struct uh_slot ks, vs;
+	struct sm_kref ks;
+	struct uh_slot vs;
 	int rc;
 
 	op->have_out = 0;
@@ -2091,15 +2445,23 @@ static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it 
 }
 
 /* Start loading the key and value objects of the entries [from, to) of
- * a leaf's slots in place, so that the steps that return them find them
- * in cache (the scan's cache misses overlap instead of adding up). */
-static void sm_prefetch_entries(uh_heap *h, const struct uh_slot *mem, uint32_t from,
-				uint32_t to)
+ * a leaf read in place, so that the steps that return them find them in
+ * cache (the scan's cache misses overlap instead of adding up). A packed
+ * leaf's keys are in it, but for long ones. */
+static void sm_prefetch_entries(uh_heap *h, const struct sm_node *nd, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {	/* bound: F */
-		uint64_t ko = UH_REF_OFFSET(mem[SM_KEY(i)].value);
-		uint64_t vo = UH_REF_OFFSET(mem[SM_VAL(i)].value);
-		if (ko < h->size)
+		uint64_t ko, vo;
+		if (nd->pk) {
+			memcpy(&ko, nd->pk + PL_VALS_AT + 8 * PL_KOBJ(i), 8);
+			memcpy(&vo, nd->pk + PL_VALS_AT + 8 * i, 8);
+		} else {
+			ko = nd->mem[SM_KEY(i)].value;
+			vo = nd->mem[SM_VAL(i)].value;
+		}
+		ko = UH_REF_OFFSET(ko);
+		vo = UH_REF_OFFSET(vo);
+		if (ko && ko < h->size)
 			__builtin_prefetch(h->base + ko);
 		if (vo < h->size)
 			__builtin_prefetch(h->base + vo);
@@ -2112,7 +2474,8 @@ static int sm_next_body(uh_heap *h, void *arg)
 	struct sm_it x;
 	struct sm_map mp;
 	struct sm_pos pos;
-	struct uh_slot ks, vs;
+	struct sm_kref ks;
+	struct uh_slot vs;
 	int have = 0, rc;
 
 	op->have_out = 0;
@@ -2140,8 +2503,8 @@ static int sm_next_body(uh_heap *h, void *arg)
 	/* Up to max entries of this leaf (uh_smap_next_n), each read as a
 	 * single step would read it; the iterator then stands at the last. */
 	uint32_t e = rev ? pos.i - 1 : pos.i;
-	if (pos.leaf.mem && op->max > 1)
-		sm_prefetch_entries(h, pos.leaf.mem, rev ? (e + 1 > op->max ? e + 1 - op->max : 0) : e,
+	if ((pos.leaf.mem || pos.leaf.pk) && op->max > 1)
+		sm_prefetch_entries(h, &pos.leaf, rev ? (e + 1 > op->max ? e + 1 - op->max : 0) : e,
 				    rev ? e + 1 : (e + op->max < pos.leaf.n ? e + op->max : pos.leaf.n));
 	for (op->n = 0;; e = rev ? e - 1 : e + 1) {	/* bound: F */
 		if ((rc = sm_entry(h, &mp, &pos, e, &ks, &vs, &op->kb)) != 0)
@@ -2150,11 +2513,15 @@ static int sm_next_body(uh_heap *h, void *arg)
 		memset(key, 0, sizeof(*key));
 		key->kind = mp.kind;
 		if (mp.kind == UH_KEY_I64) {
-			key->i64 = (int64_t)ks.value;
+			key->i64 = (int64_t)ks.s.value;
+		} else if (ks.inl) {
+			memcpy(op->cells[op->n], op->kb.k.data, op->kb.k.len);
+			key->data = op->cells[op->n];
+			key->len = op->kb.k.len;
 		} else {
 			/* Key objects never change: the bytes in place are
 			 * the ones just validated. */
-			key->data = h->base + UH_REF_OFFSET(ks.value) + UH_OBJHDR_SIZE;
+			key->data = h->base + UH_REF_OFFSET(ks.s.value) + UH_OBJHDR_SIZE;
 			key->len = op->kb.k.len;
 		}
 		uh_slot_to_value(&vs, &op->vals[op->n++]);
@@ -2199,8 +2566,19 @@ static int sm_lean_map(uh_heap *h, uh_off m, uint32_t *kind)
 struct sm_lean_run {
 	struct sm_lean_node l[2];
 	uint32_t nl, at, first, cnt;
-	struct uh_slot ss;
+	struct sm_kref ss;
 };
+
+/* Key i of a leaf read in place, as it holds it (its check comes after). */
+static void sm_lean_kref(const struct sm_node *nd, uint32_t i, struct sm_kref *kr)
+{
+	if (nd->pk) {
+		pl_kref(nd->pk, i, kr);
+		return;
+	}
+	kr->inl = 0;
+	uh_load(&kr->s, (const char *)&nd->mem[SM_KEY(i)], sizeof(kr->s));
+}
 
 /* The entries a lean batch can return from position i of leaf x->leaf
  * (loaded into r->l[0]), at most max: 0, or 1 when the general path must
@@ -2218,7 +2596,7 @@ static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct 
 			return 1;	/* the leaf before is found from the root */
 		r->first = i - 1;
 		r->cnt = max < i - 1 ? max : i - 1;
-		uh_load(&r->ss, (const char *)&l[0].nd.mem[SM_KEY(i - 1 - r->cnt)], sizeof(r->ss));
+		sm_lean_kref(&l[0].nd, i - 1 - r->cnt, &r->ss);
 		return 0;
 	}
 	if (i >= l[0].nd.n) {	/* L is done: on to the next leaf */
@@ -2233,20 +2611,20 @@ static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct 
 	r->cnt = max < nd->n - i ? max : nd->n - i;
 	last = i + r->cnt - 1;
 	if (last + 1 < nd->n) {
-		uh_load(&r->ss, (const char *)&nd->mem[SM_KEY(last + 1)], sizeof(r->ss));
+		sm_lean_kref(nd, last + 1, &r->ss);
 		return 0;
 	}
 	if (r->at == 0 && nd->next) {
 		if (sm_lean_leaf(h, nd->next, &l[1]) || l[1].nd.n == 0)
 			return 1;
 		r->nl = 2;
-		uh_load(&r->ss, (const char *)&l[1].nd.mem[SM_KEY(0)], sizeof(r->ss));
+		sm_lean_kref(&l[1].nd, 0, &r->ss);
 		return 0;
 	}
 	if (r->cnt < 2)
 		return 1;	/* its successor is not loaded: the next call's */
 	r->cnt--;
-	uh_load(&r->ss, (const char *)&nd->mem[SM_KEY(last)], sizeof(r->ss));
+	sm_lean_kref(nd, last, &r->ss);
 	return 0;
 }
 
@@ -2259,11 +2637,11 @@ static void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, int rev)
 
 	if (rev) {
 		uint32_t end = r->first + 1 - r->cnt;
-		sm_prefetch_entries(h, nd->mem, end > 4 ? end - 4 : 0, r->first + 1);
+		sm_prefetch_entries(h, nd, end > 4 ? end - 4 : 0, r->first + 1);
 		return;
 	}
 	uint32_t end = r->first + r->cnt + 4;
-	sm_prefetch_entries(h, nd->mem, r->first, end < nd->n ? end : nd->n);
+	sm_prefetch_entries(h, nd, r->first, end < nd->n ? end : nd->n);
 	if (r->at == 0 && end >= nd->n && nd->next)
 		sm_prefetch_node(h, nd->next);
 }
@@ -2285,9 +2663,11 @@ static void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, int rev)
 static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_value *vals,
 			uint32_t max, uint32_t *n)
 {
+	/* Inline keys given, copied: the leaf may change after its check. */
+	static __thread unsigned char cells[SM_F][PL_INLINE_MAX];
 	const int rev = (x->flags & IT_REV) != 0;
 	struct sm_lean_run r;
-	struct uh_slot ks;
+	struct sm_kref ks;
 	uh_key key = { 0 };
 	uint64_t rv = x->rv;
 	uint32_t kind;
@@ -2299,18 +2679,24 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	 * objects are older than the leaf that holds them). */
 	if (r.nl == 2 && r.l[1].ver > rv)
 		rv = r.l[1].ver;
-	const struct uh_slot *mem = r.l[r.at].nd.mem;
+	const struct sm_node *nd = &r.l[r.at].nd;
+	if (nd->pk && kind == UH_KEY_I64)
+		return 1;
 	sm_lean_prefetch(h, &r, rev);
 	for (uint32_t j = 0; j < r.cnt; j++) {	/* bound: F */
 		uint32_t e = rev ? r.first - j : r.first + j;
-		uh_load(&ks, (const char *)&mem[SM_KEY(e)], sizeof(ks));
-		if (sm_lean_key(h, kind, &ks, &key))
+		sm_lean_kref(nd, e, &ks);
+		if (ks.inl) {
+			memcpy(cells[j], ks.cell + 1, PL_INLINE_MAX);
+			key = (uh_key){ .kind = kind, .data = cells[j], .len = ks.cell[0] };
+		} else if (sm_lean_key(h, kind, &ks.s, &key)) {
 			return 1;
+		}
 		if (keys)
 			keys[j] = key;
 		if (vals) {
 			struct uh_slot vs;
-			uh_load(&vs, (const char *)&mem[SM_VAL(e)], sizeof(vs));
+			sm_lean_val(nd, e, &vs);
 			uh_slot_to_value(&vs, &vals[j]);
 		}
 	}
@@ -2319,14 +2705,9 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	y.leaf = r.at ? r.l[0].nd.next : x->leaf;
 	y.idx = rev ? r.first + 1 - r.cnt : r.first + r.cnt;
 	y.rv = rv;
-	it_anchor(&y, kind, ks.value, &key);
-	if (kind != UH_KEY_I64) {
-		y.flags |= IT_KOBJ;
-		if (y.alen > IT_PREFIX && r.ss.value) {
-			y.succ = r.ss.value;
-			y.flags |= IT_SOBJ;
-		}
-	}
+	it_anchor(&y, kind, &ks, &key);
+	if (y.flags & IT_KOBJ)
+		it_succ(h, &y, &r.ss);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (uint32_t j = 0; j < r.nl; j++)	/* bound: 2 */
 		if (!uh_lock_still(h, UH_REF_OFFSET(r.l[j].nd.off), r.l[j].w))
@@ -2406,14 +2787,14 @@ struct sm_chk {
 	struct sm_kbuf bufs[2], a, b;
 };
 
-/* k(a) < k(b) required (strict), both slots loaded and compared. */
-static int sm_chk_less(uh_heap *h, struct sm_chk *c, const struct uh_slot *x,
-		       const struct uh_slot *y, int orequal, int *ok)
+/* k(x) < k(y) required (strict), both keys loaded and compared. */
+static int sm_chk_less(uh_heap *h, struct sm_chk *c, const struct sm_kref *x,
+		       const struct sm_kref *y, int orequal, int *ok)
 {
 	int rc;
 
-	if ((rc = sm_key_read(h, c->mp.kind, x, &c->a)) != 0 ||
-	    (rc = sm_key_read(h, c->mp.kind, y, &c->b)) != 0)
+	if ((rc = sm_kref_key(h, c->mp.kind, x, &c->a)) != 0 ||
+	    (rc = sm_kref_key(h, c->mp.kind, y, &c->b)) != 0)
 		return rc;
 	int cmp = uh_key_cmp(&c->a.k, &c->b.k);
 	*ok = orequal ? cmp <= 0 : cmp < 0;
@@ -2435,10 +2816,48 @@ static int sm_chk_tail(uh_heap *h, uh_off off, uint32_t from, uint32_t to)
 	return 0;
 }
 
-static int sm_chk_leaf(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t level,
-		       struct uh_slot *min, struct uh_slot *max)
+/* Entry i of a packed leaf, key k, held as kr: an inline key's cell is
+ * zero past it and it has no key object; a long key's cell holds its
+ * first bytes and its key object is of the map's kind. */
+static int sm_chk_cell(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t i,
+		       const struct sm_kref *kr, const uh_key *k)
 {
-	struct uh_slot ks, vs;
+	static const unsigned char zero[PL_CELL];
+	uint32_t len = k->len < PL_INLINE_MAX ? (uint32_t)k->len : PL_INLINE_MAX;
+
+	if (kr->inl ? (kr->s.tag || kr->s.value ||
+		       memcmp(kr->cell + 1 + len, zero, PL_INLINE_MAX - len) != 0) :
+		      (kr->cell[0] != PL_LONG || k->len <= PL_INLINE_MAX ||
+		       uh_slot_type(kr->s.tag) != sm_key_type(c->mp.kind) ||
+		       memcmp(kr->cell + 1, k->data, PL_INLINE_MAX) != 0))
+		return sm_bad(h, "leaf %llu: cell %u does not hold its %u-byte key as the "
+			      "format says", (unsigned long long)nd->off, i, (unsigned)k->len);
+	return 0;
+}
+
+/* A packed leaf's entries past n and its reserved bytes are zero. */
+static int sm_chk_pl_tail(uh_heap *h, const struct sm_node *nd)
+{
+	static __thread unsigned char want[PL_PAYLOAD];
+	const unsigned char *p = nd->pk;
+
+	/* The leaf as it should be: its header and entries, zeros elsewhere. */
+	memset(want, 0, sizeof(want));
+	memcpy(want, p, PL_N_AT + 4);
+	pl_copy(want, 0, p, 0, nd->n);
+	memcpy(want + PL_VALS_AT + 8 * PL_NEXT, p + PL_VALS_AT + 8 * PL_NEXT, 8);
+	want[PL_TYPES_AT + PL_NEXT] = p[PL_TYPES_AT + PL_NEXT];
+	if (memcmp(want, p, PL_PAYLOAD) != 0)
+		return sm_bad(h, "leaf %llu: bytes past its %u entries are not zero",
+			      (unsigned long long)nd->off, nd->n);
+	return 0;
+}
+
+static int sm_chk_leaf(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t level,
+		       struct sm_kref *min, struct sm_kref *max)
+{
+	struct sm_kref ks;
+	struct uh_slot vs;
 	int rc;
 
 	if (nd->off != c->expect)
@@ -2449,9 +2868,10 @@ static int sm_chk_leaf(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, u
 		return sm_bad(h, "leaf %llu is empty", (unsigned long long)nd->off);
 	for (uint32_t i = 0; i < nd->n; i++) {	/* bound: F */
 		struct sm_kbuf *kb = &c->bufs[c->li ^ 1];
-		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &ks)) != 0 ||
-		    (rc = sm_rd(h, nd->off, SM_VAL(i), &vs)) != 0 ||
-		    (rc = sm_key_read(h, c->mp.kind, &ks, kb)) != 0)
+		if ((rc = sm_leaf_kref(h, nd, i, &ks)) != 0 || (rc = sm_leaf_val(h, nd, i, &vs)) != 0 ||
+		    (rc = sm_kref_key(h, c->mp.kind, &ks, kb)) != 0)
+			return rc;
+		if (nd->pk && (rc = sm_chk_cell(h, c, nd, i, &ks, &kb->k)) != 0)
 			return rc;
 		if (c->have_last && uh_key_cmp(&c->bufs[c->li].k, &kb->k) >= 0)
 			return sm_bad(h, "leaf %llu: key %u is not greater than the key before it",
@@ -2466,18 +2886,20 @@ static int sm_chk_leaf(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, u
 		*max = ks;
 	}
 	c->entries += nd->n;
+	if (nd->pk)
+		return sm_chk_pl_tail(h, nd);
 	if ((rc = sm_chk_tail(h, nd->off, SM_KEY(nd->n), SM_KEY(SM_F))) != 0)
 		return rc;
 	return sm_chk_tail(h, nd->off, SM_VAL(nd->n), SM_NSLOTS);
 }
 
 static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
-		       struct uh_slot *min, struct uh_slot *max);
+		       struct sm_kref *min, struct sm_kref *max);
 
 static int sm_chk_inner(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, uint32_t level,
-			struct uh_slot *min, struct uh_slot *max)
+			struct sm_kref *min, struct sm_kref *max)
 {
-	struct uh_slot key, prev, cmin, cmax;
+	struct sm_kref key = { .inl = 0 }, prev, cmin, cmax;
 	uh_off child;
 	int ok, rc;
 
@@ -2499,7 +2921,7 @@ static int sm_chk_inner(uh_heap *h, struct sm_chk *c, const struct sm_node *nd, 
 		}
 		if (i == nd->n)
 			break;
-		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &key)) != 0 ||
+		if ((rc = sm_rd(h, nd->off, SM_KEY(i), &key.s)) != 0 ||
 		    (rc = sm_chk_less(h, c, &cmax, &key, 0, &ok)) != 0)
 			return rc;
 		if (!ok)
@@ -2557,12 +2979,20 @@ static int sm_chk_hints(uh_heap *h, struct sm_chk *c, const struct sm_node *nd)
 }
 
 static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
-		       struct uh_slot *min, struct uh_slot *max)
+		       struct sm_kref *min, struct sm_kref *max)
 {
 	struct sm_node nd;
-	int rc = sm_node_load(h, off, level + 1 == c->mp.height, &nd, NULL);
+	static __thread struct sm_nodebuf copy[SM_MAX_HEIGHT];
+	int rc = level < SM_MAX_HEIGHT ? sm_node_load(h, off, level + 1 == c->mp.height, &nd,
+						      &copy[level]) :
+					 sm_bad(h, "node %llu is deeper than %u levels",
+						(unsigned long long)off, SM_MAX_HEIGHT);
 
-	if (rc || (rc = sm_chk_hints(h, c, &nd)) != 0)
+	if (rc)
+		return rc;
+	if (nd.pk && c->mp.kind == UH_KEY_I64)
+		return sm_bad(h, "leaf %llu of an i64 map is packed", (unsigned long long)off);
+	if (!nd.pk && (rc = sm_chk_hints(h, c, &nd)) != 0)
 		return rc;
 	return nd.leaf ? sm_chk_leaf(h, c, &nd, level, min, max) :
 			 sm_chk_inner(h, c, &nd, level, min, max);
@@ -2571,7 +3001,7 @@ static int sm_chk_node(uh_heap *h, struct sm_chk *c, uh_off off, uint32_t level,
 static int sm_check_body(uh_heap *h, void *arg)
 {
 	struct sm_chk *c = arg;
-	struct uh_slot min, max;
+	struct sm_kref min, max;
 	int rc;
 
 	c->entries = 0;
