@@ -8,7 +8,7 @@
  *
  * --setup makes two sorted maps. "smap.crash.a" (string keys "k%06d" of
  * 0, 10, 20, ...; I64 value 3*num+1), filled in ascending order until the
- * tree has height 2, a full root (30 keys) and a full last leaf: the next
+ * tree has height 2, a full root (30 keys) and a full last (packed) leaf: the next
  * put at the end splits the leaf, the root, and adds a level. Prints
  * "n=<keys>". "smap.crash.b" (i64 keys 0..30): two leaves (15 + 16), a
  * root with one key.
@@ -135,7 +135,9 @@ static void model_at(struct model *md, int nops)
 /* ---- setup ---- */
 
 /* The format's slots (see smap.c): header [2] root, [3] height; node [0]
- * meta (n in the low 32 bits), children from slot 32. */
+ * meta (n in the low 32 bits), children from slot 32. A packed leaf
+ * (smap_leaf.h) keeps its count where a node's meta value lies (payload
+ * offset 8), and is full at 23 entries. */
 static uint64_t slot_val(uh_heap *h, uh_off obj, unsigned i)
 {
 	return *(const uint64_t *)(h->base + UH_REF_OFFSET(obj) + 16 + 16 * i + 8);
@@ -156,7 +158,7 @@ static int a_ready(uh_heap *h, uh_off m)
 	if (n != 30)
 		return 0;
 	uh_off last = slot_val(h, root, 32 + n);
-	return (uint32_t)slot_val(h, last, 0) == 30;
+	return (uint32_t)slot_val(h, last, 0) == 23;
 }
 
 static void setup(uh_heap *h)

@@ -609,24 +609,30 @@ static void test_scan_delete(uh_heap *h)
  * steps, puts and removes keys, sometimes the key just returned or the
  * one after it. Each step must return what the scan's contract says
  * (smap.c, "scans"): the next key after the last one returned if that
- * key is still there; if it was removed, the key that followed it when it
- * was returned, if that one is still there (else the end, if none
- * followed it, or UH_ESTATE: these keys are longer than the 16 bytes a
- * scan keeps). Keys are 27 bytes, about 1500 of them: many leaves, so
- * steps stay in a leaf, cross to the next one, and fall back to the
- * general path after a change. A key removed is never put again in the
- * same scan. Scans (each on a fresh set of keys) run until 3000 steps.
+ * key is still there. If it was removed: a key of at most 32 bytes is
+ * kept whole by the scan, which goes on after it as before; a longer one
+ * is kept by its key object, and the scan goes on at the key that
+ * followed it when it was returned, if that one is still there (else the
+ * end, if none followed it, or UH_ESTATE). The scans run three times:
+ * with keys of 10 bytes (inline in packed leaves), of 27 bytes (long in
+ * leaves, whole in the scan) and of 44 bytes (long in both), about 1500
+ * keys each time: many leaves, so steps stay in a leaf, cross to the next
+ * one, and fall back to the general path after a change. A key removed
+ * is never put again in the same scan. Scans (each on a fresh set of
+ * keys) run until 3000 steps.
  * Every other pair of scans takes its steps in batches (uh_smap_next_n,
  * up to 40 entries): each batch must be the next present keys in order,
  * the first one as a single step's. */
 
 #define IS_N 3000
 
+static const char *is_fmt = "interleaved-scan-key-%06d";
+
 static void is_key(int i, char *buf, uh_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = UH_KEY_STRING;
-	k->len = (size_t)snprintf(buf, 64, "interleaved-scan-key-%06d", i);
+	k->len = (size_t)snprintf(buf, 64, is_fmt, i);
 	k->data = buf;
 }
 
@@ -683,6 +689,9 @@ static void scan_beside_writer(uh_heap *h, uh_heap *h2, int in_block)
 	uint32_t n, batched = 0;
 	int bad = 0, steps = 0, estate = 0;
 
+	char k0[64];
+	is_key(0, k0, &k);
+	int whole = k.len <= 32;	/* the scan keeps the key it returned last */
 	memset(present, 0, sizeof(present));	/* a new map */
 	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
 	for (int round = 0; (round < 4 || steps < 3000) && round < 64 && !bad; round++) {
@@ -730,7 +739,7 @@ static void scan_beside_writer(uh_heap *h, uh_heap *h2, int in_block)
 			int want;	/* -1 the end, -2 UH_ESTATE */
 			if (last < 0)
 				want = is_after(present, rev ? IS_N : -1, rev);
-			else if (present[last] || in_block)	/* note above */
+			else if (present[last] || in_block || whole)	/* note above */
 				want = is_after(present, last, rev);
 			else if (succ < 0)
 				want = -1;
@@ -764,16 +773,22 @@ static void scan_beside_writer(uh_heap *h, uh_heap *h2, int in_block)
 	TH_CHECK_EQ(bad, 0);
 	TH_CHECK(steps >= 3000);
 	TH_CHECK(batched >= 100);
-	printf("  scan beside a writer%s: %d steps (%u batches of more than one), %d scans lost "
-	       "their place\n", in_block ? " (in a block, its own changes)" : "", steps, batched,
-	       estate);
+	printf("  scan beside a writer%s, %zu-byte keys: %d steps (%u batches of more than one), "
+	       "%d scans lost their place\n", in_block ? " (in a block, its own changes)" : "",
+	       k.len, steps, batched, estate);
 	TH_CHECK_RC(uh_smap_check(h, m));
 }
 
 static void test_scan_beside_writer(uh_heap *h, uh_heap *h2)
 {
-	scan_beside_writer(h, h2, 0);
-	scan_beside_writer(h, h, 1);
+	static const char *fmts[] = { "isk-%06d", "interleaved-scan-key-%06d",
+				      "interleaved-scan-key-that-is-long-too-%06d" };
+
+	for (int f = 0; f < 3; f++) {
+		is_fmt = fmts[f];
+		scan_beside_writer(h, h2, 0);
+		scan_beside_writer(h, h, 1);
+	}
 }
 
 /* ---- damage: uh_smap_check names what is wrong (format in smap.c) ---- */
@@ -980,6 +995,68 @@ static void test_damage(uh_heap *h)
 	TH_CHECK_RC(uh_smap_check(h, m));
 }
 
+/* Byte at of the payload of packed leaf off (smap_leaf.h). */
+static unsigned char *leaf_byte(uh_heap *h, uh_off off, uint32_t at)
+{
+	return (unsigned char *)h->base + UH_REF_OFFSET(off) + 16 + at;
+}
+
+/* A string map's packed leaves: each way the format can be broken is
+ * named by uh_smap_check, and gets and scans on the broken leaf give an
+ * error or an answer, never a crash. The first leaf starts with a long
+ * key (more than 23 bytes: a key object beside its first 23). */
+static void test_packed_damage(uh_heap *h)
+{
+	static const struct {
+		uint32_t at;		/* payload offset; cell i at 440 + 24 i */
+		unsigned char to;
+		const char *what, *words;
+	} cases[] = {
+		{ 440 + 24 * 2 + 1, 'a', "order", "not greater" },	/* cell 2's first byte */
+		{ 440 + 24 * 2, 30, "length byte", "key slot" },	/* neither inline nor long */
+		{ 440 + 24 * 2 + 20, 'z', "inline tail", "cell" },	/* past a 10-byte key */
+		{ 440 + 5, 'Z', "long prefix", "cell" },		/* cell 0 is long */
+		{ 0, 46, "nvals", "packed header" },
+		{ 8, 24, "count", "packed header" },
+		{ 992, 1, "reserved", "not zero" },
+	};
+	char buf[64];
+	uh_off m = 0;
+	uh_key k = { .kind = UH_KEY_STRING, .data = buf };
+	uh_value v = { .type = UH_T_I64 }, got;
+	uh_iter it;
+	uint32_t n;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &m));
+	k.len = (size_t)snprintf(buf, sizeof(buf), "a-long-key-of-more-than-23-bytes");
+	TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	for (int i = 0; i < 15; i++) {
+		k.len = (size_t)snprintf(buf, sizeof(buf), "key-%06d", i * 7);
+		v.u.i = i;
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	TH_CHECK_RC(uh_smap_check(h, m));
+	uh_off leaf = *slot_word(h, m, 4, 1);	/* the first (and only) leaf */
+	TH_CHECK_EQ(*leaf_byte(h, leaf, 440), 0xff);
+	TH_CHECK_EQ(*leaf_byte(h, leaf, 440 + 24), 10);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		unsigned char *b = leaf_byte(h, leaf, cases[c].at), save = *b;
+		*b = cases[c].to;
+		expect_damage(h, m, cases[c].what, cases[c].words);
+		k.len = (size_t)snprintf(buf, sizeof(buf), "key-%06d", 7);
+		int rc = uh_smap_get(h, m, &k, &got);
+		TH_CHECK(rc == 0 || rc == UH_ENOTFOUND || rc == UH_EINTERNAL);
+		rc = uh_smap_scan(h, m, NULL, 0, &it);
+		for (int steps = 0; rc == 0 && steps < 40; steps++) {	/* bound: 40 */
+			uh_key ks[8];
+			rc = uh_smap_next_n(h, m, &it, ks, NULL, 8, &n);
+		}
+		TH_CHECK(rc == 0 || rc == UH_ENOTFOUND || rc == UH_EINTERNAL);
+		*b = save;
+	}
+	TH_CHECK_RC(uh_smap_check(h, m));
+}
+
 /* Reads work on a read-only handle; writes say why they cannot. */
 static void test_readonly(uh_heap *h)
 {
@@ -1035,6 +1112,7 @@ int main(void)
 	}
 	test_log_per_node(h);
 	test_damage(h);
+	test_packed_damage(h);
 	test_readonly(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
 	if (h)
