@@ -482,7 +482,9 @@ typedef struct uh_value {
 
 /** A key passed to or returned by a map. For STRING/BYTES keys data and
  * len; for I64 keys i64. @note a returned key's data points into the
- * mapping: valid while the map entry lives. */
+ * mapping (valid while the map entry lives) or, for a sorted-map key kept
+ * inline in its leaf, into a buffer of the calling thread (valid until its
+ * next uh_smap_next or uh_smap_next_n call). */
 typedef struct uh_key {
 	uint32_t kind;		/**< UH_KEY_* */
 	uint32_t flags;		/**< 0, or UH_KEY_VALID_UTF8 */
@@ -570,8 +572,8 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
  * vals[0..*n) (either may be NULL); 0 with *n >= 1, or UH_ENOTFOUND and
  * *n = 0 at the end. A call may return fewer than max before the end (its
  * entries come from one leaf, read at one instant: fewer checks than one
- * call per entry, and their cache misses overlap). Keys' bytes are in
- * place, as uh_smap_next's. */
+ * call per entry, and their cache misses overlap). Keys' bytes are where
+ * uh_smap_next's are (uh_key): in place, or copied for this call. */
 int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *vals,
 		   uint32_t max, uint32_t *n);
 /** Structural check (order, fill, depth, counts). */

@@ -356,7 +356,9 @@ final class MapOps {
             }
         }
 
-        /* Keys (their bytes lie in the mapping) and raw values of the call. */
+        /* Keys and raw values of the call: a key's bytes lie in the mapping,
+         * or (a key kept inline in a sorted map's leaf) in libuniheap's
+         * buffer for this call. */
         private void copyOut(Session s, int got) {
             MemorySegment m = s.scratch;
             int used = 0;
@@ -374,7 +376,11 @@ final class MapOps {
                 if (keyBytes.length - used < len)
                     keyBytes = java.util.Arrays.copyOf(keyBytes, Math.max(2 * keyBytes.length, used + len));
                 try {
-                    MemorySegment.copy(heap.seg, JAVA_BYTE, data - heap.base, keyBytes, used, len);
+                    long off = data - heap.base;
+                    if (off >= 0 && off <= heap.seg.byteSize() - len)
+                        MemorySegment.copy(heap.seg, JAVA_BYTE, off, keyBytes, used, len);
+                    else
+                        MemorySegment.copy(Native.at(data, len), JAVA_BYTE, 0, keyBytes, used, len);
                 } catch (IllegalStateException e) {
                     throw heap.closedError();
                 }

@@ -217,6 +217,12 @@ final class Native {
         return MemorySegment.ofAddress(base).reinterpret(size, arena, null);
     }
 
+    /** The len bytes libuniheap's memory holds at addr (outside the
+     * mapping: a buffer it filled for the call that returned addr). */
+    static MemorySegment at(long addr, long len) {
+        return MemorySegment.ofAddress(addr).reinterpret(len);
+    }
+
     /** A NUL-terminated C string at addr, at most max bytes long. */
     static String cString(long addr, long max) {
         if (addr == 0)
