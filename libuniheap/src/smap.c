@@ -26,7 +26,11 @@
  *   [0]          I64  meta: bit 32 = leaf, bits 0..31 = n keys (0..F);
  *                     the tag's high half: the node's key hints (below)
  *   [1]          REF  leaves: next leaf in key order (0 = last);
- *                     inner nodes: empty (tag 0)
+ *                     inner nodes: empty (tag 0), or (format 6) I64,
+ *                     the last min(skip, 8) bytes of the node's key
+ *                     prefix, their number in the tag's high half: a
+ *                     search confirms it shares the prefix without
+ *                     reading a key (sm_pre_match)
  *   [2 + i]      key i, i < n: I64 inline, or STRING/BYTES: a key object
  *                the node owns (leaf keys and inner separators are
  *                separate objects; a separator is a copy)
@@ -110,6 +114,7 @@
 #define SM_LEAF_BIT (1ull << 32)
 #define SM_HINTED (1u << 31)			/* meta tag, high half: keys carry hints */
 #define SM_SKIP_MASK 0xfffu			/* ... and the prefix length they skip */
+#define SM_PRE_MAX 8u				/* prefix bytes an inner node keeps */
 #define SM_MAX_HEIGHT 24u			/* 15^23 keys: never reached */
 
 #define SH_KIND 0u
@@ -134,6 +139,8 @@ struct sm_node {
 	int leaf;
 	uint32_t hint;		/* the meta tag's high half: SM_HINTED | skip, or 0 */
 	uh_off next;
+	uint32_t pre_n;		/* inner: prefix bytes [skip - pre_n, skip) in pre, or 0 */
+	uint64_t pre;
 	const struct uh_slot *mem;	/* outside blocks: its slots in place, else NULL */
 	const unsigned char *pk;	/* a packed leaf: its payload (in place or a copy) */
 	int lean;		/* read by a lean get or step: key objects in place, unnoted */
@@ -766,6 +773,15 @@ static int sm_meta_decode(struct sm_node *nd, const struct uh_slot *meta,
 	nd->leaf = (meta->value & SM_LEAF_BIT) != 0;
 	nd->hint = (uint32_t)(meta->tag >> 32);
 	nd->next = next->value;
+	nd->pre_n = 0;
+	if (!nd->leaf && next->tag) {	/* the prefix slot (format 6) */
+		nd->pre_n = (uint32_t)(next->tag >> 32);
+		nd->pre = next->value;
+		nd->next = 0;
+		if (uh_slot_type(next->tag) != UH_T_I64 || nd->pre_n < 1 || nd->pre_n > SM_PRE_MAX ||
+		    nd->pre_n > (nd->hint & SM_SKIP_MASK) || !(nd->hint & SM_HINTED))
+			return 1;
+	}
 	return uh_slot_type(meta->tag) != UH_T_I64 || nd->n > SM_F || (meta->value >> 32) > 1 ||
 	       (nd->hint & ~(SM_HINTED | SM_SKIP_MASK));
 }
@@ -897,7 +913,7 @@ static int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *n
 		return sm_bad(h, "node %llu is %s", (unsigned long long)off,
 			      nd->leaf ? "a leaf above the bottom level" :
 					 "an inner node at the bottom level");
-	if (nd->leaf ? uh_slot_type(next.tag) != UH_T_REF : next.tag != 0)
+	if (nd->leaf && uh_slot_type(next.tag) != UH_T_REF)
 		return sm_bad(h, "node %llu: bad next slot", (unsigned long long)off);
 	return 0;
 }
@@ -907,6 +923,33 @@ static int sm_meta_set(uh_heap *h, uh_off off, uint32_t n, int leaf, uint32_t hi
 	struct uh_slot s = { UH_T_I64 | (uint64_t)hint << 32,
 			     (uint64_t)n | (leaf ? SM_LEAF_BIT : 0) };
 	return sm_wr(h, off, SM_META, &s);
+}
+
+/* Meta of inner node off (n keys, hint) and its prefix slot (format 6):
+ * the last SM_PRE_MAX bytes (or fewer) of the skip bytes its keys share,
+ * from ks, one of its keys, so that a search confirms it shares them
+ * without reading a key. No hints (i64 maps, skip 0): an empty slot. */
+static int sm_inner_meta(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint32_t hint,
+			 const struct uh_slot *ks)
+{
+	static __thread struct sm_kbuf kb;
+	struct uh_slot ps = sm_empty;
+	uint32_t skip = hint & SM_SKIP_MASK;
+	int rc = sm_meta_set(h, off, n, 0, hint);
+
+	if (rc)
+		return rc;
+	if (kind != UH_KEY_I64 && (hint & SM_HINTED) && skip > 0) {
+		uint32_t m = skip < SM_PRE_MAX ? skip : SM_PRE_MAX;
+		if ((rc = sm_key_get(h, kind, ks, &kb)) != 0)
+			return rc;
+		if (kb.k.len < skip)
+			return sm_bad(h, "node %llu: a key is shorter than its %u-byte prefix",
+				      (unsigned long long)off, skip);
+		ps.tag = UH_T_I64 | (uint64_t)m << 32;
+		memcpy(&ps.value, (const unsigned char *)kb.k.data + skip - m, m);
+	}
+	return sm_wr(h, off, SM_NEXT, &ps);
 }
 
 static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out)
@@ -1009,15 +1052,17 @@ static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, cons
 		       int upper, struct sm_kbuf *kb, uint32_t *out, int *eq)
 {
 	uint32_t lo = 0, hi = nd->n;
+	struct pl_skey sk;
 	int rc;
 
 	if (kind == UH_KEY_I64)
 		return nd->lean ? UH_ECONFLICT :
 				  sm_bad(h, "leaf %llu of an i64 map is packed",
 					 (unsigned long long)nd->off);
+	pl_skey_of(k, &sk);
 	while (lo < hi) {	/* bound: log2(PL_CAP) rounds */
 		uint32_t mid = (lo + hi) / 2;
-		int c = pl_cmp(nd->pk, mid, k);
+		int c = pl_cmp(nd->pk, mid, &sk);
 		if (c == 2) {
 			struct uh_slot ko;
 			pl_slot(nd->pk, PL_KOBJ(mid), &ko);
@@ -1036,6 +1081,18 @@ static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, cons
 	return 0;
 }
 
+/* Whether k starts with the skip bytes every key of inner node nd shares,
+ * as far as nd's prefix slot tells without a key read: k shares `have`
+ * bytes with them already (its range in the parent), and the slot holds
+ * the prefix's last pre_n bytes. 0: unknown (a key read tells). */
+static int sm_pre_match(const struct sm_node *nd, const uh_key *k, uint32_t skip, uint32_t have)
+{
+	uint32_t from = skip - nd->pre_n;
+
+	return nd->pre_n && have >= from && k->len >= skip &&
+	       memcmp((const unsigned char *)k->data + from, &nd->pre, nd->pre_n) == 0;
+}
+
 /* First index whose key is > k (upper) or >= k (lower). *eq: k is there.
  * In a hinted node, comparisons whose hints differ read no key object;
  * they are right if k shares the node's prefix, which r (what k shares
@@ -1047,7 +1104,8 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 {
 	uint32_t lo = 0, hi = nd->n, skip = nd->hint & SM_SKIP_MASK, kh = 0, d;
 	int hinted = (nd->hint & SM_HINTED) && kind != UH_KEY_I64;
-	int confirmed = !hinted || skip == 0 || (r && skip <= (r->lo < r->hi ? r->lo : r->hi));
+	uint32_t have = r ? (r->lo < r->hi ? r->lo : r->hi) : 0;
+	int confirmed = !hinted || skip == 0 || skip <= have || sm_pre_match(nd, k, skip, have);
 	struct uh_slot s;
 	int rc;
 
@@ -1506,8 +1564,9 @@ static int sm_new_root(uh_heap *h, struct sm_op *op, const struct uh_slot *sep, 
 	if (op->mp.height >= SM_MAX_HEIGHT)
 		return uh_err_set(UH_EINTERNAL, "sorted map would exceed %u levels", SM_MAX_HEIGHT);
 	if ((rc = sm_hint_keys(h, op->mp.kind, &key, 1, &hint)) != 0 ||
-	    (rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, 1, 0, hint)) != 0 ||
-	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0 || (rc = sm_wr(h, r, SM_KEY(0), &key)) != 0 ||
+	    (rc = sm_spare(op, &r)) != 0 ||
+	    (rc = sm_inner_meta(h, op->mp.kind, r, 1, hint, &key)) != 0 ||
+	    (rc = sm_wr(h, r, SM_KEY(0), &key)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_VAL(0), op->mp.root)) != 0 ||
 	    (rc = sm_wr_ref(h, r, SM_VAL(1), right)) != 0 ||
 	    (rc = sm_hdr_set(h, &op->mp, SH_ROOT, UH_T_REF, r)) != 0)
@@ -1541,7 +1600,7 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 		if (retag && (rc = sm_retag_node(h, op->mp.kind, p, n + 1, ci,
 						 hint & SM_SKIP_MASK)) != 0)
 			return rc;
-		return sm_meta_set(h, p, n + 1, 0, hint);
+		return sm_inner_meta(h, op->mp.kind, p, n + 1, hint, &sep);
 	}
 	/* Full: F+1 keys and F+2 children; the middle key moves up. */
 	for (uint32_t i = 0, j = 0; i <= SM_F; i++) {	/* bound: F */
@@ -1564,8 +1623,8 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 	if ((rc = sm_hint_keys(h, op->mp.kind, keys, nl, &hl)) != 0 ||
 	    (rc = sm_hint_keys(h, op->mp.kind, keys + nl + 1, nr, &hr)) != 0)
 		return rc;
-	if ((rc = sm_spare(op, &r)) != 0 || (rc = sm_meta_set(h, r, nr, 0, hr)) != 0 ||
-	    (rc = sm_wr(h, r, SM_NEXT, &sm_empty)) != 0)
+	if ((rc = sm_spare(op, &r)) != 0 ||
+	    (rc = sm_inner_meta(h, op->mp.kind, r, nr, hr, &keys[nl + 1])) != 0)
 		return rc;
 	for (uint32_t i = 0; i < nr; i++)	/* bound: F */
 		if ((rc = sm_wr(h, r, SM_KEY(i), &keys[nl + 1 + i])) != 0)
@@ -1582,7 +1641,7 @@ static int sm_inner_insert(uh_heap *h, struct sm_op *op, int l, struct uh_slot s
 	for (uint32_t i = ci < nl ? ci + 1 : nl + 1; i <= SM_F; i++)	/* bound: F */
 		if ((rc = sm_wr(h, p, SM_VAL(i), i <= nl ? &kids[i] : &sm_empty)) != 0)
 			return rc;
-	if ((rc = sm_meta_set(h, p, nl, 0, hl)) != 0)
+	if ((rc = sm_inner_meta(h, op->mp.kind, p, nl, hl, &keys[0])) != 0)
 		return rc;
 	return sm_inner_insert(h, op, l - 1, up, r);
 }
@@ -2975,6 +3034,13 @@ static int sm_chk_hints(uh_heap *h, struct sm_chk *c, const struct sm_node *nd)
 			return sm_bad(h, "node %llu: key %u has hint %08x, its bytes say %08x",
 				      (unsigned long long)nd->off, i, sh, sm_hint(k, skip));
 	}
+	/* An inner node's prefix slot: the last bytes of the prefix, as key
+	 * 0 has them (sm_meta_decode checked its form). */
+	uint32_t m = skip < SM_PRE_MAX ? skip : SM_PRE_MAX;
+	if (nd->pre_n && (nd->pre_n != m ||
+			  (nd->n > 0 && memcmp(c->a.k.data + skip - m, &nd->pre, m) != 0)))
+		return sm_bad(h, "node %llu: its prefix slot does not hold the last %u bytes of "
+			      "its %u-byte prefix", (unsigned long long)nd->off, m, skip);
 	return 0;
 }
 

@@ -55,26 +55,15 @@ void pl_set_kref(unsigned char *p, uint32_t i, const struct sm_kref *kr)
 	pl_set_slot(p, PL_KOBJ(i), &kr->s);
 }
 
-static int pl_sign(int c)
+void pl_skey_of(const uh_key *k, struct pl_skey *sk)
 {
-	return (c > 0) - (c < 0);
-}
+	unsigned char b[PL_CELL] = { 0 };
 
-int pl_cmp(const unsigned char *p, uint32_t i, const uh_key *k)
-{
-	const unsigned char *c = pl_cell(p, i);
-	int lng = c[0] > PL_INLINE_MAX;	/* PL_LONG (anything else is damage: read the object) */
-	size_t len = lng ? PL_INLINE_MAX : c[0];
-	size_t m = k->len < len ? k->len : len;
-	int r = m ? memcmp(k->data, c + 1, m) : 0;
-
-	if (r)
-		return pl_sign(r);
-	if (!lng)
-		return k->len < len ? -1 : k->len > len;
-	/* A long key is longer than 23 bytes: k, if no longer, is a proper
-	 * prefix of it; else only the key object tells. */
-	return k->len <= PL_INLINE_MAX ? -1 : 2;
+	memcpy(b + 1, k->data, k->len < PL_INLINE_MAX ? k->len : PL_INLINE_MAX);
+	sk->w[0] = pl_be64(b + 1);
+	sk->w[1] = pl_be64(b + 9);
+	sk->w[2] = pl_be64(b + 16);
+	sk->len = k->len;
 }
 
 /* Each of the leaf's three per-entry arrays, as (offset, bytes per entry). */

@@ -95,9 +95,42 @@ void pl_set_key(unsigned char *p, uint32_t i, const uh_key *k, const struct uh_s
 void pl_kref(const unsigned char *p, uint32_t i, struct sm_kref *kr);
 /* Entry i from a kref (a long key's object in kr->s). */
 void pl_set_kref(unsigned char *p, uint32_t i, const struct sm_kref *kr);
-/* k against entry i's cell: < 0, 0 or > 0 as k sorts before, as, after
- * the key; 2 when the cell cannot tell (a long key: read its object). */
-int pl_cmp(const unsigned char *p, uint32_t i, const uh_key *k);
+/* A search key as the cells compare it: its first 23 bytes, zero-padded,
+ * as three big-endian words (bytes [0, 8), [8, 16), [15, 23): the last
+ * two overlap by one), and its length. Zero padding orders as bytewise
+ * order does (a key sorts before one it is a proper prefix of), since a
+ * cell is zero past its key too. */
+struct pl_skey {
+	uint64_t w[3];
+	size_t len;
+};
+
+void pl_skey_of(const uh_key *k, struct pl_skey *sk);
+
+static inline uint64_t pl_be64(const unsigned char *b)
+{
+	uint64_t x;
+	memcpy(&x, b, 8);
+	return __builtin_bswap64(x);
+}
+
+/* The search key against entry i's cell: -1, 0 or 1 as it sorts before,
+ * as, after the entry's key; 2 when the cell cannot tell (a long key whose
+ * first 23 bytes are the search key's: read its object). */
+static inline int pl_cmp(const unsigned char *p, uint32_t i, const struct pl_skey *sk)
+{
+	const unsigned char *c = pl_cell(p, i);
+	static const uint8_t at[3] = { 1, 9, 16 };
+
+	for (int j = 0; j < 3; j++) {	/* bound: 3 */
+		uint64_t x = pl_be64(c + at[j]);
+		if (x != sk->w[j])
+			return sk->w[j] < x ? -1 : 1;
+	}
+	if (c[0] > PL_INLINE_MAX)	/* long (PL_LONG; anything else is damage) */
+		return sk->len <= PL_INLINE_MAX ? -1 : 2;
+	return sk->len < c[0] ? -1 : sk->len > c[0];
+}
 /* Entries [from, from + n) to [to, to + n), as memmove would. */
 void pl_move(unsigned char *p, uint32_t from, uint32_t to, uint32_t n);
 /* n entries from src's entry si on into dst from entry di on. */
