@@ -1055,6 +1055,20 @@ static void test_packed_damage(uh_heap *h)
 		*b = save;
 	}
 	TH_CHECK_RC(uh_smap_check(h, m));
+	/* An inner node's prefix slot (slot 1: the last bytes of the prefix
+	 * its keys share) that does not match its keys is named too. */
+	for (int i = 15; i < 400; i++) {
+		k.len = (size_t)snprintf(buf, sizeof(buf), "key-%06d", i * 7);
+		TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+	}
+	TH_CHECK(height(h, m) >= 2);
+	uh_off root = *slot_word(h, m, 2, 1);
+	TH_CHECK_EQ(*slot_word(h, root, 1, 0) & 0xffffffffu, UH_T_I64);
+	uint64_t save = *slot_word(h, root, 1, 1);
+	*slot_word(h, root, 1, 1) = save ^ 1;
+	expect_damage(h, m, "prefix slot", "prefix slot");
+	*slot_word(h, root, 1, 1) = save;
+	TH_CHECK_RC(uh_smap_check(h, m));
 }
 
 /* Reads work on a read-only handle; writes say why they cannot. */
