@@ -314,8 +314,13 @@ static int serve_case(pid_t pid, const char *id)
 		ok = 0;
 	}
 	outcomes[rc == 0 && crc == 0 ? SERVED_OK : SERVED_PROBLEM]++;
-	if (th_wait_exit_timeout(pid, 0) != -2) {
-		th_fail(__FILE__, __LINE__, "%s: heapd died while serving", id);
+	int hrc = th_wait_exit_timeout(pid, 0);
+	if (hrc != -2) {
+		size_t len = 0;
+		char *log = read_whole(case_log, &len);
+		th_fail(__FILE__, __LINE__, "%s: heapd died while serving (exit %d):\n%s", id, hrc,
+			log ? log : "");
+		free(log);
 		return 0;
 	}
 	kill(pid, SIGTERM);
