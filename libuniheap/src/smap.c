@@ -1059,6 +1059,7 @@ static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, cons
 		return nd->lean ? UH_ECONFLICT :
 				  sm_bad(h, "leaf %llu of an i64 map is packed",
 					 (unsigned long long)nd->off);
+	*eq = 0;
 	pl_skey_of(k, &sk);
 	while (lo < hi) {	/* bound: log2(PL_CAP) rounds */
 		uint32_t mid = (lo + hi) / 2;
@@ -1087,10 +1088,20 @@ static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, cons
  * the prefix's last pre_n bytes. 0: unknown (a key read tells). */
 static int sm_pre_match(const struct sm_node *nd, const uh_key *k, uint32_t skip, uint32_t have)
 {
-	uint32_t from = skip - nd->pre_n;
+	uint32_t m = nd->pre_n, from = skip - m;
+	const unsigned char *d = (const unsigned char *)k->data + from;
+	uint64_t x = 0;
 
-	return nd->pre_n && have >= from && k->len >= skip &&
-	       memcmp((const unsigned char *)k->data + from, &nd->pre, nd->pre_n) == 0;
+	if (!m || have < from || k->len < skip)
+		return 0;
+	if (k->len - from >= 8) {	/* one load; the slot is zero past m */
+		memcpy(&x, d, 8);
+		if (m < 8)
+			x &= (1ull << (8 * m)) - 1;
+	} else {
+		memcpy(&x, d, m);
+	}
+	return x == nd->pre;
 }
 
 /* First index whose key is > k (upper) or >= k (lower). *eq: k is there.
@@ -1456,6 +1467,44 @@ static void sm_lean_val(const struct sm_node *nd, uint32_t i, struct uh_slot *s)
 		uh_load(s, (const char *)&nd->mem[SM_VAL(i)], sizeof(*s));
 }
 
+/* sm_bound for an inner node of a lean get in the common case: hinted,
+ * k shares its prefix (as its range or the node's prefix slot shows) and
+ * no probed key has k's hint, so the search reads the key slots' tags
+ * only. 0 with *pos and r set as sm_bound sets them; 1: sm_bound decides. */
+static int sm_lean_inner(const struct sm_node *nd, const uh_key *k, struct sm_range *r,
+			 uint32_t *pos)
+{
+	uint32_t skip = nd->hint & SM_SKIP_MASK, have = r->lo < r->hi ? r->lo : r->hi;
+	uint32_t lo = 0, hi = nd->n, kh;
+	uint64_t tag;
+
+	if (!(nd->hint & SM_HINTED) || k->kind == UH_KEY_I64 ||
+	    (skip > have && !sm_pre_match(nd, k, skip, have)))
+		return 1;
+	kh = sm_hint(k, skip);
+	while (lo < hi) {	/* bound: log2(F) rounds */
+		uint32_t mid = (lo + hi) / 2;
+		uh_load(&tag, (const char *)&nd->mem[SM_KEY(mid)].tag, 8);
+		if ((uint32_t)(tag >> 32) == kh)
+			return 1;
+		if (kh > (uint32_t)(tag >> 32))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pos = lo;
+	r->outside = 0;
+	if (lo > 0) {
+		uh_load(&tag, (const char *)&nd->mem[SM_KEY(lo - 1)].tag, 8);
+		r->lo = skip + sm_hint_common(kh, (uint32_t)(tag >> 32));
+	}
+	if (lo < nd->n) {
+		uh_load(&tag, (const char *)&nd->mem[SM_KEY(lo)].tag, 8);
+		r->hi = skip + sm_hint_common(kh, (uint32_t)(tag >> 32));
+	}
+	return 0;
+}
+
 /* uh_smap_get in the common case, without an optimistic try's or a
  * block's per-slot bookkeeping (as map.c's get_lean): the header, then a
  * node per level, each read in place after its lock word was loaded; after an
@@ -1490,8 +1539,11 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 		uh_off child = l ? path[l - 1].nd.mem[SM_VAL(pos)].value : mp.root;
 		sm_prefetch_node(h, child);
 		if ((in_block && uh_tx_holds(h, child)) || sm_lean_node(h, child, &path[l]) ||
-		    nd->leaf != (l + 1 == mp.height) ||
-		    sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
+		    nd->leaf != (l + 1 == mp.height))
+			return 1;
+		if (nd->pk ? sm_pl_bound(h, mp.kind, nd, k, 0, &kb, &pos, &eq) != 0 :
+			     sm_lean_inner(nd, k, &r, &pos) &&
+				     sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
 			return 1;
 		if (!nd->leaf && uh_slot_type(nd->mem[SM_VAL(pos)].tag) != UH_T_REF)
 			return 1;

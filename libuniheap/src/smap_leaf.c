@@ -57,13 +57,17 @@ void pl_set_kref(unsigned char *p, uint32_t i, const struct sm_kref *kr)
 
 void pl_skey_of(const uh_key *k, struct pl_skey *sk)
 {
+	const unsigned char *d = k->data;
 	unsigned char b[PL_CELL] = { 0 };
 
-	memcpy(b + 1, k->data, k->len < PL_INLINE_MAX ? k->len : PL_INLINE_MAX);
-	sk->w[0] = pl_be64(b + 1);
-	sk->w[1] = pl_be64(b + 9);
-	sk->w[2] = pl_be64(b + 16);
 	sk->len = k->len;
+	if (k->len < PL_INLINE_MAX) {	/* zero-padded in a copy */
+		memcpy(b + 1, d, k->len);
+		d = b + 1;
+	}
+	sk->w[0] = pl_be64(d);
+	sk->w[1] = pl_be64(d + 8);
+	sk->w[2] = pl_be64(d + 15);
 }
 
 /* Each of the leaf's three per-entry arrays, as (offset, bytes per entry). */
