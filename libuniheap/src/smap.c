@@ -1542,7 +1542,7 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 		    nd->leaf != (l + 1 == mp.height))
 			return 1;
 		if (nd->pk ? sm_pl_bound(h, mp.kind, nd, k, 0, &kb, &pos, &eq) != 0 :
-			     sm_lean_inner(nd, k, &r, &pos) &&
+			     (nd->leaf || sm_lean_inner(nd, k, &r, &pos)) &&
 				     sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
 			return 1;
 		if (!nd->leaf && uh_slot_type(nd->mem[SM_VAL(pos)].tag) != UH_T_REF)
