@@ -1045,6 +1045,18 @@ static int sm_child_range(uh_heap *h, const struct sm_node *nd, uint32_t ci, uin
 	return 0;
 }
 
+/* One step of a bound's binary search: k compared c with the key at mid
+ * (upper: the first key > k is wanted, else the first >= k). */
+static inline void sm_halve(int c, int upper, uint32_t mid, uint32_t *lo, uint32_t *hi, int *eq)
+{
+	if (c == 0)
+		*eq = 1;
+	if (upper ? c >= 0 : c > 0)
+		*lo = mid + 1;
+	else
+		*hi = mid;
+}
+
 /* sm_bound in a packed leaf: the cells decide every comparison but those
  * with a long key whose first bytes are k's, which read its key object
  * (sm_node_key: in place for a lean get, else as the block reads). */
@@ -1071,12 +1083,7 @@ static int sm_pl_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, cons
 				return rc;
 			c = uh_key_cmp(k, &kb->k);
 		}
-		if (c == 0)
-			*eq = 1;
-		if (upper ? c >= 0 : c > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		sm_halve(c, upper, mid, &lo, &hi, eq);
 	}
 	*out = lo;
 	return 0;
@@ -1144,12 +1151,7 @@ static int sm_bound(uh_heap *h, uint32_t kind, const struct sm_node *nd, const u
 			confirmed = 1;
 			c = uh_key_cmp(k, &kb->k);
 		}
-		if (c == 0)
-			*eq = 1;
-		if (upper ? c >= 0 : c > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		sm_halve(c, upper, mid, &lo, &hi, eq);
 	}
 	if (!confirmed && nd->n > 0) {
 		uint32_t at = lo < nd->n ? lo : nd->n - 1;
