@@ -41,6 +41,14 @@
  * arena_size would spill into one more unit and waste ~3%). */
 #define HD_PMEMOBJ_ALLOC_HDR 16u
 
+/* libpmemobj lanes heapd uses at run time (PMEMOBJ_NLANES, set by
+ * hd_open; a pool has 1024). heapd's transactions are few and short
+ * (sessions, arenas, classes, log extents, the header), and each runs
+ * under hd->mu or in hd_open, so one lane at a time is in use and 16 are
+ * plenty. The probe (probe.c) runs a transaction on each of these lanes
+ * before heapd opens a pool. */
+#define HD_NLANES 16
+
 struct hd {
 	pthread_mutex_t mu;
 	PMEMobjpool *pop;
@@ -103,10 +111,11 @@ uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
 
 /* ---- probe.c ---- */
-/* Run libpmemobj's check of path in a child that may crash or hang
- * without taking heapd down. 0 when the pool looks sound or could not be
- * opened at all (pmemobj_open then says why); UH_EIO with err naming the
- * file, the damage and the remedy when the child died, hung or found
+/* Run libpmemobj's check of path, then a transaction on each of the
+ * HD_NLANES lanes of a copy-on-write open, in a child that may crash or
+ * hang without taking heapd down. 0 when the pool looks sound or could not
+ * be opened at all (pmemobj_open then says why); UH_EIO with err naming
+ * the file, the damage and the remedy when the child died, hung or found
  * libpmemobj's metadata inconsistent. */
 int hd_probe_pool(const char *path, char *err, size_t errlen);
 

@@ -12,10 +12,13 @@
  * Opening checks, in this order, so that each kind of bad file gets its own
  * message and nothing is ever read beyond the file: the file exists and is
  * regular, it is at least PMEMOBJ_MIN_POOL bytes, it starts with
- * libpmemobj's signature, libpmemobj's check of it survives in a
- * sacrificial child (probe.c), libpmemobj opens it, the root object is a uniheap
- * header (magic, format version, checksum), and every table it names lies
- * inside the heap.
+ * libpmemobj's signature, libpmemobj's check of it and a transaction on
+ * each lane heapd uses survive in a sacrificial child (probe.c), libpmemobj
+ * opens it, the root object is a uniheap header (magic, format version,
+ * checksum), and every table it names lies inside the heap.
+ *
+ * heapd uses HD_NLANES of libpmemobj's 1024 lanes (PMEMOBJ_NLANES, set by
+ * hd_open), so that the probe can try every lane it will use.
  *
  * libpmemobj's unsafe-shutdown (SDS) and bad-block checks exist for
  * NVDIMMs. A heap that is not created for pmem is created with
@@ -730,6 +733,13 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		return hd_err(err, errlen, UH_ENOMEM, "out of memory");
 	}
 	hd->start_mono_ns = hd_mono_ns();
+	/* libpmemobj reads PMEMOBJ_NLANES when it opens or creates a pool
+	 * (the probe's child inherits it); a value from the environment is
+	 * replaced, as the probe tries HD_NLANES lanes. Set here, before heapd
+	 * starts any thread: setenv is not thread-safe. */
+	char nlanes[16];
+	snprintf(nlanes, sizeof(nlanes), "%d", HD_NLANES);
+	setenv("PMEMOBJ_NLANES", nlanes, 1);
 	int rc = open_or_create(hd, o, err, errlen);
 	if (!rc) {
 		persist_setup(hd);

@@ -13,9 +13,9 @@
  * clients' ones, without a line of heapd changed.
  *
  * Only ranges inside a shared mapping of the heap file ($UH_PMTRACE_HEAP)
- * are recorded: the copy-on-write mapping of heapd's probe child
- * (pmemobj_check) never reaches the file. Nothing happens unless
- * $UH_PMTRACE is set.
+ * are recorded: the copy-on-write mappings of heapd's probe child
+ * (pmemobj_check, its trial transactions) never reach the file. Nothing
+ * happens unless $UH_PMTRACE is set.
  */
 #include <dlfcn.h>
 #include <libpmem.h>
