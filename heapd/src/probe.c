@@ -31,7 +31,9 @@
  * The probe costs two copy-on-write opens and HD_NLANES short threads:
  * about 12 ms of the child's time on a 256 MiB heap (pmemobj_check 7 of
  * them), growing with the number of zones and chunks, not with the data.
- * It runs before heapd starts any thread, so fork is safe.
+ * heapd waits on a pipe that closes when the child ends, so it goes on as
+ * soon as the child is done. The probe runs before heapd starts any
+ * thread, so fork is safe.
  */
 #include <errno.h>
 #include <poll.h>
@@ -146,8 +148,11 @@ static void probe_child(const char *path)
 }
 
 /* Wait for the child at most PROBE_TIMEOUT_MS; kill it after that.
- * Returns its wait status, or -1 when it had to be killed. */
-static int wait_child(pid_t pid)
+ * done is the read end of a pipe whose write end only the child holds
+ * (-1 if there is none): it closes when the child ends, so the wait ends
+ * then, not at the next poll. Returns its wait status, or -1 when it had
+ * to be killed. */
+static int wait_child(pid_t pid, int done)
 {
 	struct timespec t0, now;
 	int st;
@@ -166,7 +171,13 @@ static int wait_child(pid_t pid)
 			waitpid(pid, &st, 0);
 			return -1;
 		}
-		poll(NULL, 0, ms);
+		struct pollfd p = { .fd = done, .events = POLLIN };
+		if (poll(&p, 1, ms) > 0) {	/* the pipe closed: the child is ending */
+			while (waitpid(pid, &st, 0) < 0)	/* bound: its end */
+				if (errno != EINTR)
+					return 0;
+			return st;
+		}
 	}
 }
 
@@ -175,13 +186,20 @@ static const char *REMEDY = "heapd will not open it; restore the file from a bac
 
 int hd_probe_pool(const char *path, char *err, size_t errlen)
 {
+	int done[2] = { -1, -1 };
+	if (pipe(done) != 0)
+		done[0] = done[1] = -1;	/* wait_child then only polls */
 	fflush(NULL);
 	pid_t pid = fork();
-	if (pid < 0)
-		return 0;	/* no probe possible: the open itself will tell */
 	if (pid == 0)
 		probe_child(path);
-	int st = wait_child(pid);
+	if (done[1] >= 0)
+		close(done[1]);
+	int st = pid < 0 ? 0 : wait_child(pid, done[0]);
+	if (done[0] >= 0)
+		close(done[0]);
+	if (pid < 0)
+		return 0;	/* no probe possible: the open itself will tell */
 	if (st == -1)
 		return hd_err(err, errlen, UH_EIO, "%s is damaged: libpmemobj did not finish "
 			      "checking its metadata and lanes within %d s; %s", path,
