@@ -856,11 +856,13 @@ static int sm_pleaf_load(uh_heap *h, struct sm_node *nd, int want_leaf)
 	nd->mem = NULL;
 	if (!want_leaf)
 		return sm_bad(h, "leaf %llu is above the bottom level", (unsigned long long)nd->off);
-	if (!pl_ok(nd->pk))
+	/* Read once: outside blocks the bytes are in place and may change
+	 * until the try's check, and n bounds every index used below. */
+	uh_load(&nd->n, (const char *)nd->pk + PL_N_AT, 4);
+	if (nd->n > PL_CAP || !pl_ok(nd->pk))
 		return sm_bad(h, "leaf %llu: bad packed header, count or next",
 			      (unsigned long long)nd->off);
 	pl_slot(nd->pk, PL_NEXT, &next);
-	nd->n = pl_n(nd->pk);
 	nd->leaf = 1;
 	nd->hint = 0;
 	nd->next = next.value;
