@@ -802,10 +802,11 @@ struct sm_lean_node {
 	uint64_t w, ver;
 };
 
-/* A packed leaf read in place (nd->mem its payload): 0, or 1 if its
- * header, count or next do not say a leaf. Its bytes may change under
- * the reader; the caller's check of its lock word tells. */
-static int sm_lean_pleaf(struct sm_node *nd)
+/* A packed leaf whose payload nd->mem names (in place or a copy) into nd:
+ * 0, or 1 if its header, count or next do not say a leaf. In place its
+ * bytes may change under the reader (the caller's check of its lock word
+ * tells), so the count is read once and bounds every index used later. */
+static int sm_pleaf_decode(struct sm_node *nd)
 {
 	nd->pk = (const unsigned char *)nd->mem;
 	nd->mem = NULL;
@@ -837,7 +838,7 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
 	nd->pk = NULL;
 	nd->lean = 1;
 	if (cls == UH_CLASS_SMAP_LEAF)
-		return sm_lean_pleaf(nd);
+		return sm_pleaf_decode(nd);
 	uh_load(&meta, (const char *)&nd->mem[SM_META], sizeof(meta));
 	uh_load(&next, (const char *)&nd->mem[SM_NEXT], sizeof(next));
 	return sm_meta_decode(nd, &meta, &next);
@@ -848,24 +849,13 @@ static int sm_lean_node(uh_heap *h, uh_off ref, struct sm_lean_node *l)
  * since every write to one goes to its image). */
 static int sm_pleaf_load(uh_heap *h, struct sm_node *nd, int want_leaf)
 {
-	struct uh_slot next;
-
 	if (!nd->mem)
 		return sm_bad(h, "leaf %llu is locked without an image", (unsigned long long)nd->off);
-	nd->pk = (const unsigned char *)nd->mem;
-	nd->mem = NULL;
 	if (!want_leaf)
 		return sm_bad(h, "leaf %llu is above the bottom level", (unsigned long long)nd->off);
-	/* Read once: outside blocks the bytes are in place and may change
-	 * until the try's check, and n bounds every index used below. */
-	uh_load(&nd->n, (const char *)nd->pk + PL_N_AT, 4);
-	if (nd->n > PL_CAP || !pl_ok(nd->pk))
+	if (sm_pleaf_decode(nd))
 		return sm_bad(h, "leaf %llu: bad packed header, count or next",
 			      (unsigned long long)nd->off);
-	pl_slot(nd->pk, PL_NEXT, &next);
-	nd->leaf = 1;
-	nd->hint = 0;
-	nd->next = next.value;
 	return 0;
 }
 
@@ -968,7 +958,8 @@ static int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *ou
 	return 0;
 }
 
-/* Value of entry i of leaf nd. */
+/* Value of entry i of leaf nd (of a leaf read in place: a plain load,
+ * which the caller's check of its lock word vouches for; never fails). */
 static int sm_leaf_val(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s)
 {
 	if (nd->pk) {
@@ -989,6 +980,13 @@ static int sm_leaf_kref(uh_heap *h, const struct sm_node *nd, uint32_t i, struct
 	return sm_at(h, nd, SM_KEY(i), &kr->s);
 }
 
+/* The len bytes at d, copied into kb as a key of kind. */
+static void sm_kbuf_set(struct sm_kbuf *kb, uint32_t kind, const void *d, size_t len)
+{
+	memcpy(kb->b, d, len);
+	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = len };
+}
+
 /* The key kr names, into kb (an inline key copied, as a key object's
  * bytes are by sm_key_read). */
 static int sm_kref_key(uh_heap *h, uint32_t kind, const struct sm_kref *kr, struct sm_kbuf *kb)
@@ -997,8 +995,7 @@ static int sm_kref_key(uh_heap *h, uint32_t kind, const struct sm_kref *kr, stru
 		return sm_key_read(h, kind, &kr->s, kb);
 	if (kind == UH_KEY_I64)
 		return sm_bad(h, "an i64 map has a packed leaf");
-	memcpy(kb->b, kr->cell + 1, kr->cell[0]);
-	kb->k = (uh_key){ .kind = kind, .data = kb->b, .len = kr->cell[0] };
+	sm_kbuf_set(kb, kind, kr->cell + 1, kr->cell[0]);
 	return 0;
 }
 
@@ -1462,21 +1459,12 @@ static int sm_lean_hdr(uh_heap *h, uh_off m, uint64_t *w, uint64_t *ver, struct 
 	       mp->height > SM_MAX_HEIGHT;
 }
 
-/* Value i of a leaf read in place (its check comes after). */
-static void sm_lean_val(const struct sm_node *nd, uint32_t i, struct uh_slot *s)
-{
-	if (nd->pk)
-		pl_slot(nd->pk, i, s);
-	else
-		uh_load(s, (const char *)&nd->mem[SM_VAL(i)], sizeof(*s));
-}
-
 /* sm_bound for an inner node of a lean get in the common case: hinted,
  * k shares its prefix (as its range or the node's prefix slot shows) and
  * no probed key has k's hint, so the search reads the key slots' tags
  * only. 0 with *pos and r set as sm_bound sets them; 1: sm_bound decides. */
-static int sm_lean_inner(const struct sm_node *nd, const uh_key *k, struct sm_range *r,
-			 uint32_t *pos)
+static int sm_lean_inner(uh_heap *h, const struct sm_node *nd, const uh_key *k,
+			 struct sm_range *r, uint32_t *pos)
 {
 	uint32_t skip = nd->hint & SM_SKIP_MASK, have = r->lo < r->hi ? r->lo : r->hi;
 	uint32_t lo = 0, hi = nd->n, kh;
@@ -1498,15 +1486,7 @@ static int sm_lean_inner(const struct sm_node *nd, const uh_key *k, struct sm_ra
 	}
 	*pos = lo;
 	r->outside = 0;
-	if (lo > 0) {
-		uh_load(&tag, (const char *)&nd->mem[SM_KEY(lo - 1)].tag, 8);
-		r->lo = skip + sm_hint_common(kh, (uint32_t)(tag >> 32));
-	}
-	if (lo < nd->n) {
-		uh_load(&tag, (const char *)&nd->mem[SM_KEY(lo)].tag, 8);
-		r->hi = skip + sm_hint_common(kh, (uint32_t)(tag >> 32));
-	}
-	return 0;
+	return sm_child_range(h, nd, lo, skip, kh, r);
 }
 
 /* uh_smap_get in the common case, without an optimistic try's or a
@@ -1546,14 +1526,14 @@ static int sm_get_lean(uh_heap *h, uh_off m, const uh_key *k, struct uh_slot *s,
 		    nd->leaf != (l + 1 == mp.height))
 			return 1;
 		if (nd->pk ? sm_pl_bound(h, mp.kind, nd, k, 0, &kb, &pos, &eq) != 0 :
-			     (nd->leaf || sm_lean_inner(nd, k, &r, &pos)) &&
+			     (nd->leaf || sm_lean_inner(h, nd, k, &r, &pos)) &&
 				     sm_bound(h, mp.kind, nd, k, !nd->leaf, &kb, &pos, &eq, &r) != 0)
 			return 1;
 		if (!nd->leaf && uh_slot_type(nd->mem[SM_VAL(pos)].tag) != UH_T_REF)
 			return 1;
 	}
 	if (eq)
-		sm_lean_val(&path[mp.height - 1].nd, pos, s);
+		sm_leaf_val(h, &path[mp.height - 1].nd, pos, s);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (l = 0; l < mp.height; l++)	/* bound: height */
 		if (!uh_lock_still(h, UH_REF_OFFSET(path[l].nd.off), path[l].w))
@@ -2356,9 +2336,7 @@ static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it
 		return 0;
 	}
 	if (x->flags & IT_KINL) {
-		memcpy(kb->b, x->a, x->alen);
-		kb->k.data = kb->b;
-		kb->k.len = x->alen;
+		sm_kbuf_set(kb, mp->kind, x->a, x->alen);
 		return 0;
 	}
 	if ((x->flags & IT_KOBJ) && (rc = sm_it_key(h, mp, x, x->a[0], kb)) != 0)
@@ -2372,9 +2350,7 @@ static int sm_anchor_key(uh_heap *h, const struct sm_map *mp, const struct sm_it
 	}
 	if (x->flags & IT_SINL) {
 		const unsigned char *cell = (const unsigned char *)&x->a[1];
-		memcpy(kb->b, cell + 1, cell[0]);
-		kb->k.data = kb->b;
-		kb->k.len = cell[0];
+		sm_kbuf_set(kb, mp->kind, cell + 1, cell[0]);
 		*incl = 1;
 		return 0;
 	}
@@ -2684,17 +2660,6 @@ struct sm_lean_run {
 	struct sm_kref ss;
 };
 
-/* Key i of a leaf read in place, as it holds it (its check comes after). */
-static void sm_lean_kref(const struct sm_node *nd, uint32_t i, struct sm_kref *kr)
-{
-	if (nd->pk) {
-		pl_kref(nd->pk, i, kr);
-		return;
-	}
-	kr->inl = 0;
-	uh_load(&kr->s, (const char *)&nd->mem[SM_KEY(i)], sizeof(kr->s));
-}
-
 /* The entries a lean batch can return from position i of leaf x->leaf
  * (loaded into r->l[0]), at most max: 0, or 1 when the general path must
  * answer (the leaf before is needed, or the last entry of the map, whose
@@ -2711,7 +2676,7 @@ static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct 
 			return 1;	/* the leaf before is found from the root */
 		r->first = i - 1;
 		r->cnt = max < i - 1 ? max : i - 1;
-		sm_lean_kref(&l[0].nd, i - 1 - r->cnt, &r->ss);
+		sm_leaf_kref(h, &l[0].nd, i - 1 - r->cnt, &r->ss);
 		return 0;
 	}
 	if (i >= l[0].nd.n) {	/* L is done: on to the next leaf */
@@ -2726,20 +2691,20 @@ static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct 
 	r->cnt = max < nd->n - i ? max : nd->n - i;
 	last = i + r->cnt - 1;
 	if (last + 1 < nd->n) {
-		sm_lean_kref(nd, last + 1, &r->ss);
+		sm_leaf_kref(h, nd, last + 1, &r->ss);
 		return 0;
 	}
 	if (r->at == 0 && nd->next) {
 		if (sm_lean_leaf(h, nd->next, &l[1]) || l[1].nd.n == 0)
 			return 1;
 		r->nl = 2;
-		sm_lean_kref(&l[1].nd, 0, &r->ss);
+		sm_leaf_kref(h, &l[1].nd, 0, &r->ss);
 		return 0;
 	}
 	if (r->cnt < 2)
 		return 1;	/* its successor is not loaded: the next call's */
 	r->cnt--;
-	sm_lean_kref(nd, last, &r->ss);
+	sm_leaf_kref(h, nd, last, &r->ss);
 	return 0;
 }
 
@@ -2800,7 +2765,7 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	sm_lean_prefetch(h, &r, rev);
 	for (uint32_t j = 0; j < r.cnt; j++) {	/* bound: F */
 		uint32_t e = rev ? r.first - j : r.first + j;
-		sm_lean_kref(nd, e, &ks);
+		sm_leaf_kref(h, nd, e, &ks);
 		if (ks.inl) {
 			memcpy(cells[j], ks.cell + 1, PL_INLINE_MAX);
 			key = (uh_key){ .kind = kind, .data = cells[j], .len = ks.cell[0] };
@@ -2811,7 +2776,7 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 			keys[j] = key;
 		if (vals) {
 			struct uh_slot vs;
-			sm_lean_val(nd, e, &vs);
+			sm_leaf_val(h, nd, e, &vs);
 			uh_slot_to_value(&vs, &vals[j]);
 		}
 	}
