@@ -739,17 +739,14 @@ static int sm_hdr_lock(uh_heap *h, uh_off m)
 
 /* Start loading every line of the node at off at once: a search then
  * waits for one memory round trip per node instead of one per probe.
- * A prefetch reads nothing and never faults, so off need not be checked
- * yet (it is, next). */
-static void sm_prefetch_node(uh_heap *h, uh_off off)
+ * off need not name a node yet (that is checked next): a prefetch reads
+ * nothing and never faults. */
+UH_PREFETCH_FN void sm_prefetch_node(uh_heap *h, uh_off off)
 {
 	uint64_t o = UH_REF_OFFSET(off);
 
-	if (o >= h->size)
-		return;
-	const char *p = h->base + o;
-	for (uint32_t b = 0; b < UH_OBJHDR_SIZE + SM_NSLOTS * sizeof(struct uh_slot); b += 64)
-		__builtin_prefetch(p + b);
+	if (o < h->size)
+		uh_prefetch(h->base + o, UH_OBJHDR_SIZE + SM_NSLOTS * sizeof(struct uh_slot));
 }
 
 /* The node header o of ref, read in place: 1 if it is live, of ref's
@@ -2539,7 +2536,7 @@ static int sm_pos_reuse(uh_heap *h, const struct sm_map *mp, const struct sm_it 
  * a leaf read in place, so that the steps that return them find them in
  * cache (the scan's cache misses overlap instead of adding up). A packed
  * leaf's keys are in it, but for long ones. */
-static void sm_prefetch_entries(uh_heap *h, const struct sm_node *nd, uint32_t from, uint32_t to)
+UH_PREFETCH_FN void sm_prefetch_entries(uh_heap *h, const struct sm_node *nd, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {	/* bound: F */
 		uint64_t ko, vo;
@@ -2711,7 +2708,7 @@ static int sm_lean_plan(uh_heap *h, const struct sm_it *x, uint32_t max, struct 
 /* Start loading the key and value objects of the batch's entries and of
  * the next few, and the next leaf near a leaf's end: the batch's cache
  * misses overlap instead of adding up, and so do the next call's. */
-static void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, int rev)
+UH_PREFETCH_FN void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, int rev)
 {
 	const struct sm_node *nd = &r->l[r->at].nd;
 
