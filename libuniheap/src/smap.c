@@ -2744,7 +2744,7 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	static __thread unsigned char cells[SM_F][PL_INLINE_MAX];
 	const int rev = (x->flags & IT_REV) != 0;
 	struct sm_lean_run r;
-	struct sm_kref ks;
+	struct sm_kref ks = { 0 };
 	uh_key key = { 0 };
 	uint64_t rv = x->rv;
 	uint32_t kind;
@@ -2760,13 +2760,18 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	if (nd->pk && kind == UH_KEY_I64)
 		return 1;
 	sm_lean_prefetch(h, &r, rev);
+	unsigned char (*cb)[PL_INLINE_MAX] = cells;	/* one TLS lookup, not one per key */
 	for (uint32_t j = 0; j < r.cnt; j++) {	/* bound: F */
 		uint32_t e = rev ? r.first - j : r.first + j;
-		sm_leaf_kref(h, nd, e, &ks);
-		if (ks.inl) {
-			memcpy(cells[j], ks.cell + 1, PL_INLINE_MAX);
-			key = (uh_key){ .kind = kind, .data = cells[j], .len = ks.cell[0] };
-		} else if (sm_lean_key(h, kind, &ks.s, &key)) {
+		/* An inline key straight from its cell, its length read once;
+		 * a long one by its key object (ks: it_anchor needs only those). */
+		unsigned char len = PL_LONG;
+		if (nd->pk)
+			uh_load(&len, (const char *)pl_cell(nd->pk, e), 1);
+		if (len <= PL_INLINE_MAX) {
+			memcpy(cb[j], pl_cell(nd->pk, e) + 1, PL_INLINE_MAX);
+			key = (uh_key){ .kind = kind, .data = cb[j], .len = len };
+		} else if (sm_leaf_kref(h, nd, e, &ks), ks.inl || sm_lean_key(h, kind, &ks.s, &key)) {
 			return 1;
 		}
 		if (keys)
