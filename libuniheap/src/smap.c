@@ -1471,19 +1471,28 @@ static int sm_lean_inner(uh_heap *h, const struct sm_node *nd, const uh_key *k,
 	    (skip > have && !sm_pre_match(nd, k, skip, have)))
 		return 1;
 	kh = sm_hint(k, skip);
+	/* The hints of keys lo - 1 and hi, the bounds of the child's range,
+	 * are the last ones each side's move saw (sm_child_range's answer
+	 * without its reads). */
+	uint32_t below = 0, above = 0;
 	while (lo < hi) {	/* bound: log2(F) rounds */
 		uint32_t mid = (lo + hi) / 2;
 		uh_load(&tag, (const char *)&nd->mem[SM_KEY(mid)].tag, 8);
-		if ((uint32_t)(tag >> 32) == kh)
+		uint32_t th = (uint32_t)(tag >> 32);
+		if (th == kh)
 			return 1;
-		if (kh > (uint32_t)(tag >> 32))
-			lo = mid + 1;
+		if (kh > th)
+			lo = mid + 1, below = th;
 		else
-			hi = mid;
+			hi = mid, above = th;
 	}
 	*pos = lo;
 	r->outside = 0;
-	return sm_child_range(h, nd, lo, skip, kh, r);
+	if (lo > 0)
+		r->lo = skip + sm_hint_common(kh, below);
+	if (lo < nd->n)
+		r->hi = skip + sm_hint_common(kh, above);
+	return 0;
 }
 
 /* uh_smap_get in the common case, without an optimistic try's or a
