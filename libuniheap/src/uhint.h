@@ -404,6 +404,7 @@ void uh_opt_keep(uh_heap *h, uh_off obj, uint32_t kind, const void *view, size_t
  * reads nothing and never faults, so p need not be checked. */
 UH_PREFETCH_FN void uh_prefetch(const char *p, uint32_t bytes)
 {
+#pragma GCC unroll 16	/* a node: 16 prefetches, not a loop four times as long */
 	for (uint32_t b = 0; b < bytes; b += 64)	/* bound: bytes / 64 */
 		__builtin_prefetch(p + b);
 }
