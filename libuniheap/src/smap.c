@@ -1567,16 +1567,21 @@ int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 	/* The key is checked against its own kind: the lean get reads the
 	 * map's in place and gives up on another, and the arguments are
 	 * checked in full (sm_args_k) only on the way to the general path,
-	 * as the hash map's get does. */
-	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
+	 * as the hash map's get does. A key the lean get finds is byte for
+	 * byte one the map holds, whose UTF-8 was checked when it was put:
+	 * only a miss checks it (a bad key is an error, not "not found"). */
+	if (rc || (rc = uh_key_check_shape(k ? k->kind : 0, k)) != 0)
 		return rc;
-	if (sm_get_lean(h, m, k, &s, &found) == 0) {
-		if (!found)
-			return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
+	int lean = sm_get_lean(h, m, k, &s, &found) == 0;
+	if (lean && found) {
 		if (v)
 			uh_slot_to_value(&s, v);
 		return 0;
 	}
+	if ((rc = uh_key_check_utf8(k)) != 0)
+		return rc;
+	if (lean)
+		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");
 	if ((rc = sm_args_k(h, m, k, 0, 0)) != 0)
 		return rc;
 	op.m = m;

@@ -424,6 +424,13 @@ static void test_bad(uh_heap *h)
 	uh_key ku = { .kind = UH_KEY_STRING, .data = "a\xff" "b", .len = 3 };
 	TH_CHECK_ERR(uh_smap_put(h, ms, &ku, &v, 0), UH_EUTF8);
 	TH_CHECK_ERR(uh_smap_scan(h, ms, &ku, 0, &it), UH_EUTF8);
+	/* A get checks the UTF-8 of a key it does not find, in and outside
+	 * a block: a bad key is an error, not a miss. */
+	TH_CHECK_ERR(uh_smap_get(h, ms, &ku, &got), UH_EUTF8);
+	TH_CHECK(strstr(uh_errmsg(), "UTF-8") != NULL);
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_ERR(uh_smap_get(h, ms, &ku, &got), UH_EUTF8);
+	TH_CHECK_RC(uh_commit(h));
 	uh_value bad = { .type = 99 };
 	TH_CHECK_ERR(uh_smap_put(h, ms, &k, &bad, 0), UH_ETYPE);
 	uh_value bad8 = { .type = UH_T_I8, .u.i = 1000 };
