@@ -1,0 +1,60 @@
+# check_prefetch.cmake -- a ctest: the read paths of libuniheap.so keep
+# their prefetch instructions. A function that does nothing but prefetch
+# has no effect a compiler can see, so it may drop every call to it
+# (uhint.h, UH_PREFETCH_FN); the sorted map's reads lost all of theirs
+# that way, unnoticed, for several versions. Each read path below (a
+# public function and the lean helper it may or may not inline) must
+# hold at least one prefetch instruction.
+#
+#   cmake -DLIB=<libuniheap.so> -DOBJDUMP=<objdump> -P check_prefetch.cmake
+
+set(paths
+  "sorted-map get:uh_smap_get,sm_get_lean"
+  "sorted-map node load:sm_node_load"
+  "sorted-map batch (uh_smap_next_n):uh_smap_next_n,sm_next_lean"
+  "sorted-map scan step:sm_next_body"
+  "hash-map get:uh_map_get,lean_begin")
+
+if(NOT OBJDUMP OR NOT EXISTS "${OBJDUMP}")
+  message(FATAL_ERROR "check_prefetch: no objdump (binutils) to read ${LIB} with")
+endif()
+
+set(passed 0)
+set(failed 0)
+foreach(path ${paths})
+  string(REPLACE ":" ";" parts "${path}")
+  list(GET parts 0 name)
+  list(GET parts 1 syms)
+  string(REPLACE "," ";" syms "${syms}")
+  set(count 0)
+  set(found "")
+  foreach(sym ${syms})
+    execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn --disassemble=${sym} ${LIB}
+      OUTPUT_VARIABLE asm RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "check_prefetch: ${OBJDUMP} failed on ${LIB}")
+    endif()
+    if(asm MATCHES "<${sym}>:")
+      list(APPEND found ${sym})
+    endif()
+    # x86-64 prefetcht0/nta/w, aarch64 prfm
+    string(REGEX MATCHALL "\t(prefetch[a-z0-9]*|prfm)[ \t]" hits "${asm}")
+    list(LENGTH hits n)
+    math(EXPR count "${count} + ${n}")
+  endforeach()
+  list(JOIN found ", " found_text)
+  if(NOT found)
+    message("FAIL ${name}: none of ${syms} is a symbol of ${LIB} (renamed or inlined? update this list)")
+    math(EXPR failed "${failed} + 1")
+  elseif(count EQUAL 0)
+    message("FAIL ${name}: no prefetch instruction in ${found_text}: the compiler dropped them")
+    math(EXPR failed "${failed} + 1")
+  else()
+    message("ok   ${name}: ${count} prefetch instructions in ${found_text}")
+    math(EXPR passed "${passed} + 1")
+  endif()
+endforeach()
+message("${passed} passed, ${failed} failed")
+if(failed GREATER 0)
+  message(FATAL_ERROR "check_prefetch: read paths without their prefetches")
+endif()
