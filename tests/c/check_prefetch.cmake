@@ -4,7 +4,8 @@
 # (uhint.h, UH_PREFETCH_FN); the sorted map's reads lost all of theirs
 # that way, unnoticed, for several versions. Each read path below (a
 # public function and the lean helper it may or may not inline) must
-# hold at least one prefetch instruction.
+# hold at least one prefetch instruction. A function counts with the
+# clones the compiler may split it into (name.part.0, name.isra.0, ...).
 #
 #   cmake -DLIB=<libuniheap.so> -DOBJDUMP=<objdump> -P check_prefetch.cmake
 
@@ -19,6 +20,13 @@ if(NOT OBJDUMP OR NOT EXISTS "${OBJDUMP}")
   message(FATAL_ERROR "check_prefetch: no objdump (binutils) to read ${LIB} with")
 endif()
 
+# Every function symbol, for the clones of the names below.
+execute_process(COMMAND ${OBJDUMP} -t ${LIB} OUTPUT_VARIABLE symtab RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "check_prefetch: ${OBJDUMP} -t failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[ \t]F [^\n]*[ \t][A-Za-z_][A-Za-z0-9_.]*\n" fns "${symtab}")
+
 set(passed 0)
 set(failed 0)
 foreach(path ${paths})
@@ -29,18 +37,22 @@ foreach(path ${paths})
   set(count 0)
   set(found "")
   foreach(sym ${syms})
-    execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn --disassemble=${sym} ${LIB}
-      OUTPUT_VARIABLE asm RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "check_prefetch: ${OBJDUMP} failed on ${LIB}")
-    endif()
-    if(asm MATCHES "<${sym}>:")
-      list(APPEND found ${sym})
-    endif()
-    # x86-64 prefetcht0/nta/w, aarch64 prfm
-    string(REGEX MATCHALL "\t(prefetch[a-z0-9]*|prfm)[ \t]" hits "${asm}")
-    list(LENGTH hits n)
-    math(EXPR count "${count} + ${n}")
+    foreach(fn ${fns})
+      string(REGEX REPLACE ".*[ \t]([A-Za-z0-9_.]+)\n$" "\\1" fn "${fn}")
+      if(NOT fn MATCHES "^${sym}(\\..+)?$")
+        continue()
+      endif()
+      execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn --disassemble=${fn} ${LIB}
+        OUTPUT_VARIABLE asm RESULT_VARIABLE rc)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "check_prefetch: ${OBJDUMP} failed on ${LIB}")
+      endif()
+      list(APPEND found ${fn})
+      # x86-64 prefetcht0/nta/w, aarch64 prfm
+      string(REGEX MATCHALL "\t(prefetch[a-z0-9]*|prfm)[ \t]" hits "${asm}")
+      list(LENGTH hits n)
+      math(EXPR count "${count} + ${n}")
+    endforeach()
   endforeach()
   list(JOIN found ", " found_text)
   if(NOT found)
