@@ -2457,7 +2457,7 @@ struct sm_scan_op {
 	uint32_t max, n;		/* next: entries asked for, given */
 	uh_key keys[SM_NEXT_MAX];
 	uh_value vals[SM_NEXT_MAX];
-	unsigned char cells[SM_NEXT_MAX][PL_INLINE_MAX];	/* inline keys given */
+	unsigned char cells[SM_NEXT_MAX][PL_INLINE_MAX];	/* inline keys given (either path) */
 	struct sm_kbuf kb, kw;
 };
 
@@ -2750,12 +2750,11 @@ UH_PREFETCH_FN void sm_lean_prefetch(uh_heap *h, const struct sm_lean_run *r, in
  * key between two keys of a leaf, or between a leaf's last and its
  * successor's first, would be in one of them), so the batch is what as
  * many steps at that instant would return. 0 with keys[0..*n), vals[0..*n)
- * and x advanced; 1: the general path must answer. */
+ * and x advanced (inline keys copied into cells: the leaf may change after
+ * its check); 1: the general path must answer. */
 static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_value *vals,
-			uint32_t max, uint32_t *n)
+			uint32_t max, uint32_t *n, unsigned char (*cells)[PL_INLINE_MAX])
 {
-	/* Inline keys given, copied: the leaf may change after its check. */
-	static __thread unsigned char cells[SM_F][PL_INLINE_MAX];
 	const int rev = (x->flags & IT_REV) != 0;
 	struct sm_lean_run r;
 	struct sm_kref ks = { 0 };
@@ -2774,7 +2773,6 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 	if (nd->pk && kind == UH_KEY_I64)
 		return 1;
 	sm_lean_prefetch(h, &r, rev);
-	unsigned char (*cb)[PL_INLINE_MAX] = cells;	/* one TLS lookup, not one per key */
 	for (uint32_t j = 0; j < r.cnt; j++) {	/* bound: F */
 		uint32_t e = rev ? r.first - j : r.first + j;
 		/* An inline key straight from its cell, its length read once;
@@ -2783,8 +2781,8 @@ static int sm_next_lean(uh_heap *h, uh_off m, struct sm_it *x, uh_key *keys, uh_
 		if (nd->pk)
 			uh_load(&len, (const char *)pl_cell(nd->pk, e), 1);
 		if (len <= PL_INLINE_MAX) {
-			memcpy(cb[j], pl_cell(nd->pk, e) + 1, PL_INLINE_MAX);
-			key = (uh_key){ .kind = kind, .data = cb[j], .len = len };
+			memcpy(cells[j], pl_cell(nd->pk, e) + 1, PL_INLINE_MAX);
+			key = (uh_key){ .kind = kind, .data = cells[j], .len = len };
 		} else if (sm_leaf_kref(h, nd, e, &ks), ks.inl || sm_lean_key(h, kind, &ks.s, &key)) {
 			return 1;
 		}
@@ -2829,7 +2827,7 @@ int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *va
 	if (n)
 		*n = 0;
 	if (it && n && max && it_unpack(it->s, &x) && x.map == m && !(x.flags & IT_DONE) &&
-	    sm_next_lean(h, m, &x, keys, vals, max, n) == 0) {
+	    sm_next_lean(h, m, &x, keys, vals, max, n, op.cells) == 0) {
 		it_pack(&x, it->s);
 		return 0;
 	}
