@@ -102,32 +102,58 @@ static int map_lookup(ProxyObject *p, PyObject *key, uh_value *v)
 	return 1;
 }
 
-static PyObject *map_subscript(ProxyObject *p, PyObject *key)
+/* The value of key as a Python object: 1 with *out, 0 if key is not in
+ * the map, -1 with an exception. A str or bytes value replaced under its
+ * copy is looked up again (uhpy_from_value_try). */
+static int map_read(ProxyObject *p, PyObject *key, PyObject **out)
 {
 	uh_value v;
-	int rc = map_lookup(p, key, &v);
+	int rc;
+
+	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
+		if ((rc = map_lookup(p, key, &v)) != 1)
+			return rc;
+		if ((rc = uhpy_from_value_try(p->heap, &v, out)) != 0)
+			return rc;
+	}
+	uhpy_kept_changing("key", key);
+	return -1;
+}
+
+/* The Python value of v, the value of key a step read: 1 with *out; if
+ * it was a str or bytes value replaced under the copy, key's value now
+ * (as map_read: 0 if it was removed since); -1 with an exception. */
+static int value_or_lookup(ProxyObject *p, PyObject *key, const uh_value *v, PyObject **out)
+{
+	int rc = uhpy_from_value_try(p->heap, v, out);
+
+	return rc == 0 ? map_read(p, key, out) : rc;
+}
+
+static PyObject *map_subscript(ProxyObject *p, PyObject *key)
+{
+	PyObject *r;
+	int rc = map_read(p, key, &r);
 
 	if (rc == 0)
 		PyErr_SetObject(PyExc_KeyError, key);
-	return rc == 1 ? uhpy_from_value(p->heap, &v) : NULL;
+	return rc == 1 ? r : NULL;
 }
 
 /* get(key[, default]): Mapping.get's answer in one C call (Mapping.get
  * would run Python code and raise and catch a KeyError on a miss). */
 static PyObject *map_get(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
 {
-	uh_value v;
+	PyObject *r;
 	int rc;
 
 	if (n < 1 || n > 2) {
 		PyErr_SetString(PyExc_TypeError, "get(key[, default])");
 		return NULL;
 	}
-	if ((rc = map_lookup(p, args[0], &v)) < 0)
+	if ((rc = map_read(p, args[0], &r)) < 0)
 		return NULL;
-	if (rc == 0)
-		return Py_NewRef(n == 2 ? args[1] : Py_None);
-	return uhpy_from_value(p->heap, &v);
+	return rc == 0 ? Py_NewRef(n == 2 ? args[1] : Py_None) : r;
 }
 
 /* view(key): a zero-copy view of a bytes value (view.c says how long it
@@ -384,15 +410,34 @@ static int iter_fetch(IterObject *it)
 	/* Keys point into their objects: copied out before anything else. */
 	it->n = it->pos = 0;
 	for (uint32_t i = 0; i < n; i++) {	/* bound: IT_BATCH_MAX */
-		it->keys[i] = uhpy_from_key(&keys[i]);
 		it->vals[i] = NULL;
 		it->n = i + 1;
-		if (!it->keys[i] ||
-		    (it->mode != IT_KEYS && !(it->vals[i] = uhpy_from_value(p->heap, &vals[i])))) {
+		if (!(it->keys[i] = uhpy_from_key(&keys[i]))) {
 			iter_drop(it);
 			return -1;
 		}
 	}
+	/* A value replaced since the batch was read is looked up by its key;
+	 * an entry removed since is dropped (the batch closes up). */
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < n && it->mode != IT_KEYS; i++) {	/* bound: IT_BATCH_MAX */
+		PyObject *key = it->keys[i], *val;
+		it->keys[i] = NULL;
+		int got = value_or_lookup(p, key, &vals[i], &val);
+		if (got < 0) {
+			Py_DECREF(key);
+			iter_drop(it);
+			return -1;
+		}
+		if (got == 0) {
+			Py_DECREF(key);
+			continue;
+		}
+		it->keys[kept] = key;
+		it->vals[kept++] = val;
+	}
+	if (it->mode != IT_KEYS)
+		it->n = kept;
 	it->writes = smap_writes;
 	it->batch = it->batch * 2 < IT_BATCH_MAX ? it->batch * 2 : IT_BATCH_MAX;
 	return 1;
@@ -402,14 +447,19 @@ static int iter_fetch(IterObject *it)
  * IT_KEYS mode); 1, 0 at the end, -1 with an exception. */
 static int iter_sorted(IterObject *it, PyObject **key, PyObject **val)
 {
-	for (;;) {	/* bound: a skipped key once per batch */
+	for (;;) {	/* bound: a skipped key once per batch, batches emptied by removals */
 		if (it->pos < it->n && it->writes != smap_writes) {
 			iter_drop(it);	/* this process wrote since: read on from last */
 			it->restart = it->last != NULL;
 		}
 		int skip = it->restart, rc;
-		if (it->pos == it->n && (rc = iter_fetch(it)) <= 0)
-			return rc;
+		if (it->pos == it->n) {
+			if ((rc = iter_fetch(it)) <= 0)
+				return rc;
+			it->restart = 0;
+			if (it->n == 0)
+				continue;	/* all its entries were removed since */
+		}
 		it->restart = 0;
 		*key = it->keys[it->pos];
 		*val = it->vals[it->pos];
@@ -427,12 +477,38 @@ static int iter_sorted(IterObject *it, PyObject **key, PyObject **val)
 	}
 }
 
+/* The next entry of a hash-map iteration: *key and *val owned (val NULL
+ * in IT_KEYS mode); 1, 0 at the end, -1 with an exception. */
+static int iter_hashed(IterObject *it, PyObject **key, PyObject **val)
+{
+	ProxyObject *p = it->coll;
+	uh_key k;
+	uh_value v;
+	int rc;
+
+	for (;;) {	/* bound: entries removed since their step */
+		rc = uh_map_next(p->heap->h, p->off, &it->it, &k, &v);
+		if (rc == UH_ENOTFOUND) {
+			it->done = 1;
+			return 0;	/* StopIteration */
+		}
+		if (rc)
+			return uhpy_raise(rc, "map iteration"), -1;
+		if (!(*key = uhpy_from_key(&k)))
+			return -1;
+		*val = NULL;
+		if (it->mode == IT_KEYS || (rc = value_or_lookup(p, *key, &v, val)) == 1)
+			return 1;
+		Py_CLEAR(*key);
+		if (rc < 0)
+			return -1;
+	}
+}
+
 static PyObject *iter_next(IterObject *it)
 {
 	ProxyObject *p = it->coll;
 	PyObject *key = NULL, *val = NULL;
-	uh_key k;
-	uh_value v;
 	int rc;
 
 	if (it->done || uhpy_proxy_usable(p) < 0)
@@ -440,20 +516,8 @@ static PyObject *iter_next(IterObject *it)
 	if (is_sorted(p)) {
 		if ((rc = iter_sorted(it, &key, &val)) <= 0)
 			return NULL;	/* StopIteration, or the exception */
-	} else {
-		rc = uh_map_next(p->heap->h, p->off, &it->it, &k, &v);
-		if (rc == UH_ENOTFOUND) {
-			it->done = 1;
-			return NULL;	/* StopIteration */
-		}
-		if (rc)
-			return uhpy_raise(rc, "map iteration");
-		if (!(key = uhpy_from_key(&k)))
-			return NULL;
-		if (it->mode != IT_KEYS && !(val = uhpy_from_value(p->heap, &v))) {
-			Py_DECREF(key);
-			return NULL;
-		}
+	} else if ((rc = iter_hashed(it, &key, &val)) <= 0) {
+		return NULL;
 	}
 	if ((rc = past_stop(it, key)) != 0) {
 		Py_DECREF(key);
@@ -627,6 +691,7 @@ static int index_error(int rc, const char *what)
 /* sq_item gets i >= 0 after Python added len to a negative index. */
 static PyObject *seq_item(ProxyObject *p, Py_ssize_t i)
 {
+	PyObject *r;
 	uh_value v;
 	int rc;
 
@@ -636,11 +701,20 @@ static PyObject *seq_item(ProxyObject *p, Py_ssize_t i)
 		PyErr_SetString(PyExc_IndexError, "index out of range");
 		return NULL;
 	}
-	rc = is_array(p) ? uh_array_get(p->heap->h, p->off, (uint64_t)i, &v)
-			 : uh_list_get(p->heap->h, p->off, (uint64_t)i, &v);
-	if (rc)
-		return index_error(rc, "index out of range"), NULL;
-	return uhpy_from_value(p->heap, &v);
+	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
+		rc = is_array(p) ? uh_array_get(p->heap->h, p->off, (uint64_t)i, &v)
+				 : uh_list_get(p->heap->h, p->off, (uint64_t)i, &v);
+		if (rc)
+			return index_error(rc, "index out of range"), NULL;
+		/* 0: a str or bytes item replaced under its copy: read again. */
+		if (uhpy_from_value_try(p->heap, &v, &r) != 0)
+			return r;
+	}
+	PyObject *at = PyLong_FromSsize_t(i);
+	if (at)
+		uhpy_kept_changing("item", at);
+	Py_XDECREF(at);
+	return NULL;
 }
 
 static int set_fn(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v)

@@ -124,7 +124,18 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
 int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
+/* A str/bytes value read from a slot: uhpy_from_value_try and
+ * uhpy_string_try give 0 when, outside a block, it was replaced under the
+ * copy (value.c); the caller then reads the slot again, at most
+ * UHPY_READ_TRIES times (a writer may replace it every time), and then
+ * raises uhpy_kept_changing (what: "field", "key"...; name: which).
+ * uhpy_string_at is for a reference that
+ * stays put: there 0 means freed. */
+#define UHPY_READ_TRIES 16
+int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
+int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
+PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 /* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
  * exception. */
 int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);

@@ -157,31 +157,40 @@ static uint64_t load_raw(const char *at, uint32_t size)
 static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 {
 	const char *base = p->heap->base;
-	uint64_t raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset, field_size[f->type]);
-	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-		float f32; double f64; } v = { .u = raw };
+	PyObject *r;
 
-	/* Copy, then check: the bytes were the object's if its header still
-	 * names it (the allocator writes a new generation before the new
-	 * object's bytes). */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!uhpy_live(base, p->off, p->cls))
-		return uhpy_freed(p->off);
-	switch (f->type) {
-	case UH_T_BOOL: return PyBool_FromLong(v.b != 0);
-	case UH_T_I8: return PyLong_FromLong(v.i8);
-	case UH_T_I16: return PyLong_FromLong(v.i16);
-	case UH_T_I32: return PyLong_FromLong(v.i32);
-	case UH_T_I64: return PyLong_FromLongLong(v.i64);
-	case UH_T_F32: return PyFloat_FromDouble(v.f32);
-	case UH_T_F64: return PyFloat_FromDouble(v.f64);
+	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
+		uint64_t raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset,
+					field_size[f->type]);
+		union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+			float f32; double f64; } v = { .u = raw };
+
+		/* Copy, then check: the bytes were the object's if its header
+		 * still names it (the allocator writes a new generation before
+		 * the new object's bytes). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!uhpy_live(base, p->off, p->cls))
+			return uhpy_freed(p->off);
+		switch (f->type) {
+		case UH_T_BOOL: return PyBool_FromLong(v.b != 0);
+		case UH_T_I8: return PyLong_FromLong(v.i8);
+		case UH_T_I16: return PyLong_FromLong(v.i16);
+		case UH_T_I32: return PyLong_FromLong(v.i32);
+		case UH_T_I64: return PyLong_FromLongLong(v.i64);
+		case UH_T_F32: return PyFloat_FromDouble(v.f32);
+		case UH_T_F64: return PyFloat_FromDouble(v.f64);
+		}
+		uh_off ref = v.u;
+		if (ref == 0)
+			Py_RETURN_NONE;
+		if (f->type == UH_T_REF)
+			return uhpy_wrap_ref(p->heap, ref);
+		/* 0: the field was given a new value under the copy: read it
+		 * again. */
+		if (uhpy_string_try(p->heap, ref, f->type, &r) != 0)
+			return r;
 	}
-	uh_off ref = v.u;
-	if (ref == 0)
-		Py_RETURN_NONE;
-	if (f->type == UH_T_REF)
-		return uhpy_wrap_ref(p->heap, ref);
-	return uhpy_string_at(p->heap, ref, f->type);
+	return uhpy_kept_changing("field", f->name);
 }
 
 static PyObject *read_in_block(ProxyObject *p, FieldObject *f)

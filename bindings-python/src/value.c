@@ -61,40 +61,68 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
 	return 0;
 }
 
-PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
+/* The Python copy of str/bytes object s (type UH_T_STRING or UH_T_BYTES):
+ * 1 with *out, -1 with an exception, or 0 when, outside a block, s no
+ * longer names a live object before or after the copy. The slot s was
+ * read from was then replaced meanwhile (the commit that replaces a
+ * string or bytes value frees the old one with it), and the caller reads
+ * that slot again: its value is the old or the new one, never an error. */
+int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out)
 {
 	const uint32_t cls = type == UH_T_STRING ? UHPY_CLASS_STRING : UHPY_CLASS_BYTES;
+	const char *what = type == UH_T_STRING ? "string" : "bytes";
 	const void *data;
 	size_t len;
+	uint32_t now;
 	int rc;
 
-	PyObject *r;
-
-	if (type == UH_T_STRING) {
-		if (!string_direct(hp, s, cls, &data, &len) &&
-		    (rc = uh_string_get(hp->h, s, (const char **)&data, &len)) != 0)
-			return uhpy_raise(rc, "string");
-		r = PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict");
-	} else {
-		if (!string_direct(hp, s, cls, &data, &len) &&
-		    (rc = uh_bytes_get(hp->h, s, &data, &len)) != 0)
-			return uhpy_raise(rc, "bytes");
-		r = PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+	*out = NULL;
+	if (!string_direct(hp, s, cls, &data, &len)) {
+		rc = type == UH_T_STRING ? uh_string_get(hp->h, s, (const char **)&data, &len)
+					 : uh_bytes_get(hp->h, s, &data, &len);
+		if (rc == UH_EFREED && !uh_in_block(hp->h))
+			return 0;
+		if (rc)
+			return uhpy_raise(rc, what), -1;
 	}
+	PyObject *r = type == UH_T_STRING ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
+					  : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
 	/* Copied in place: the copy is the value's only if the object is
 	 * still there afterwards (uniheap.h, "direct"). */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (uhpy_live(hp->base, s, cls))
-		return r;
+	if (uhpy_live(hp->base, s, cls)) {
+		*out = r;
+		return r ? 1 : -1;
+	}
 	if (!r && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-		return NULL;
+		return -1;
 	Py_XDECREF(r);
 	PyErr_Clear();
-	/* Gone meanwhile. libuniheap says why: inside a block a stale
-	 * snapshot is a conflict (the block re-runs), else it was freed. */
-	uint32_t now;
-	rc = uh_obj_class(hp->h, s, &now);
-	return rc ? uhpy_raise(rc, type == UH_T_STRING ? "string" : "bytes") : uhpy_freed(s);
+	if (!uh_in_block(hp->h))
+		return 0;
+	/* Inside a block libuniheap says why: a stale snapshot is a conflict
+	 * (the block re-runs), else it was freed. */
+	if ((rc = uh_obj_class(hp->h, s, &now)) != 0)
+		uhpy_raise(rc, what);
+	else
+		uhpy_freed(s);
+	return -1;
+}
+
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
+{
+	PyObject *r;
+
+	return uhpy_string_try(hp, s, type, &r) == 0 ? uhpy_freed(s) : r;
+}
+
+PyObject *uhpy_kept_changing(const char *what, PyObject *name)
+{
+	PyErr_Format(uhpy_st->by_code[-UH_ECONFLICT],
+		     "%s %R: the value was replaced while it was being read, %d times in a row; "
+		     "read it inside a block (with heap.atomic(): ...), which waits for the "
+		     "writers", what, name, UHPY_READ_TRIES);
+	return NULL;
 }
 
 int uhpy_value_allocates(PyObject *o)
@@ -162,6 +190,14 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v)
 		return not_storable(o);
 	v->type = UH_T_REF;
 	return 0;
+}
+
+int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out)
+{
+	if ((v->type == UH_T_STRING || v->type == UH_T_BYTES) && v->u.ref)
+		return uhpy_string_try(hp, v->u.ref, v->type, out);
+	*out = uhpy_from_value(hp, v);
+	return *out ? 1 : -1;
 }
 
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)

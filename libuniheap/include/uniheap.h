@@ -443,10 +443,11 @@ int uh_root_count(uh_heap *h, uint64_t *count);
  *
  * Arrays, lists, hash maps and sorted maps, implemented once here and
  * shared by every language. Every operation is failure-atomic on its own
- * (outside a block it runs in an implicit one) and composes inside a
- * block: a block that puts to two maps and frees a value commits all or
- * nothing, and concurrent blocks in other processes are serialized with
- * it like any other block (UH_ECONFLICT when they collide).
+ * (outside a block it runs in an implicit one, run again when it loses a
+ * conflict, as uh_run does) and composes inside a block: a block that puts
+ * to two maps and frees a value commits all or nothing, and concurrent
+ * blocks in other processes are serialized with it like any other block
+ * (UH_ECONFLICT when they collide).
  * Iteration outside a block may see or miss concurrent changes but never
  * returns a torn entry; inside a block it sees the block's snapshot.
  * Map and sorted-map reads outside a block (get, len, key kind, each

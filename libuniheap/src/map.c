@@ -368,15 +368,6 @@ static int entry_free(uh_heap *h, const struct dt_entry *e)
 	return uh_tx_log_free(h, e->ref);
 }
 
-int dt_map_run(uh_heap *h, int (*body)(uh_heap *, void *), void *arg)
-{
-	if (h->tx.depth)
-		return uh_in_implicit_block(h, body, arg);
-	/* Alone, the operation is its own block: losing a conflict to
-	 * another session is not the caller's business, so run it again. */
-	return uh_run(h, body, arg, 0);
-}
-
 /* ---- header ---- */
 
 static int bad_header(uh_off m, const char *what, uint64_t x)
@@ -862,7 +853,7 @@ int uh_map_new(uh_heap *h, uint32_t key_kind, uh_off *out)
 	if (key_kind < UH_KEY_STRING || key_kind > UH_KEY_I64)
 		return uh_err_set(UH_EINVAL, "uh_map_new: key kind %u is not UH_KEY_STRING (1), "
 				  "UH_KEY_BYTES (2) or UH_KEY_I64 (3)", key_kind);
-	if ((rc = dt_map_run(h, new_body, &a)) == 0)
+	if ((rc = uh_in_implicit_block(h, new_body, &a)) == 0)
 		*out = a.out;
 	return rc;
 }
@@ -1041,7 +1032,7 @@ int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_
 		return uh_err_set(UH_EINVAL, "uh_map_put: value is NULL");
 	if ((rc = uh_free_flags_check(flags, "uh_map_put")) != 0)
 		return rc;
-	return dt_map_run(h, put_body, &a);
+	return uh_in_implicit_block(h, put_body, &a);
 }
 
 int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags)
@@ -1053,5 +1044,5 @@ int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t
 		return rc;
 	if ((rc = uh_free_flags_check(flags, "uh_map_remove")) != 0)
 		return rc;
-	return dt_map_run(h, remove_body, &a);
+	return uh_in_implicit_block(h, remove_body, &a);
 }

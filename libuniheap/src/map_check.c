@@ -227,5 +227,5 @@ int uh_map_check(uh_heap *h, uh_off m)
 
 	if (rc)
 		return rc;
-	return dt_map_run(h, check_body, &a);
+	return uh_in_implicit_block(h, check_body, &a);
 }

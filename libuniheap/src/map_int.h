@@ -119,8 +119,4 @@ static inline uint64_t dt_key_hash(const struct dt_map_view *v, const uh_key *k)
 void dt_map_bucket_of(const struct dt_map_view *v, uint64_t hash,
 		      const struct dt_table **table, uint64_t *bucket);
 
-/* Run body as one atomic step: in the caller's block if there is one,
- * else in an implicit block re-run on conflicts (uh_run). */
-int dt_map_run(uh_heap *h, int (*body)(uh_heap *, void *), void *arg);
-
 #endif /* UH_MAP_INT_H */

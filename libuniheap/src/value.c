@@ -258,8 +258,9 @@ uint64_t uh_key_hash(const uh_key *k, int words)
 
 int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg)
 {
-	int implicit, rc = uh_tx_begin_implicit(h, &implicit);
-	if (rc)
-		return rc;
-	return uh_tx_end_implicit(h, implicit, body(h, arg));
+	if (h->tx.depth)
+		return body(h, arg);
+	/* Alone, the operation is its own block: losing a conflict to
+	 * another session is not the caller's business, so run it again. */
+	return uh_run(h, body, arg, 0);
 }

@@ -74,7 +74,8 @@ uint64_t uh_key_hash(const uh_key *k, int words);
  * (little-endian). */
 const void *uh_key_bytes(const uh_key *k, size_t *len);
 
-/* Run body(h, arg) in an implicit block if the caller is outside one. */
+/* Run body(h, arg) in the caller's block, or alone as an implicit block
+ * of its own, run again while it loses conflicts (uh_run's tries). */
 int uh_in_implicit_block(uh_heap *h, int (*body)(uh_heap *, void *), void *arg);
 
 #endif /* UH_VALUE_H */
