@@ -131,7 +131,7 @@ PyObject *uhpy_from_key(const uh_key *k);
  * raises uhpy_kept_changing (what: "field", "key"...; name: which).
  * uhpy_string_at is for a reference that
  * stays put: there 0 means freed. */
-#define UHPY_READ_TRIES 16
+#define UHPY_READ_TRIES 1000
 int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
 int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
