@@ -107,11 +107,90 @@ struct Stored {
 };
 bool to_value(Napi::Env env, Napi::Value v, int32_t hint, uint32_t gen, Stored *out);
 int alloc_value(uh_heap *h, Stored *v);
-/* A stored value as JS; a reference sets the scratch words. With
+/*
+ * Reading a string or bytes value. Outside a block it is copied in place
+ * with no lock, and the session that replaces it (a field, map or list
+ * slot given a new value) frees it in the same commit: a copy is good only
+ * if the object is still the one the reference named afterwards. When it
+ * is not, the read is CHANGED, not failed: the caller reads the slot again
+ * (read_again), which then holds the new value. Inside a block libuniheap
+ * reports a replaced value as a conflict (UH_ECONFLICT), which stands.
+ */
+enum Read { COPIED, CHANGED, FAILED };	/* FAILED: an exception is pending */
+
+/* Reads of one value a session gives up after (kept_changing): a writer
+ * could replace the value between every two of them. */
+enum : int { MAX_READS = 1000 };
+
+/* CHANGED for UH_EFREED outside a block; else FAILED, with the error of rc
+ * thrown as "what: ...". */
+Read changed_or_raise(Napi::Env env, uh_heap *h, int rc, const std::string &what);
+
+/* The one copy of a string (type UH_T_STRING) or bytes (UH_T_BYTES)
+ * object s: *out = make(payload, length), kept only if s still names a
+ * live object after the copy (make must only copy). */
+template <typename Make>
+Read copy_blob(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Napi::Value *out, Make make)
+{
+	const void *p;
+	size_t len;
+	uint32_t cls;
+	int rc = type == UH_T_STRING ? uh_string_get(h, s, (const char **)&p, &len)
+				     : uh_bytes_get(h, s, &p, &len);
+
+	if (rc)
+		return changed_or_raise(env, h, rc, type == UH_T_STRING ? "string" : "bytes");
+	Napi::Value v = make(p, len);
+	/* uh_obj_class() checks the valid bit and the generation: a slot
+	 * freed during the copy, even if reused since, fails it. */
+	if ((rc = uh_obj_class(h, s, &cls)) != 0)
+		return changed_or_raise(env, h, rc, "string or bytes value freed while it was read");
+	*out = v;
+	return COPIED;
+}
+
+/* A stored value as JS in *out; a reference sets the scratch words. With
  * via_buf, a bytes value that fits goes to the bytes buffer instead of a
  * Buffer (only for callers whose JS side takes it from there). */
+Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi::Value *out);
+Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out);
+/* The same for a value that cannot be read again from where it is stored
+ * (a removed value, inside the step that removes it; a reference the
+ * caller holds): CHANGED becomes a FreedObjectError. */
 Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf = false);
 Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf = false);
+
+/* The ConflictError of a value read MAX_READS times, changed each time. */
+Napi::Value kept_changing(Napi::Env env, const std::string &what);
+
+/* What fetch() found where a value is stored. */
+enum Fetch { FOUND, DONE, AGAIN };	/* DONE: *out is the answer (or an exception pending) */
+
+/*
+ * The value fetch(&v, &out) finds, as JS: fetched again, at most
+ * MAX_READS times, while the read finds it changed (or fetch says AGAIN).
+ * Returns out as fetch left it when fetch says DONE.
+ */
+template <typename FetchFn>
+Napi::Value read_again(Napi::Env env, uh_heap *h, const std::string &what, bool via_buf,
+		       FetchFn fetch)
+{
+	for (int i = 0; i < MAX_READS; i++) {	/* bound: MAX_READS */
+		uh_value v{};
+		Napi::Value out = env.Undefined();
+		Fetch f = fetch(&v, &out);
+		if (f == DONE)
+			return out;
+		if (f == AGAIN)
+			continue;
+		Read r = read_value(env, h, v, via_buf, &out);
+		if (r == COPIED)
+			return out;
+		if (r == FAILED)
+			return env.Undefined();
+	}
+	return kept_changing(env, what);
+}
 Napi::Value int_value(Napi::Env env, int64_t i);
 
 /* A block around a step that allocates and publishes (joins an open

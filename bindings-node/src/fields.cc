@@ -137,16 +137,22 @@ Napi::Value Session::SetF64(const Napi::CallbackInfo &info)
 Napi::Value Session::GetRef(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
+	uint32_t idx = info[2].As<Napi::Number>().Uint32Value();
 	uh_off ref;
-	uh_value v{};
-	int rc;
 
 	if (!open(env) || !arg_ref(info, 0, &ref))
 		return env.Undefined();
-	v.type = UH_T_REF;
-	if ((rc = uh_get_ref(h, ref, info[2].As<Napi::Number>().Uint32Value(), &v.u.ref)) != 0)
-		return raise(env, rc, what_of(info, 3));
-	return from_value(env, h, v);
+	std::string what = what_of(info, 3);
+	return read_again(env, h, what, false, [&](uh_value *v, Napi::Value *out) {
+		int rc;
+
+		v->type = UH_T_REF;
+		if ((rc = uh_get_ref(h, ref, idx, &v->u.ref)) != 0) {
+			*out = raise(env, rc, what);
+			return DONE;
+		}
+		return FOUND;
+	});
 }
 
 /* setRef(off, gen, idx, targetOff, targetGen, what); targetOff 0 = null.
@@ -170,15 +176,25 @@ Napi::Value Session::SetRef(const Napi::CallbackInfo &info)
 Napi::Value Session::GetStr(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
+	uint32_t idx = info[2].As<Napi::Number>().Uint32Value();
 	uint32_t type = info[3].As<Napi::Number>().Uint32Value();
-	uh_off ref, s;
-	int rc;
+	uh_off ref;
 
 	if (!open(env) || !arg_ref(info, 0, &ref))
 		return env.Undefined();
-	if ((rc = uh_get_ref(h, ref, info[2].As<Napi::Number>().Uint32Value(), &s)) != 0)
-		return raise(env, rc, what_of(info, 4));
-	return s ? string_at(env, h, s, type, info[5].ToBoolean()) : env.Null();
+	std::string what = what_of(info, 4);
+	/* A field's value is replaced by a new object, the old one freed:
+	 * read the field again when its value changes under the copy. */
+	return read_again(env, h, what, info[5].ToBoolean(), [&](uh_value *v, Napi::Value *out) {
+		int rc;
+
+		v->type = type;
+		if ((rc = uh_get_ref(h, ref, idx, &v->u.ref)) != 0) {
+			*out = raise(env, rc, what);
+			return DONE;
+		}
+		return FOUND;
+	});
 }
 
 /* setStr(off, gen, idx, type, string | Buffer | null, what). A string or

@@ -325,17 +325,18 @@ Napi::Value Session::RootGet(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	std::string name = info[0].As<Napi::String>().Utf8Value();
-	uh_value v{};
-	int rc;
 
 	if (!open(env))
 		return env.Undefined();
-	v.type = UH_T_REF;
-	if ((rc = uh_root_get(h, name.c_str(), &v.u.ref)) == UH_ENOTFOUND)
-		return env.Undefined();
-	if (rc)
-		return raise(env, rc, "root " + name);
-	return from_value(env, h, v);
+	return read_again(env, h, "root " + name, false, [&](uh_value *v, Napi::Value *out) {
+		int rc;
+
+		v->type = UH_T_REF;
+		if ((rc = uh_root_get(h, name.c_str(), &v->u.ref)) == 0)
+			return FOUND;
+		*out = rc == UH_ENOTFOUND ? env.Undefined() : raise(env, rc, "root " + name);
+		return DONE;
+	});
 }
 
 /* rootSet(name, off, gen) */

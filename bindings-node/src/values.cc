@@ -51,56 +51,98 @@ bool arg_ref(const Napi::CallbackInfo &info, size_t i, uh_off *out)
 	return true;
 }
 
-Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf)
+Read changed_or_raise(Napi::Env env, uh_heap *h, int rc, const std::string &what)
 {
-	const void *p;
-	size_t len;
-	uint32_t cls;
-	int rc = type == UH_T_STRING ? uh_string_get(h, s, (const char **)&p, &len)
-				     : uh_bytes_get(h, s, &p, &len);
-
-	if (rc)
-		return raise(env, rc, type == UH_T_STRING ? "string" : "bytes");
-	if (via_buf && type == UH_T_BYTES && len <= BYTES_BUF_SIZE) {
-		AddonData *d = data(env);
-		memcpy(d->bytes, p, len);
-		if ((rc = uh_obj_class(h, s, &cls)) != 0)
-			return raise(env, rc, "string or bytes value freed while it was read");
-		d->scratch[SCR_IS_REF] = SCR_BYTES;
-		return Napi::Number::New(env, (double)len);
-	}
-	Napi::Value v = type == UH_T_STRING
-		? Napi::Value(Napi::String::New(env, (const char *)p, len))
-		: Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len));
-	/* The copy is good only if the object was not freed meanwhile. */
-	if ((rc = uh_obj_class(h, s, &cls)) != 0)
-		return raise(env, rc, "string or bytes value freed while it was read");
-	return v;
+	/* Outside a block a string or bytes value is read in place, with no
+	 * lock: the slot that named it may have been given a new value by
+	 * another session meanwhile, freeing this one in the same commit.
+	 * Inside a block libuniheap has already made that a conflict (the
+	 * block's snapshot no longer holds), which stands. */
+	if (rc == UH_EFREED && uh_in_block(h) == 0)
+		return CHANGED;
+	raise(env, rc, what);
+	return FAILED;
 }
 
-Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf)
+Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out)
+{
+	AddonData *d = data(env);
+	bool in_buf = false;
+	Read r = copy_blob(env, h, s, type, out, [&](const void *p, size_t len) {
+		if (via_buf && type == UH_T_BYTES && len <= BYTES_BUF_SIZE) {
+			memcpy(d->bytes, p, len);
+			in_buf = true;
+			return Napi::Value(Napi::Number::New(env, (double)len));
+		}
+		return type == UH_T_STRING
+			? Napi::Value(Napi::String::New(env, (const char *)p, len))
+			: Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len));
+	});
+	/* Only a good copy tells the JS side to take it from the buffer. */
+	if (r == COPIED && in_buf)
+		d->scratch[SCR_IS_REF] = SCR_BYTES;
+	return r;
+}
+
+Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf)
+{
+	Napi::Value out;
+
+	data(env)->scratch[SCR_IS_REF] = 0;
+	if (string_at(env, h, s, type, via_buf, &out) == CHANGED)
+		return raise_msg(env, UH_EFREED, std::string(type == UH_T_STRING ? "string" : "bytes") +
+				 " value at offset " + std::to_string(UH_REF_OFFSET(s)) +
+				 " has been freed: the reference to it is stale");
+	return out;
+}
+
+Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi::Value *out)
 {
 	uint32_t cls;
 	int rc;
 
 	data(env)->scratch[SCR_IS_REF] = 0;
+	*out = env.Null();
 	switch (v.type) {
-	case UH_T_BOOL: return Napi::Boolean::New(env, v.u.i != 0);
-	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64: return int_value(env, v.u.i);
-	case UH_T_F32: case UH_T_F64: return Napi::Number::New(env, v.u.f);
+	case UH_T_BOOL: *out = Napi::Boolean::New(env, v.u.i != 0); break;
+	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64: *out = int_value(env, v.u.i); break;
+	case UH_T_F32: case UH_T_F64: *out = Napi::Number::New(env, v.u.f); break;
 	case UH_T_STRING: case UH_T_BYTES:
-		return v.u.ref ? string_at(env, h, v.u.ref, v.type, via_buf) : env.Null();
+		return v.u.ref ? string_at(env, h, v.u.ref, v.type, via_buf, out) : COPIED;
 	case UH_T_REF:
 		if (v.u.ref == 0)
-			return env.Null();
-		if ((rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
-			return raise(env, rc, "reference");
+			break;
+		/* A reference does not own its target: one freed before this
+		 * read is dangling, an error; one freed during it, changed. */
+		if ((rc = uh_obj_class(h, v.u.ref, &cls)) != 0) {
+			raise(env, rc, "reference");
+			return FAILED;
+		}
 		if (cls == CLASS_STRING || cls == CLASS_BYTES)
 			return string_at(env, h, v.u.ref, cls == CLASS_STRING ? UH_T_STRING : UH_T_BYTES,
-					 via_buf);
-		return ref_value(env, v.u.ref, cls);
+					 via_buf, out);
+		*out = ref_value(env, v.u.ref, cls);
+		break;
 	}
-	return env.Null();
+	return COPIED;
+}
+
+Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf)
+{
+	Napi::Value out;
+
+	if (read_value(env, h, v, via_buf, &out) == CHANGED)
+		return raise_msg(env, UH_EFREED, "string or bytes value at offset " +
+				 std::to_string(UH_REF_OFFSET(v.u.ref)) + ": freed while it was read; "
+				 "read it again from where it is stored");
+	return env.IsExceptionPending() ? env.Undefined() : out;
+}
+
+Napi::Value kept_changing(Napi::Env env, const std::string &what)
+{
+	return raise_msg(env, UH_ECONFLICT, what + ": the value kept changing while being read "
+			 "(another session replaced it " + std::to_string(MAX_READS) + " times in a "
+			 "row); read it inside a block (heap.atomic), which holds it still");
 }
 
 /* An integer of a JS number or bigint; false and a pending exception if v
