@@ -121,17 +121,60 @@ static bool map_lookup(const Napi::CallbackInfo &info, uh_heap *h, const char *w
 	return rc == 0;
 }
 
+/* The value of key k in map m as JS, looked up again while a string or
+ * bytes value found changes under the copy (read_again); undefined when
+ * the key is missing. */
+static Napi::Value map_get(Napi::Env env, uh_heap *h, uh_off m, bool sorted, const uh_key &k,
+			   bool via_buf)
+{
+	return read_again(env, h, "map get", via_buf, [&](uh_value *v, Napi::Value *out) {
+		int rc = sorted ? uh_smap_get(h, m, &k, v) : uh_map_get(h, m, &k, v);
+
+		if (rc == 0)
+			return FOUND;
+		*out = rc == UH_ENOTFOUND ? env.Undefined() : raise(env, rc, "map get");
+		return DONE;
+	});
+}
+
 /* mapGet(off, gen, sorted, kind, key, viaBuf) -> the value, or undefined
  * (viaBuf: a bytes value may come through the bytes buffer) */
 Napi::Value Session::MapGet(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
-	Napi::Value out;
-	uh_value v;
+	uh_off m;
+	Key k;
 
-	if (!map_lookup(info, open(env), "map get", &v, &out))
-		return out;
-	return from_value(env, h, v, info[5].ToBoolean());
+	if (!open(env) || !arg_ref(info, 0, &m) ||
+	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k))
+		return env.Undefined();
+	return map_get(env, h, m, info[2].ToBoolean(), k.k, info[5].ToBoolean());
+}
+
+/* The value of an entry a scan gave, as JS, in *out: a value read(out)
+ * finds changed (another session replaced it since the scan read the
+ * entry) is looked up again by its key, as a get would, and the entry
+ * skipped (false) if the key has been removed since. False with an
+ * exception pending when the read fails. */
+template <typename ReadFn>
+static bool entry_value(Napi::Env env, uh_heap *h, uh_off m, bool sorted, const uh_key &key,
+			Napi::Value *out, ReadFn read)
+{
+	Read r = read(out);
+
+	if (r == COPIED)
+		return true;
+	if (r == FAILED)
+		return false;
+	/* The key's bytes may lie in the mapping, under a node the writer
+	 * may change: the lookup takes a copy of its own. */
+	Key k;
+	if (key.data)
+		k.bytes.assign((const char *)key.data, key.len);
+	k.k = key;
+	k.k.data = k.bytes.data();
+	*out = map_get(env, h, m, sorted, k.k, false);
+	return !env.IsExceptionPending() && !out->IsUndefined();
 }
 
 /* The type of a value that is not bytes, for an error message. */
@@ -302,57 +345,80 @@ Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !arg_ref(info, 0, &m) || !(it = iter_state(env, info[3])))
 		return env.Undefined();
-	rc = sorted ? uh_smap_next(h, m, it, &k, &v) : uh_map_next(h, m, it, &k, &v);
-	if (rc == UH_ENOTFOUND)
-		return env.Null();
-	if (rc)
-		return raise(env, rc, "map iteration");
-	Napi::Array kv = Napi::Array::New(env, 2);
-	kv.Set(0u, from_key(env, k));
-	kv.Set(1u, from_value(env, h, v));
-	return kv;
+	for (;;) {	/* bound: the map's entries (each skipped one was removed) */
+		rc = sorted ? uh_smap_next(h, m, it, &k, &v) : uh_map_next(h, m, it, &k, &v);
+		if (rc == UH_ENOTFOUND)
+			return env.Null();
+		if (rc)
+			return raise(env, rc, "map iteration");
+		Napi::Value key = from_key(env, k), val;
+		if (entry_value(env, h, m, sorted, k, &val, [&](Napi::Value *out) {
+			    uint32_t cls;
+			    int rc2;
+			    /* A reference's target freed since the step read the
+			     * entry: replaced and freed by another session, or
+			     * dangling; the lookup of the key tells which. */
+			    if (v.type == UH_T_REF && v.u.ref &&
+				(rc2 = uh_obj_class(h, v.u.ref, &cls)) != 0)
+				    return changed_or_raise(env, h, rc2, "reference");
+			    return read_value(env, h, v, false, out);
+		    })) {
+			Napi::Array kv = Napi::Array::New(env, 2);
+			kv.Set(0u, key);
+			kv.Set(1u, val);
+			return kv;
+		}
+		if (env.IsExceptionPending())
+			return env.Undefined();
+	}
 }
 
 /* Entries a sorted-map batch gives at most (lib/collections.js asks for
  * 4 first, then twice as many each call up to this). */
 static const uint32_t ITER_BATCH_MAX = 32;
 
-/* Value v of a batch entry (IterNextN), self-contained since the scratch
- * words describe one value only: a reference to an object as [off, gen,
- * class]; a bytes value that fits the rest of the addon's bytes buffer
- * copied there, at *at, as [at, length] (the JS side copies it into a
- * pooled Buffer, several times faster than the addon making one); any
- * other value as from_value gives it. */
-static Napi::Value batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at)
+/* Value v of a batch entry (IterNextN) in *out, self-contained since the
+ * scratch words describe one value only: a reference to an object as
+ * [off, gen, class]; a bytes value that fits the rest of the addon's bytes
+ * buffer copied there, at *at, as [at, length] (the JS side copies it into
+ * a pooled Buffer, several times faster than the addon making one); any
+ * other value as read_value gives it. CHANGED as read_value. */
+static Read batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at, Napi::Value *out)
 {
 	uh_off ref = v.u.ref;
 	uint32_t type = v.type, cls;
-	const void *p;
-	size_t len;
 	int rc;
 
 	if ((type != UH_T_REF && type != UH_T_BYTES) || ref == 0)
-		return from_value(env, h, v);
+		return read_value(env, h, v, false, out);
+	/* Freed since the scan read the entry: the entry's own bytes value
+	 * replaced, or a reference's target replaced and freed by another
+	 * session, or a dangling reference; the lookup of the key tells. */
 	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
-		return raise(env, rc, "reference");
+		return changed_or_raise(env, h, rc, type == UH_T_BYTES ? "bytes" : "reference");
 	if (type == UH_T_REF && cls != CLASS_STRING && cls != CLASS_BYTES) {
 		Napi::Array r = Napi::Array::New(env, 3);
 		r.Set(0u, Napi::Number::New(env, (double)UH_REF_OFFSET(ref)));
 		r.Set(1u, Napi::Number::New(env, UH_REF_GEN(ref)));
 		r.Set(2u, Napi::Number::New(env, cls));
-		return r;
+		*out = r;
+		return COPIED;
 	}
-	if (cls != CLASS_BYTES || (rc = uh_bytes_get(h, ref, &p, &len)) != 0 ||
-	    len > BYTES_BUF_SIZE - *at)
-		return from_value(env, h, v);	/* a string, a large value, or the error */
-	memcpy(data(env)->bytes + *at, p, len);
-	/* The copy is good only if the object was not freed meanwhile. */
-	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
-		return raise(env, rc, "bytes value freed while it was read");
-	Napi::Array r = Napi::Array::New(env, 2);
-	r.Set(0u, Napi::Number::New(env, (double)*at));
-	r.Set(1u, Napi::Number::New(env, (double)len));
-	*at += len;
+	if (cls != CLASS_BYTES)
+		return read_value(env, h, v, false, out);	/* a string */
+	size_t len = 0;
+	Read r = copy_blob(env, h, ref, UH_T_BYTES, out, [&](const void *p, size_t n) {
+		len = n;
+		if (n > BYTES_BUF_SIZE - *at)	/* a large value: a Buffer of its own */
+			return Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, n));
+		memcpy(data(env)->bytes + *at, p, n);
+		Napi::Array a = Napi::Array::New(env, 2);
+		a.Set(0u, Napi::Number::New(env, (double)*at));
+		a.Set(1u, Napi::Number::New(env, (double)n));
+		return Napi::Value(a);
+	});
+	if (r == COPIED && out->IsArray())
+		*at += len;
 	return r;
 }
 
@@ -379,14 +445,20 @@ Napi::Value Session::IterNextN(const Napi::CallbackInfo &info)
 		return env.Null();
 	if (rc)
 		return raise(env, rc, "map iteration");
-	Napi::Array kv = Napi::Array::New(env, 2 * n);
+	Napi::Array kv = Napi::Array::New(env, 0);
 	size_t at = 0;
+	uint32_t j = 0;
 	for (uint32_t i = 0; i < n; i++) {	/* bound: ITER_BATCH_MAX */
-		Napi::Value val = batch_value(env, h, vals[i], &at);
-		if (env.IsExceptionPending())
-			return env.Undefined();
-		kv.Set(2 * i, from_key(env, keys[i]));
-		kv.Set(2 * i + 1, val);
+		Napi::Value val;
+		if (!entry_value(env, h, m, true, keys[i], &val, [&](Napi::Value *out) {
+			    return batch_value(env, h, vals[i], &at, out);
+		    })) {
+			if (env.IsExceptionPending())
+				return env.Undefined();
+			continue;	/* removed since the batch was read */
+		}
+		kv.Set(j++, from_key(env, keys[i]));
+		kv.Set(j++, val);
 	}
 	return kv;
 }
