@@ -488,7 +488,19 @@ Napi::Value Session::SeqLen(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !arg_ref(info, 0, &s))
 		return env.Undefined();
-	rc = info[2].ToBoolean() ? uh_array_len(h, s, &n) : uh_list_len(h, s, &n);
+	/* Outside a block the call is an implicit block of its own, which a
+	 * concurrent change of the list can make lose a conflict: that read
+	 * alone is lost, so it runs again (at most MAX_READS times). */
+	for (int tries = 0;; tries++) {	/* bound: MAX_READS */
+		rc = info[2].ToBoolean() ? uh_array_len(h, s, &n) : uh_list_len(h, s, &n);
+		if (rc != UH_ECONFLICT || uh_in_block(h) != 0)
+			break;
+		if (tries + 1 == MAX_READS)
+			return raise_msg(env, UH_ECONFLICT, "length: the sequence kept changing while "
+					 "being read (another session changed it " +
+					 std::to_string(MAX_READS) + " times in a row); read it "
+					 "inside a block (heap.atomic)");
+	}
 	if (rc)
 		return raise(env, rc, "length");
 	return Napi::Number::New(env, (double)n);
@@ -500,17 +512,22 @@ Napi::Value Session::SeqGet(const Napi::CallbackInfo &info)
 	Napi::Env env = info.Env();
 	uint64_t i = (uint64_t)info[3].As<Napi::Number>().Int64Value();
 	uh_off s;
-	uh_value v;
-	int rc;
 
 	if (!open(env) || !arg_ref(info, 0, &s))
 		return env.Undefined();
-	rc = info[2].ToBoolean() ? uh_array_get(h, s, i, &v) : uh_list_get(h, s, i, &v);
-	if (rc == UH_ERANGE)
-		return env.Undefined();
-	if (rc)
-		return raise(env, rc, "get");
-	return from_value(env, h, v);
+	bool array = info[2].ToBoolean();
+	return read_again(env, h, "get", false, [&](uh_value *v, Napi::Value *out) {
+		int rc = array ? uh_array_get(h, s, i, v) : uh_list_get(h, s, i, v);
+
+		if (rc == 0)
+			return FOUND;
+		/* Outside a block the get is an implicit block of its own (as
+		 * seqLen's), which a concurrent set can make lose a conflict. */
+		if (rc == UH_ECONFLICT && uh_in_block(h) == 0)
+			return AGAIN;
+		*out = rc == UH_ERANGE ? env.Undefined() : raise(env, rc, "get");
+		return DONE;
+	});
 }
 
 /* seqSet(off, gen, isArray, index, value, hint, valueGen) */
