@@ -1,0 +1,112 @@
+'use strict';
+// Reads outside a block racing another process that replaces the value
+// read: a bytes field, a PMap and a PSortedMap value (get and iteration),
+// a PList element. Replacing a string/bytes value frees the old one in the
+// same commit, so a reader may find the object it was copying gone; it
+// must then read the value again, never fail. Every value read must be
+// one the writer (or the test) wrote whole: 100 copies of one byte.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const uniheap = require('..');
+const { HeapD, useHeap, WORKERS, spawnNode, finished, stopProcess, tempDir } = require('./helpers');
+
+const READ_MS = 2000;
+
+const d = new HeapD();
+let heap;
+let dir;
+let Rec;
+useHeap(d, (h) => {
+  heap = h;
+  dir = tempDir();
+  Rec = heap.defineClass('t.race.Rec', { data: 'bytes', n: 'i64' });
+}, () => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A value written whole: 100 copies of one byte. */
+function checkValue(v, seen) {
+  assert.ok(Buffer.isBuffer(v), `not a Buffer: ${v}`);
+  assert.equal(v.length, 100);
+  for (const x of v) if (x !== v[0]) assert.fail(`a torn value: ${v.toString('hex')}`);
+  seen.add(v[0]);
+}
+
+/** Start the writer of mode, call read() for READ_MS while it writes,
+ * stop it; the errors read() threw and the distinct values it saw. */
+async function race(mode, read) {
+  const stop = path.join(dir, `stop-${mode}`);
+  const child = spawnNode(path.join(WORKERS, 'replace_writer.js'), [mode, stop], d);
+  const out = finished(child);
+  const errors = [];
+  const seen = new Set();
+  let reads = 0;
+  try {
+    await new Promise((resolve, reject) => {
+      child.stdout.on('data', (b) => { if (String(b).includes('writing')) resolve(); });
+      child.on('exit', () => reject(new Error('the writer ended before writing')));
+    });
+    const end = Date.now() + READ_MS;
+    while (Date.now() < end) {
+      for (let i = 0; i < 100; i++) {
+        try {
+          read(seen);
+        } catch (e) {
+          errors.push(e);
+        }
+        reads++;
+      }
+    }
+    fs.writeFileSync(stop, '');
+    const r = await out;
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(Number(r.stdout.trim().split('\n').pop()) > 0, r.stdout);
+  } finally {
+    await stopProcess(child);
+  }
+  assert.equal(errors.length, 0, `${errors.length} of ${reads} reads failed, the first with ` +
+    `${errors[0]?.name}: ${errors[0]?.message}`);
+  // Else the writer never got in between and the test proves nothing.
+  assert.ok(seen.size > 1, `only ${seen.size} distinct values read`);
+}
+
+test('a bytes field replaced by another process reads whole, without error', async () => {
+  const rec = new Rec({ data: Buffer.alloc(100, 0), n: 1 });
+  heap.roots.set('t.race.field', rec);
+  await race('field', (seen) => checkValue(rec.data, seen));
+});
+
+test('a PMap value replaced by another process reads whole, without error', async () => {
+  const m = new uniheap.PMap(heap);
+  m.set('k', Buffer.alloc(100, 0));
+  heap.roots.set('t.race.map', m);
+  await race('map', (seen) => {
+    checkValue(m.get('k'), seen);
+    assert.equal(m.has('k'), true);
+  });
+});
+
+test('a PSortedMap value replaced by another process reads whole, by get and by iteration', async () => {
+  const m = new uniheap.PSortedMap(heap);
+  m.set('a', Buffer.alloc(100, 0));
+  m.set('k', Buffer.alloc(100, 0));
+  m.set('z', Buffer.alloc(100, 0));
+  heap.roots.set('t.race.smap', m);
+  await race('smap', (seen) => {
+    checkValue(m.get('k'), seen);
+    const entries = [...m.entries()];
+    assert.deepEqual(entries.map((kv) => kv[0]), ['a', 'k', 'z']);
+    for (const kv of entries) checkValue(kv[1], seen);
+  });
+});
+
+test('a PList element replaced by another process reads whole, without error', async () => {
+  const l = new uniheap.PList(heap, [Buffer.alloc(100, 0), Buffer.alloc(100, 0)]);
+  heap.roots.set('t.race.list', l);
+  await race('list', (seen) => {
+    checkValue(l.at(1), seen);
+    const all = [...l];
+    assert.equal(all.length, 2);
+    for (const v of all) checkValue(v, seen);
+  });
+});
