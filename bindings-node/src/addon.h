@@ -164,11 +164,11 @@ Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool v
 Napi::Value kept_changing(Napi::Env env, const std::string &what);
 
 /* What fetch() found where a value is stored. */
-enum Fetch { FOUND, DONE, AGAIN };	/* DONE: *out is the answer (or an exception pending) */
+enum Fetch { FOUND, DONE };	/* DONE: *out is the answer (or an exception pending) */
 
 /*
  * The value fetch(&v, &out) finds, as JS: fetched again, at most
- * MAX_READS times, while the read finds it changed (or fetch says AGAIN).
+ * MAX_READS times, while the read finds it changed.
  * Returns out as fetch left it when fetch says DONE.
  */
 template <typename FetchFn>
@@ -181,8 +181,6 @@ Napi::Value read_again(Napi::Env env, uh_heap *h, const std::string &what, bool 
 		Fetch f = fetch(&v, &out);
 		if (f == DONE)
 			return out;
-		if (f == AGAIN)
-			continue;
 		Read r = read_value(env, h, v, via_buf, &out);
 		if (r == COPIED)
 			return out;

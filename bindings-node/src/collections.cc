@@ -488,19 +488,7 @@ Napi::Value Session::SeqLen(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !arg_ref(info, 0, &s))
 		return env.Undefined();
-	/* Outside a block the call is an implicit block of its own, which a
-	 * concurrent change of the list can make lose a conflict: that read
-	 * alone is lost, so it runs again (at most MAX_READS times). */
-	for (int tries = 0;; tries++) {	/* bound: MAX_READS */
-		rc = info[2].ToBoolean() ? uh_array_len(h, s, &n) : uh_list_len(h, s, &n);
-		if (rc != UH_ECONFLICT || uh_in_block(h) != 0)
-			break;
-		if (tries + 1 == MAX_READS)
-			return raise_msg(env, UH_ECONFLICT, "length: the sequence kept changing while "
-					 "being read (another session changed it " +
-					 std::to_string(MAX_READS) + " times in a row); read it "
-					 "inside a block (heap.atomic)");
-	}
+	rc = info[2].ToBoolean() ? uh_array_len(h, s, &n) : uh_list_len(h, s, &n);
 	if (rc)
 		return raise(env, rc, "length");
 	return Napi::Number::New(env, (double)n);
@@ -521,10 +509,6 @@ Napi::Value Session::SeqGet(const Napi::CallbackInfo &info)
 
 		if (rc == 0)
 			return FOUND;
-		/* Outside a block the get is an implicit block of its own (as
-		 * seqLen's), which a concurrent set can make lose a conflict. */
-		if (rc == UH_ECONFLICT && uh_in_block(h) == 0)
-			return AGAIN;
 		*out = rc == UH_ERANGE ? env.Undefined() : raise(env, rc, "get");
 		return DONE;
 	});
