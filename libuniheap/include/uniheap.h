@@ -323,10 +323,14 @@ int uh_free(uh_heap *h, uh_off obj);
 int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id);
 
 /**
- * Read len (1, 2, 4 or 8) bytes at obj+offset into dst. Inside a block
- * the block's own writes are seen.
+ * Read len bytes at obj+offset into dst: 1, 2, 4 or 8 (one field, aligned
+ * to its length), or a multiple of 8 at an 8-byte boundary (several
+ * fields): all len bytes as they were at one instant, outside a block as
+ * one optimistic read of the object (tried again if a commit changed it
+ * meanwhile), inside one in the block's snapshot. Inside a block the
+ * block's own writes are seen.
  * @return 0, UH_EFREED (not a valid object), UH_ERANGE (outside the
- *         object's payload or misaligned).
+ *         object's payload or misaligned), UH_EINVAL (len).
  */
 int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len);
 

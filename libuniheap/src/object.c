@@ -96,30 +96,54 @@ int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id)
 }
 
 /* The byte range [offset, offset+len) must be an aligned field of obj. */
+/* A field access of len bytes at offset: 1, 2, 4 or 8 bytes aligned to
+ * their length; with span, also a multiple of 8 bytes at an 8-byte
+ * boundary (several fields read at once). */
 static int check_field(uh_heap *h, const struct uh_objhdr *o, uh_off obj, uint32_t offset,
-		       uint32_t len)
+		       uint32_t len, int span)
 {
 	uint32_t payload = o->size & UH_OBJ_SIZE_MASK;
+	int word = len == 1 || len == 2 || len == 4 || len == 8;
 
-	if (len != 1 && len != 2 && len != 4 && len != 8)
-		return uh_err_set(UH_EINVAL, "field length %u: must be 1, 2, 4 or 8", len);
-	if (offset < UH_OBJHDR_SIZE || offset % len || offset - UH_OBJHDR_SIZE > payload ||
-	    len > payload - (offset - UH_OBJHDR_SIZE))
+	if (!word && !(span && len && len % 8 == 0))
+		return uh_err_set(UH_EINVAL, span ? "read length %u: must be 1, 2, 4 or 8, or a "
+				  "multiple of 8" : "field length %u: must be 1, 2, 4 or 8", len);
+	if (offset < UH_OBJHDR_SIZE || offset % (word ? len : 8) ||
+	    offset - UH_OBJHDR_SIZE > payload || len > payload - (offset - UH_OBJHDR_SIZE))
 		return uh_err_set(UH_ERANGE, "offset %u (%u bytes) is outside object %llu "
 				  "(payload %u bytes) or misaligned", offset, len,
 				  (unsigned long long)UH_REF_OFFSET(obj), payload);
 	return 0;
 }
 
+struct read_op {
+	uh_off obj;
+	uint32_t offset, len;
+	void *dst;
+};
+
+static int read_body(uh_heap *h, void *arg)
+{
+	struct read_op *r = arg;
+	int rc;
+	struct uh_objhdr *o = uh_obj_get(h, r->obj, 0, &rc);
+
+	if (!o || (rc = check_field(h, o, r->obj, r->offset, r->len, 1)) != 0)
+		return rc;
+	return uh_tx_read(h, r->obj, UH_REF_OFFSET(r->obj) + r->offset, r->dst, r->len);
+}
+
 int uh_read(uh_heap *h, uh_off obj, uint32_t offset, void *dst, uint32_t len)
 {
+	struct read_op r = { obj, offset, len, dst };
 	int rc = uh_check_handle(h);
+
 	if (rc)
 		return rc;
-	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
-	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
-		return rc;
-	return uh_tx_read(h, obj, UH_REF_OFFSET(obj) + offset, dst, len);
+	/* One word is one load; more are one optimistic read of the object
+	 * (its lock word noted before the copy, the same after it), which
+	 * uh_opt_run tries again, then runs as a read-only block. */
+	return len > 8 ? uh_opt_run(h, read_body, &r) : read_body(h, &r);
 }
 
 static int write_checked(uh_heap *h, uh_off obj, uint32_t offset, const void *src,
@@ -140,7 +164,7 @@ int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t 
 	if (rc)
 		return rc;
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, &rc);
-	if (!o || (rc = check_field(h, o, obj, offset, len)) != 0)
+	if (!o || (rc = check_field(h, o, obj, offset, len, 0)) != 0)
 		return rc;
 	return write_checked(h, obj, offset, src, len);
 }

@@ -571,6 +571,21 @@ static int read_shared(uh_heap *h, uint64_t obj, uint64_t target, void *dst, uin
 	return locked_out(h, obj, "reading it");
 }
 
+/* The block's logged writes inside [target, target + len) over dst, which
+ * holds those bytes as they lie in place. A write is logged at its own
+ * offset, aligned to its length of 1 to 8 bytes, so each offset is looked
+ * up: a read of a span of fields is not a common path. */
+static void overlay_writes(uh_heap *h, uint64_t target, char *dst, uint32_t len)
+{
+	for (uint32_t b = 0; b < len; b++) {	/* bound: len */
+		uint64_t *pos = u64map_get(&h->tx.writes, target + b);
+		if (!pos)
+			continue;
+		const struct uh_log_ent *e = (const void *)(h->base + *pos);
+		memcpy(dst + b, e + 1, e->len < len - b ? e->len : len - b);
+	}
+}
+
 int uh_tx_read_in_block(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint32_t len)
 {
 	struct uh_tx *t = &h->tx;
@@ -592,6 +607,11 @@ int uh_tx_read_in_block(uh_heap *h, uh_off ref, uint64_t target, void *dst, uint
 			else
 				memset(dst, 0, len);
 			return rc;
+		}
+		if (len > 8) {	/* several fields at once (uh_read) */
+			uh_load(dst, h->base + target, len);	/* ours: stable */
+			overlay_writes(h, target, dst, len);
+			return 0;
 		}
 		if ((pos = u64map_get(&t->writes, target)) != NULL) {
 			struct uh_log_ent *e = (void *)(h->base + *pos);

@@ -1,6 +1,7 @@
 /*
  * test_objects.c -- objects and fields: many allocations and frees, every
- * field type through uh_read/uh_write and the typed accessors, strings and
+ * field type through uh_read/uh_write (and uh_read of several fields at
+ * once) and the typed accessors, strings and
  * bytes, references, freed and out-of-range objects, read-only handles,
  * session counters.
  */
@@ -272,6 +273,61 @@ static void test_bad_offsets(uh_heap *h)
 	}
 }
 
+/* uh_read of several fields at once: as single reads give them, outside
+ * and inside a block (with the block's own writes of several widths),
+ * and its length and alignment checked. */
+static void test_span_read(uh_heap *h)
+{
+	uh_class_info ci;
+	uh_off o = 0, fresh = 0;
+	int64_t i64 = -42;
+	int16_t i16 = 7;
+	int8_t i8 = -3;
+	double f64 = 0.5;
+	unsigned char span[256], want[256];
+
+	TH_CHECK_RC(uh_class_info_get(h, all_cls, &ci));
+	TH_CHECK(ci.payload_size % 8 == 0 && ci.payload_size <= sizeof(span));
+	const uint32_t len = ci.payload_size;
+	TH_CHECK_RC(uh_alloc(h, all_cls, &o));
+	TH_CHECK_RC(uh_write(h, o, off[F_I64], &i64, 8));
+	TH_CHECK_RC(uh_write(h, o, off[F_I16], &i16, 2));
+	TH_CHECK_RC(uh_read(h, o, 16, span, len));
+	memcpy(want, (char *)uh_base(h) + UH_REF_OFFSET(o) + 16, len);
+	TH_CHECK(memcmp(span, want, len) == 0);
+	TH_CHECK(memcmp(span + off[F_I64] - 16, &i64, 8) == 0);
+
+	/* In a block: its writes over the bytes in place, and a new object. */
+	TH_CHECK_RC(uh_begin(h));
+	i64 = 99;
+	TH_CHECK_RC(uh_write(h, o, off[F_I64], &i64, 8));
+	TH_CHECK_RC(uh_write(h, o, off[F_I8], &i8, 1));
+	TH_CHECK_RC(uh_write(h, o, off[F_F64], &f64, 8));
+	TH_CHECK_RC(uh_read(h, o, 16, span, len));
+	memcpy(want + off[F_I64] - 16, &i64, 8);
+	memcpy(want + off[F_I8] - 16, &i8, 1);
+	memcpy(want + off[F_F64] - 16, &f64, 8);
+	TH_CHECK(memcmp(span, want, len) == 0);
+	TH_CHECK_RC(uh_alloc(h, all_cls, &fresh));
+	TH_CHECK_RC(uh_write(h, fresh, off[F_I16], &i16, 2));
+	TH_CHECK_RC(uh_read(h, fresh, 16, span, len));
+	TH_CHECK(memcmp(span + off[F_I16] - 16, &i16, 2) == 0);
+	TH_CHECK_RC(uh_commit(h));
+	TH_CHECK_RC(uh_read(h, o, 16, span, len));
+	TH_CHECK(memcmp(span, want, len) == 0);
+
+	/* A span is a multiple of 8 bytes at an 8-byte boundary, inside the
+	 * payload; writes stay one field wide. */
+	TH_CHECK_ERR(uh_read(h, o, 16, span, 12), UH_EINVAL);
+	TH_CHECK(strstr(uh_errmsg(), "multiple of 8") != NULL);
+	TH_CHECK_ERR(uh_read(h, o, 20, span, 16), UH_ERANGE);
+	TH_CHECK_ERR(uh_read(h, o, 16, span, len + 8), UH_ERANGE);
+	TH_CHECK_ERR(uh_write(h, o, 16, span, 16), UH_EINVAL);
+	TH_CHECK_RC(uh_free(h, o));
+	TH_CHECK_ERR(uh_read(h, o, 16, span, len), UH_EFREED);
+	TH_CHECK_RC(uh_free(h, fresh));
+}
+
 static void test_freed(uh_heap *h)
 {
 	uh_off o = 0;
@@ -454,6 +510,7 @@ int main(void)
 	test_typed_ref(h);
 	test_strings(h);
 	test_bad_offsets(h);
+	test_span_read(h);
 	test_freed(h);
 	test_many(h);
 	test_readonly(&d, h);
