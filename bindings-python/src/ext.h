@@ -118,6 +118,9 @@ PyObject *uhpy_freed(uh_off ref);	/* raises FreedObjectError, returns NULL */
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
 PyObject *uhpy_type_names(void);
+/* All fields of persistent object obj, read at one instant: a dict by
+ * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
+PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
 
 /* value.c: Python <-> uh_value / uh_key. */
 int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);

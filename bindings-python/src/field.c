@@ -261,6 +261,116 @@ static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
 	return read_direct(p, f);
 }
 
+/* ---- all fields at once (uniheap.asdict, uniheap.astuple) ---- */
+
+/* Field f's value from buf, the object's bytes from offset lo on: 1 with
+ * *out, 0 if a str/bytes value was replaced under its copy (outside a
+ * block), -1 with an exception. */
+static int decode_at(ProxyObject *p, FieldObject *f, const unsigned char *buf, int32_t lo,
+		     PyObject **out)
+{
+	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+		float f32; double f64; } v = { .u = 0 };
+
+	memcpy(&v, buf + (f->offset - lo), field_size[f->type]);
+	switch (f->type) {
+	case UH_T_BOOL: *out = PyBool_FromLong(v.b != 0); break;
+	case UH_T_I8: *out = PyLong_FromLong(v.i8); break;
+	case UH_T_I16: *out = PyLong_FromLong(v.i16); break;
+	case UH_T_I32: *out = PyLong_FromLong(v.i32); break;
+	case UH_T_I64: *out = PyLong_FromLongLong(v.i64); break;
+	case UH_T_F32: *out = PyFloat_FromDouble(v.f32); break;
+	case UH_T_F64: *out = PyFloat_FromDouble(v.f64); break;
+	case UH_T_REF: *out = uhpy_wrap_ref(p->heap, v.u); break;
+	default:
+		if (v.u == 0) {
+			*out = Py_NewRef(Py_None);
+			break;
+		}
+		return uhpy_string_try(p->heap, v.u, f->type, out);
+	}
+	return *out ? 1 : -1;
+}
+
+/* The values of fields (a tuple of bound Fields of obj's class, in
+ * layout order) as a dict or a tuple, from one uh_read of the bytes they
+ * span: every field as of one instant. A str or bytes value replaced
+ * before it was copied sends the whole read round again. */
+static PyObject *read_fields(ProxyObject *p, PyObject *fields, int as_dict)
+{
+	Py_ssize_t n = PyTuple_GET_SIZE(fields);
+	FieldObject *first = (FieldObject *)PyTuple_GET_ITEM(fields, 0);
+	FieldObject *last = (FieldObject *)PyTuple_GET_ITEM(fields, n - 1);
+	int32_t lo = first->offset & ~7, hi = (last->offset + (int32_t)field_size[last->type] + 7) & ~7;
+	unsigned char stack[512], *buf = stack;
+	PyObject *out = NULL;
+	int rc;
+
+	if (hi - lo > (int32_t)sizeof(stack) && !(buf = PyMem_Malloc((size_t)(hi - lo))))
+		return PyErr_NoMemory();
+	for (int tries = 0; tries < UHPY_READ_TRIES && !out; tries++) {
+		if ((rc = uh_read(p->heap->h, p->off, (uint32_t)lo, buf, (uint32_t)(hi - lo))) != 0) {
+			if (rc == UH_EFREED)
+				uhpy_freed(p->off);
+			else
+				uhpy_raise(rc, "reading the fields");
+			break;
+		}
+		if (!(out = as_dict ? PyDict_New() : PyTuple_New(n)))
+			break;
+		for (Py_ssize_t i = 0; i < n; i++) {	/* bound: fields */
+			FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
+			PyObject *v;
+			if ((rc = decode_at(p, f, buf, lo, &v)) == 1 && !as_dict) {
+				PyTuple_SET_ITEM(out, i, v);
+				continue;
+			}
+			if (rc == 1) {
+				rc = PyDict_SetItem(out, f->name, v) == 0 ? 1 : -1;
+				Py_DECREF(v);
+			}
+			if (rc != 1) {
+				Py_CLEAR(out);
+				break;
+			}
+		}
+		if (!out && PyErr_Occurred())
+			break;
+	}
+	if (buf != stack)
+		PyMem_Free(buf);
+	if (!out && !PyErr_Occurred())
+		uhpy_kept_changing("the fields of", (PyObject *)Py_TYPE(p));
+	return out;
+}
+
+PyObject *uhpy_read_fields(PyObject *obj, int as_dict)
+{
+	PyObject *fields = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__uniheap_fields__");
+	PyObject *r = NULL;
+
+	if (!fields) {
+		PyErr_Clear();
+		return PyErr_Format(PyExc_TypeError, "%s() takes a uniheap.PObject, not %.80s",
+				    as_dict ? "asdict" : "astuple", Py_TYPE(obj)->tp_name);
+	}
+	Py_ssize_t n = PyTuple_Check(fields) ? PyTuple_GET_SIZE(fields) : -1;
+	if (n == 0) {
+		r = as_dict ? PyDict_New() : PyTuple_New(0);
+	} else if (n > 0 && PyObject_TypeCheck(PyTuple_GET_ITEM(fields, n - 1), uhpy_st->field_type)) {
+		/* usable() of the last field: obj is a proxy of the class, bound,
+		 * live, and long enough for every field. */
+		FieldObject *last = (FieldObject *)PyTuple_GET_ITEM(fields, n - 1);
+		if (usable(last, obj) == 0)
+			r = read_fields((ProxyObject *)obj, fields, as_dict);
+	} else {
+		PyErr_Format(PyExc_TypeError, "%.80s.__uniheap_fields__ is not a tuple of fields",
+			     Py_TYPE(obj)->tp_name);
+	}
+	Py_DECREF(fields);
+	return r;
+}
+
 /* ---- writes ---- */
 
 static int set_ref(FieldObject *f, ProxyObject *p, PyObject *v)

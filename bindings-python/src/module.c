@@ -26,7 +26,25 @@ static PyObject *default_socket(PyObject *m, PyObject *unused)
 	return PyUnicode_DecodeFSDefault(buf);
 }
 
+static PyObject *asdict(PyObject *m, PyObject *obj)
+{
+	(void)m;
+	return uhpy_read_fields(obj, 1);
+}
+
+static PyObject *astuple(PyObject *m, PyObject *obj)
+{
+	(void)m;
+	return uhpy_read_fields(obj, 0);
+}
+
 static PyMethodDef module_methods[] = {
+	{ "asdict", asdict, METH_O,
+	  "asdict(obj): the fields of persistent object obj as a dict {name: value}, all "
+	  "read at one instant (outside a block as well as inside one)." },
+	{ "astuple", astuple, METH_O,
+	  "astuple(obj): the values of obj's fields in declaration order, all read at one "
+	  "instant." },
 	{ "default_socket", default_socket, METH_NOARGS,
 	  "The socket path connect() uses by default ($UNIHEAP_SOCKET, else "
 	  "$XDG_RUNTIME_DIR/uniheap/heapd.sock, else /tmp/uniheap-<uid>/heapd.sock; "

@@ -223,3 +223,33 @@ def test_values_read_while_replaced(heap, heapd):
     print(f"{reads} reads and {scans} scans while values were replaced")
     assert reads > 1000
     assert vals["k"] == value(count) and lst[count % 4] == value(count)
+
+
+def test_asdict_reads_one_commit(heap, heapd):
+    """uniheap.asdict outside a block gives the fields of one commit: a
+    writer sets every field of a record in each of its blocks, and no read
+    mixes two of them (single field reads may)."""
+    from record_writer import Rec, blob, text
+
+    heap.roots["t.mp.rec"] = Rec(heap, a=0, b=0, c=0, name=text(0), data=blob(0))
+    rec = heap.roots["t.mp.rec"]
+    count = 30000
+    p = spawn_python([WORKERS / "record_writer.py", count], heapd,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reads, seen = 0, set()
+    try:
+        while p.poll() is None:
+            d = uniheap.asdict(rec)
+            i = d["a"]
+            assert d == {"a": i, "name": text(i), "b": i, "data": blob(i), "c": i}, d
+            t = uniheap.astuple(rec)
+            assert t == (t[0], text(t[0]), t[0], blob(t[0]), t[0]), t
+            seen.add(i)
+            reads += 2
+        out, err = p.communicate(timeout=60)
+    finally:
+        stop_process(p)
+    assert p.returncode == 0, err
+    print(f"{reads} whole-record reads, {len(seen)} commits seen")
+    assert len(seen) > 10
+    assert uniheap.astuple(rec) == (count, text(count), count, blob(count), count)

@@ -413,6 +413,43 @@ MAKER = textwrap.dedent("""
 """)
 
 
+def test_asdict_and_astuple(heap):
+    """All fields of an object in one call: by name or in declaration
+    order, each as the field gives it, outside and inside a block (where
+    the block's own writes show)."""
+    other = Node(heap, value=1)
+    k = Kinds(heap, tiny=-8, small=300, mid=-70000, big=2**40, single=1.5, double=-0.25,
+              flag=True, text="héllo", blob=b"\x00\xff", other=other)
+    want = {"tiny": -8, "small": 300, "mid": -70000, "big": 2**40, "single": 1.5,
+            "double": -0.25, "flag": True, "text": "héllo", "blob": b"\x00\xff", "other": other}
+    assert uniheap.asdict(k) == want
+    assert list(uniheap.asdict(k)) == [f.name for f in Kinds.__uniheap_fields__]
+    assert uniheap.astuple(k) == tuple(want.values())
+    assert uniheap.asdict(Kinds(heap)) == dict.fromkeys(want, 0) | {
+        "single": 0.0, "double": 0.0, "flag": False, "text": None, "blob": None, "other": None}
+    with heap.atomic():
+        k.mid = 5
+        k.text = "in the block"
+        k.tiny = 1
+        got = uniheap.asdict(k)
+        assert got == want | {"mid": 5, "text": "in the block", "tiny": 1}
+        fresh = Account(heap, balance=3, owner="new")
+        assert uniheap.astuple(fresh) == (3, "new")
+    assert uniheap.asdict(k) == got
+
+
+def test_asdict_errors(heap):
+    a = Account(heap, balance=1, owner="x")
+    heap.free(a)
+    with pytest.raises(uniheap.FreedObjectError):
+        uniheap.asdict(a)
+    for bad in (42, "text", uniheap.PMap(heap)):
+        with pytest.raises(TypeError, match="asdict"):
+            uniheap.asdict(bad)
+        with pytest.raises(TypeError, match="astuple"):
+            uniheap.astuple(bad)
+
+
 def test_generic_proxy_of_undeclared_class(heap, heapd):
     r = run_python(["-c", MAKER], heapd)
     assert r.returncode == 0, r.stderr
@@ -423,6 +460,7 @@ def test_generic_proxy_of_undeclared_class(heap, heapd):
         "count", "ratio", "label", "on", "data", "link"]
     assert a.count == -7 and a.ratio == 2.5 and a.label == "gadget ✓"
     assert a.on is True and a.data == b"\x00z"
+    assert uniheap.astuple(a)[:5] == (-7, 2.5, "gadget ✓", True, b"\x00z")
     b = a.link
     assert isinstance(b, uniheap.PObject) and b.class_name == "t.gen.Gadget"
     assert b.count == 8 and b.label == "second" and b.link == a
