@@ -86,3 +86,36 @@ def test_memory_client_runs_d_with_two_threads(tmp_path):
     parsed = report.parse(r.stdout)
     assert report.problems(parsed, 2000, r.returncode) == [], r.stdout + r.stderr
     assert parsed["VERIFY"]["Return=OK"] == parsed["READ"]["Operations"]
+
+
+def test_python_read_without_block_falls_back_when_the_record_is_replaced(heapd):
+    """The Python backend reads a whole record with no block (a lookup,
+    then uniheap.asdict); a record replaced (and so freed) between the two
+    is read again in a block, which finds the new one."""
+    import uniheap
+    from ycsb.backends.uniheap_db import UniheapDB
+    from ycsb.db import NOT_FOUND, OK
+
+    db = UniheapDB({"uniheap.socket": str(heapd.socket)})
+    db.init()
+    try:
+        old = {f"field{i}": b"o" * 10 for i in range(10)}
+        new = {f"field{i}": b"n" * 10 for i in range(10)}
+        assert db.insert("usertable", "user1", old) == OK
+        assert db.read("usertable", "user1", None) == (OK, old)
+        assert db.read("usertable", "nobody", None) == (NOT_FOUND, None)
+        calls = []
+
+        def replaced_first(rec):        # another client replaces the record
+            calls.append(rec)
+            if len(calls) == 1:
+                db.insert("usertable", "user1", new)
+            return uniheap.asdict(rec)
+
+        db._whole = replaced_first
+        assert db.read("usertable", "user1", None) == (OK, new)
+        assert len(calls) == 1          # the second read ran in a block
+        db._whole = uniheap.asdict
+        assert db.read("usertable", "user1", ["field3"]) == (OK, {"field3": b"n" * 10})
+    finally:
+        db.cleanup()

@@ -48,7 +48,6 @@ class _RecordSchema:
 
     def __init__(self, heap):
         self.heap = heap
-        self._all = attrgetter(*RECORD_FIELDS)
         self._getters = {}
 
     def new(self, values):
@@ -56,7 +55,7 @@ class _RecordSchema:
 
     def read(self, rec, fields):
         if fields is None:
-            return dict(zip(RECORD_FIELDS, self._all(rec)))
+            return uniheap.asdict(rec)
         fields = tuple(fields)
         get = self._getters.get(fields)
         if get is None:
@@ -105,6 +104,8 @@ class UniheapDB(DB):
             raise DBError(f"uniheap: cannot connect to heapd ({e}); start heapd and set "
                           "UNIHEAP_SOCKET or -p uniheap.socket=PATH") from None
         self.schema = (_RecordSchema if uses_record_class(self.props) else _MapSchema)(self.heap)
+        # A whole Record is read at one instant by itself (no block).
+        self._whole = uniheap.asdict if isinstance(self.schema, _RecordSchema) else None
         self._tables = {}
 
     def cleanup(self):
@@ -132,7 +133,20 @@ class UniheapDB(DB):
         return None if rec is None else self.schema.read(rec, fields)
 
     def read(self, table, key, fields):
-        cells = self.heap.atomic(self._read, self.table(table), key, fields)
+        t = self._tables.get(table) or self.table(table)
+        if fields is None and self._whole:
+            # No block: a lookup, then the whole record at one instant. A
+            # record is freed only with the change that gives its key
+            # another record or removes it, so one still there at the
+            # second read was still the key's: the pair reads as one read
+            # at that instant. A record freed in between: read in a block.
+            try:
+                rec = t.get(key)
+                cells = None if rec is None else self._whole(rec)
+            except uniheap.FreedObjectError:
+                cells = self.heap.atomic(self._read, t, key, fields)
+        else:
+            cells = self.heap.atomic(self._read, t, key, fields)
         return (NOT_FOUND, None) if cells is None else (OK, cells)
 
     def _scan(self, t, start, count, fields):
