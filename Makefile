@@ -218,6 +218,10 @@ bench: deps all
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bench/node/bench.js
 	@echo "== bench/java (JMH)"
 	@$(MAKE) --no-print-directory java-bench
+	@echo "== YCSB A-F from Python: uniheap, LMDB, in-process (20,000 records, memory class)"
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) YCSB_RECORDS=20000 YCSB_OPS=100000 YCSB_THREADS=1 \
+		YCSB_LANGS=python YCSB_BACKENDS=uniheap,lmdb,memory YCSB_CLASSES=memory \
+		YCSB_RESULTS=$(abspath results/ycsb-bench) PYTHONPATH=bench/ycsb $(PY) -m ycsbrun
 
 # YCSB's site.ycsb.DB bindings (bench/ycsb/java) for the official client;
 # the uniheap one uses the Java binding, installed in the local repository

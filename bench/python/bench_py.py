@@ -166,14 +166,17 @@ def ycsb_c(heap, n_rec, gets, repeat, lmdb_dir):
     probe = [keys[zipf.next_value()] for _ in range(1000)]
     g = {"table": table, "d": d, "env": env, "probe": probe,
          "probe_b": [k.encode() for k in probe], "decode": codec.decode,
-         "rec": attrgetter(*RECORD_FIELDS), "drec": itemgetter(*RECORD_FIELDS)}
+         "rec": attrgetter(*RECORD_FIELDS), "drec": itemgetter(*RECORD_FIELDS),
+         "astuple": uniheap.astuple}
     t_u = ns("for k in probe: rec(table[k])", gets, repeat, g) / 1000
     t_d = ns("for k in probe: drec(d[k])", gets * 10, repeat, g) / 1000
     t_l = ns("with env.begin(buffers=False) as t:\n for k in probe_b: decode(t.get(k))",
              gets, repeat, g) / 1000
+    t_ut = ns("for k in probe: astuple(table[k])", gets, repeat, g) / 1000
     name = f"YCSB-C read, 10x100 B record ({n_rec} recs)"
     row(name, t_u, t_d, "dict")
     row(name, t_u, t_l, "py-lmdb + decode")
+    row("  the same, uniheap.astuple (one read)", t_ut, t_d, "dict")
     env.close()
 
 
