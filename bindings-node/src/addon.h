@@ -160,8 +160,36 @@ Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf,
 Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf = false);
 Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf = false);
 
+/* Values of a batch (several in one call), self-contained since the
+ * scratch words describe one value only: a reference to an object as
+ * [off, gen, class]; a bytes object s copied into the bytes buffer at *at
+ * as [at, length] (*at moves past it), or as a Buffer of its own when it
+ * does not fit the rest of the buffer. */
+Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls);
+Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out);
+
 /* The ConflictError of a value read MAX_READS times, changed each time. */
 Napi::Value kept_changing(Napi::Env env, const std::string &what);
+
+/*
+ * The value attempt(&out) reads, tried again, at most MAX_READS times,
+ * while it finds a string or bytes value replaced under its copy (CHANGED);
+ * `what` names it in the ConflictError after that. The one loop of every
+ * read that copies such values outside a block.
+ */
+template <typename AttemptFn>
+Napi::Value read_until_copied(Napi::Env env, const std::string &what, AttemptFn attempt)
+{
+	for (int i = 0; i < MAX_READS; i++) {	/* bound: MAX_READS */
+		Napi::Value out = env.Undefined();
+		Read r = attempt(&out);
+		if (r == COPIED)
+			return out;
+		if (r == FAILED)
+			return env.Undefined();
+	}
+	return kept_changing(env, what);
+}
 
 /* What fetch() found where a value is stored. */
 enum Fetch { FOUND, DONE };	/* DONE: *out is the answer (or an exception pending) */
@@ -175,19 +203,12 @@ template <typename FetchFn>
 Napi::Value read_again(Napi::Env env, uh_heap *h, const std::string &what, bool via_buf,
 		       FetchFn fetch)
 {
-	for (int i = 0; i < MAX_READS; i++) {	/* bound: MAX_READS */
+	return read_until_copied(env, what, [&](Napi::Value *out) {
 		uh_value v{};
-		Napi::Value out = env.Undefined();
-		Fetch f = fetch(&v, &out);
-		if (f == DONE)
-			return out;
-		Read r = read_value(env, h, v, via_buf, &out);
-		if (r == COPIED)
-			return out;
-		if (r == FAILED)
-			return env.Undefined();
-	}
-	return kept_changing(env, what);
+		if (fetch(&v, out) == DONE)
+			return env.IsExceptionPending() ? FAILED : COPIED;
+		return read_value(env, h, v, via_buf, out);
+	});
 }
 Napi::Value int_value(Napi::Env env, int64_t i);
 

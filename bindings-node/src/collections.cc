@@ -378,11 +378,9 @@ Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 static const uint32_t ITER_BATCH_MAX = 32;
 
 /* Value v of a batch entry (IterNextN) in *out, self-contained since the
- * scratch words describe one value only: a reference to an object as
- * [off, gen, class]; a bytes value that fits the rest of the addon's bytes
- * buffer copied there, at *at, as [at, length] (the JS side copies it into
- * a pooled Buffer, several times faster than the addon making one); any
- * other value as read_value gives it. CHANGED as read_value. */
+ * scratch words describe one value only: a reference to an object and a
+ * bytes value as ref_triple and bytes_batched give them; any other value
+ * as read_value gives it. CHANGED as read_value. */
 static Read batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at, Napi::Value *out)
 {
 	uh_off ref = v.u.ref;
@@ -397,29 +395,12 @@ static Read batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at
 	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
 		return changed_or_raise(env, h, rc, type == UH_T_BYTES ? "bytes" : "reference");
 	if (type == UH_T_REF && cls != CLASS_STRING && cls != CLASS_BYTES) {
-		Napi::Array r = Napi::Array::New(env, 3);
-		r.Set(0u, Napi::Number::New(env, (double)UH_REF_OFFSET(ref)));
-		r.Set(1u, Napi::Number::New(env, UH_REF_GEN(ref)));
-		r.Set(2u, Napi::Number::New(env, cls));
-		*out = r;
+		*out = ref_triple(env, ref, cls);
 		return COPIED;
 	}
 	if (cls != CLASS_BYTES)
 		return read_value(env, h, v, false, out);	/* a string */
-	size_t len = 0;
-	Read r = copy_blob(env, h, ref, UH_T_BYTES, out, [&](const void *p, size_t n) {
-		len = n;
-		if (n > BYTES_BUF_SIZE - *at)	/* a large value: a Buffer of its own */
-			return Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, n));
-		memcpy(data(env)->bytes + *at, p, n);
-		Napi::Array a = Napi::Array::New(env, 2);
-		a.Set(0u, Napi::Number::New(env, (double)*at));
-		a.Set(1u, Napi::Number::New(env, (double)n));
-		return Napi::Value(a);
-	});
-	if (r == COPIED && out->IsArray())
-		*at += len;
-	return r;
+	return bytes_batched(env, h, ref, at, out);
 }
 
 /* iterNextN(off, gen, state, max) -> [key0, value0, key1, value1, ...]

@@ -138,6 +138,36 @@ Napi::Value from_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_bu
 	return env.IsExceptionPending() ? env.Undefined() : out;
 }
 
+Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls)
+{
+	Napi::Array r = Napi::Array::New(env, 3);
+
+	r.Set(0u, Napi::Number::New(env, (double)UH_REF_OFFSET(ref)));
+	r.Set(1u, Napi::Number::New(env, UH_REF_GEN(ref)));
+	r.Set(2u, Napi::Number::New(env, cls));
+	return r;
+}
+
+Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out)
+{
+	size_t len = 0;
+	Read r = copy_blob(env, h, s, UH_T_BYTES, out, [&](const void *p, size_t n) {
+		len = n;
+		/* The JS side copies the buffer's bytes into a pooled Buffer,
+		 * several times faster than the addon making one. */
+		if (n > BYTES_BUF_SIZE - *at)	/* a large value: a Buffer of its own */
+			return Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, n));
+		memcpy(data(env)->bytes + *at, p, n);
+		Napi::Array a = Napi::Array::New(env, 2);
+		a.Set(0u, Napi::Number::New(env, (double)*at));
+		a.Set(1u, Napi::Number::New(env, (double)n));
+		return Napi::Value(a);
+	});
+	if (r == COPIED && out->IsArray())
+		*at += len;
+	return r;
+}
+
 Napi::Value kept_changing(Napi::Env env, const std::string &what)
 {
 	return raise_msg(env, UH_ECONFLICT, what + ": the value kept changing while being read "
