@@ -88,6 +88,9 @@ export class PObject implements Proxied {
   /** A field by name (also one whose name JS reserves). */
   $get(name: string): unknown;
   $set(name: string, value: unknown): void;
+  /** Every field, name -> value in declaration order, all read at one
+   * instant (one commit's values, also outside a block). */
+  $fields(): Record<string, unknown>;
   /** The exact value of an integer field as a bigint (the whole i64 range). */
   $getBigInt(name: string): bigint;
 }

@@ -213,4 +213,4 @@ function getBigInt(obj, f) {
   return BigInt(st.s.getI64(obj[kO], obj[kG], f.index, f.what));
 }
 
-module.exports = { T, TYPE_NAMES, install, getBigInt, scratch };
+module.exports = { T, TYPE_NAMES, install, getBigInt, unsafeInteger, scratch };

@@ -16,9 +16,9 @@
 const { inspect } = require('node:util');
 const { scratch } = require('./native');
 const {
-  kH, kO, kG, kW, kState, kWrap, initProxy, check, isProxy, fromNative,
+  kH, kO, kG, kW, kState, kWrap, initProxy, check, isProxy, fromNative, bytesAt,
 } = require('./internal');
-const { T, TYPE_NAMES, install, getBigInt } = require('./fields');
+const { T, TYPE_NAMES, install, getBigInt, unsafeInteger } = require('./fields');
 const { ClassMismatchError, closedError } = require('./errors');
 
 const kLayout = Symbol('uniheap.layout');
@@ -236,6 +236,48 @@ function fieldOf(obj, name) {
   return f;
 }
 
+const FIELD_SIZE = [0, 1, 1, 2, 4, 8, 4, 8, 8, 8, 8];
+
+/** What the addon's readFields reads for layout L (made once): the
+ * 8-byte aligned bytes [lo, hi) the fields span, then each field's type
+ * and offset. heapd lays the fields out in declaration order. */
+function spanOf(L) {
+  if (L.span) return L.span;
+  const first = L.fields[0];
+  const last = L.fields[L.fields.length - 1];
+  const span = new Int32Array(2 + 2 * L.fields.length);
+  span[0] = first.offset & ~7;
+  span[1] = (last.offset + FIELD_SIZE[last.type] + 7) & ~7;
+  L.fields.forEach((f, i) => {
+    span[2 + 2 * i] = f.type;
+    span[3 + 2 * i] = f.offset;
+  });
+  L.span = span;
+  return span;
+}
+
+/** Every field of obj read at one instant (readFields), as
+ * { name: value } in declaration order, values as the getters give them. */
+function readFields(obj) {
+  const L = obj[kClass][kLayout];
+  check(obj);
+  const out = {};
+  if (L.fields.length === 0) return out;
+  const st = obj[kH];
+  const vals = st.s.readFields(obj[kO], obj[kG], spanOf(L), L.name);
+  for (let i = 0; i < vals.length; i++) {
+    const f = L.fields[i];
+    let v = vals[i];
+    if (Array.isArray(v)) {	// [at, length] in the bytes buffer, or [off, gen, class]
+      v = v.length === 2 ? bytesAt(v[0], v[1]) : st.wrap(v[0], v[1], v[2]);
+    } else if (typeof v === 'bigint') {
+      throw unsafeInteger(f, v);
+    }
+    out[f.name] = v;
+  }
+  return out;
+}
+
 function heapArgs(C, heap, values) {
   if (heap && heap[kState]) return [heap[kState], values];
   if (C[kHeap]) return [C[kHeap][kState], heap];
@@ -323,6 +365,13 @@ class PObject {
 
   $set(name, value) {
     fieldOf(this, name).set.call(this, value);
+  }
+
+  /** Every field, { name: value } in declaration order, all read at one
+   * instant: one commit's values, never a mix of two (outside a block
+   * too; inside one, the block's snapshot with its own writes). */
+  $fields() {
+    return readFields(this);
   }
 
   /** The exact value of an integer field as a bigint (any i64). */

@@ -10,6 +10,9 @@
  */
 #include "session.h"
 
+#include <cstring>
+#include <vector>
+
 namespace uhn {
 
 static std::string what_of(const Napi::CallbackInfo &info, size_t i)
@@ -223,6 +226,115 @@ Napi::Value Session::SetStr(const Napi::CallbackInfo &info)
 	if (st.end(rc) != 0)
 		return raise(env, st.failure(), what_of(info, 5));
 	return env.Undefined();
+}
+
+/* The field of type `type` at p (a copy of the object's bytes) as the
+ * uh_get_* call of its type would give it. */
+static uh_value field_at(const uint8_t *p, uint32_t type)
+{
+	union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; float f32; double f64;
+		uint64_t ref; } x;
+	uh_value v{};
+
+	v.type = type;
+	switch (type) {
+	case UH_T_BOOL: v.u.i = *p != 0; break;
+	case UH_T_I8: memcpy(&x.i8, p, 1); v.u.i = x.i8; break;
+	case UH_T_I16: memcpy(&x.i16, p, 2); v.u.i = x.i16; break;
+	case UH_T_I32: memcpy(&x.i32, p, 4); v.u.i = x.i32; break;
+	case UH_T_I64: memcpy(&x.i64, p, 8); v.u.i = x.i64; break;
+	case UH_T_F32: memcpy(&x.f32, p, 4); v.u.f = x.f32; break;
+	case UH_T_F64: memcpy(&x.f64, p, 8); v.u.f = x.f64; break;
+	default: memcpy(&x.ref, p, 8); v.u.ref = x.ref; break;	/* ref, string, bytes */
+	}
+	return v;
+}
+
+/* Value v of a field read by readFields in *out: a reference to an object
+ * and a bytes value as ref_triple and bytes_batched give them (the scratch
+ * words describe one value, and there are several); anything else as
+ * read_value gives it. CHANGED as read_value. */
+static Read field_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at, Napi::Value *out)
+{
+	uint32_t *scr = data(env)->scratch;
+
+	if (v.type == UH_T_BYTES && v.u.ref)
+		return bytes_batched(env, h, v.u.ref, at, out);
+	Read r = read_value(env, h, v, false, out);
+	if (r == COPIED && v.type == UH_T_REF && scr[SCR_IS_REF] == 1) {
+		scr[SCR_IS_REF] = 0;
+		*out = ref_triple(env, v.u.ref, scr[SCR_CLASS]);
+	}
+	return r;
+}
+
+static const uint32_t FIELD_SIZE[] = { 0, 1, 1, 2, 4, 8, 4, 8, 8, 8, 8 };
+
+/* True when span (see readFields) is whole: lo and hi 8-byte aligned,
+ * every field of a known type inside [lo, hi). The JS side makes it; a
+ * bad one would read past the copy. */
+static bool span_ok(const int32_t *s, size_t words)
+{
+	if (words < 2 || words % 2 || s[0] < 0 || s[0] % 8 || s[1] <= s[0] || s[1] % 8)
+		return false;
+	for (size_t i = 2; i < words; i += 2) {	/* bound: words */
+		if (s[i] < (int32_t)UH_T_BOOL || s[i] > (int32_t)UH_T_BYTES || s[i + 1] < s[0] ||
+		    s[i + 1] + (int32_t)FIELD_SIZE[s[i]] > s[1])
+			return false;
+	}
+	return true;
+}
+
+/* readFields(off, gen, span, what) -> [value0, value1, ...]: every field
+ * of the object as of one instant. ONE uh_read copies the bytes the fields
+ * span, and libuniheap makes that copy one instant (outside a block one
+ * optimistic read of the object, inside one the block's snapshot and its
+ * own writes); the fields are then decoded from the copy, values as
+ * field_value gives them. A string or bytes value replaced (freed) under
+ * its copy outside a block makes the whole read start again: its field
+ * and every other field are then read at the later instant. span (an
+ * Int32Array the JS side keeps per class): lo and hi, the 8-byte aligned
+ * bytes [lo, hi) of the payload to read, then each field's type and
+ * offset. `what` (the class name) names the object in errors. */
+Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off ref;
+
+	if (!open(env) || !arg_ref(info, 0, &ref))
+		return env.Undefined();
+	if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+		return type_error(env, "readFields: span must be an Int32Array");
+	Napi::Int32Array span = info[2].As<Napi::Int32Array>();
+	const int32_t *s = span.Data();
+	size_t words = span.ElementLength();
+	if (!span_ok(s, words))
+		return raise_msg(env, UH_EINVAL, "readFields: not a field span");
+	std::string what = "the fields of " + what_of(info, 3);
+	uint32_t lo = (uint32_t)s[0], len = (uint32_t)(s[1] - s[0]);
+	uint8_t stack[512];
+	std::vector<uint8_t> heap_buf(len > sizeof(stack) ? len : 0);
+	uint8_t *buf = len > sizeof(stack) ? heap_buf.data() : stack;
+
+	return read_until_copied(env, what, [&](Napi::Value *out) {
+		int rc = uh_read(h, ref, lo, buf, len);
+		if (rc) {
+			raise(env, rc, what);
+			return FAILED;
+		}
+		Napi::Array vals = Napi::Array::New(env, words / 2 - 1);
+		size_t at = 0;
+		for (size_t i = 2; i < words; i += 2) {	/* bound: words */
+			Napi::Value v;
+			Read r = field_value(env, h, field_at(buf + (s[i + 1] - s[0]), (uint32_t)s[i]),
+					     &at, &v);
+			if (r != COPIED)
+				return r;
+			vals.Set((uint32_t)(i / 2 - 1), v);
+		}
+		*out = vals;
+		return COPIED;
+	});
 }
 
 /* stringAt(off, gen, type, viaBuf) -> the string or Buffer value of a

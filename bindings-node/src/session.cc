@@ -26,6 +26,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("getI64", GetI64), M("setI64", SetI64), M("getF64", GetF64),
 		M("setF64", SetF64), M("getRef", GetRef), M("setRef", SetRef),
 		M("getStr", GetStr), M("setStr", SetStr), M("stringAt", StringAt),
+		M("readFields", ReadFields),
 		M("mapNew", MapNew), M("mapKeyKind", MapKeyKind), M("mapLen", MapLen),
 		M("mapGet", MapGet), M("mapView", MapView), M("mapPut", MapPut),
 		M("mapRemove", MapRemove),

@@ -64,6 +64,7 @@ private:
 	Napi::Value GetStr(const Napi::CallbackInfo &info);
 	Napi::Value SetStr(const Napi::CallbackInfo &info);
 	Napi::Value StringAt(const Napi::CallbackInfo &info);
+	Napi::Value ReadFields(const Napi::CallbackInfo &info);
 
 	/* collections.cc */
 	Napi::Value MapNew(const Napi::CallbackInfo &info);
