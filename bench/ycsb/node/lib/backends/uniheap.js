@@ -7,7 +7,10 @@
 // fields field0..field9 when the workload has YCSB's default fields, and a
 // PMap (string -> bytes) per record otherwise.
 //
-// Reads and scans run in a block (one snapshot of a record); an update of
+// A read of a whole ycsb.Record takes no block: a lookup, then
+// rec.$fields(), every field at one instant; a record freed in between
+// (another client gave the key a new record) is read again in a block.
+// Other reads and scans run in a block (one snapshot of a record); an update of
 // one field is a single field write (atomic and durable on its own; redone
 // as a block if it loses a conflict with another client); inserts,
 // multi-field updates and deletes are blocks, which heap.atomic() re-runs
@@ -105,7 +108,10 @@ class UniheapDB extends DB {
     } catch (e) {
       throw new DBError(`uniheap: cannot connect to heapd (${e.message}); start heapd and set UNIHEAP_SOCKET or -p uniheap.socket=PATH`);
     }
-    this.schema = usesRecordClass(this.props) ? new RecordSchema(this.heap) : new MapSchema(this.heap, this.uniheap);
+    const records = usesRecordClass(this.props);
+    this.schema = records ? new RecordSchema(this.heap) : new MapSchema(this.heap, this.uniheap);
+    /** A whole record read with no block, or null: in a block only. */
+    this.whole = records ? (rec) => rec.$fields() : null;
     this.tables = new Map();
   }
 
@@ -134,11 +140,30 @@ class UniheapDB extends DB {
 
   read(table, key, fields) {
     const t = this.table(table);
-    const cells = this.heap.atomic(() => {
-      const rec = t.get(key);
-      return rec === undefined ? null : this.schema.read(rec, fields);
-    });
+    let cells;
+    if (fields === null && this.whole !== null) {
+      // No block: a lookup, then the whole record at one instant. A
+      // record is freed only with the change that gives its key another
+      // record or removes it, so one still there at the second read was
+      // still the key's: the pair reads as one read at that instant. A
+      // record freed in between: read in a block.
+      try {
+        const rec = t.get(key);
+        cells = rec === undefined ? null : this.whole(rec);
+      } catch (e) {
+        if (!(e instanceof this.uniheap.FreedObjectError)) throw e;
+        cells = this.heap.atomic(() => this.readIn(t, key, fields));
+      }
+    } else {
+      cells = this.heap.atomic(() => this.readIn(t, key, fields));
+    }
     return cells === null ? [STATUS.NOT_FOUND, null] : [STATUS.OK, cells];
+  }
+
+  /** The fields of key's record (in a block), or null when there is none. */
+  readIn(t, key, fields) {
+    const rec = t.get(key);
+    return rec === undefined ? null : this.schema.read(rec, fields);
   }
 
   scan(table, start, count, fields) {
