@@ -265,11 +265,15 @@ function readFields(obj) {
   if (L.fields.length === 0) return out;
   const st = obj[kH];
   const vals = st.s.readFields(obj[kO], obj[kG], spanOf(L), L.name);
+  let at = 0;	// bytes values left in the bytes buffer lie there in field order
   for (let i = 0; i < vals.length; i++) {
     const f = L.fields[i];
     let v = vals[i];
-    if (Array.isArray(v)) {	// [at, length] in the bytes buffer, or [off, gen, class]
-      v = v.length === 2 ? bytesAt(v[0], v[1]) : st.wrap(v[0], v[1], v[2]);
+    if (f.type === T.bytes && typeof v === 'number') {	// its length
+      v = bytesAt(at, v);
+      at += v.length;
+    } else if (Array.isArray(v)) {	// a reference: [off, gen, class]
+      v = st.wrap(v[0], v[1], v[2]);
     } else if (typeof v === 'bigint') {
       throw unsafeInteger(f, v);
     }

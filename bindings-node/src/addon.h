@@ -164,9 +164,11 @@ Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool v
  * scratch words describe one value only: a reference to an object as
  * [off, gen, class]; a bytes object s copied into the bytes buffer at *at
  * as [at, length] (*at moves past it), or as a Buffer of its own when it
- * does not fit the rest of the buffer. */
+ * does not fit the rest of the buffer. bytes_in_buf gives the length
+ * alone, for a caller whose JS side sums the lengths to find each value. */
 Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls);
 Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out);
+Read bytes_in_buf(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out);
 
 /* The ConflictError of a value read MAX_READS times, changed each time. */
 Napi::Value kept_changing(Napi::Env env, const std::string &what);

@@ -251,15 +251,18 @@ static uh_value field_at(const uint8_t *p, uint32_t type)
 }
 
 /* Value v of a field read by readFields in *out: a reference to an object
- * and a bytes value as ref_triple and bytes_batched give them (the scratch
- * words describe one value, and there are several); anything else as
- * read_value gives it. CHANGED as read_value. */
+ * as ref_triple gives it (the scratch words describe one value, and there
+ * are several); a bytes value that fits the rest of the bytes buffer
+ * copied there at *at, as its length alone (the JS side finds each at the
+ * sum of the lengths before it: a number is cheaper to make than
+ * bytes_batched's [at, length], bytes_in_buf); anything else as read_value gives it.
+ * CHANGED as read_value. */
 static Read field_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at, Napi::Value *out)
 {
 	uint32_t *scr = data(env)->scratch;
 
 	if (v.type == UH_T_BYTES && v.u.ref)
-		return bytes_batched(env, h, v.u.ref, at, out);
+		return bytes_in_buf(env, h, v.u.ref, at, out);
 	Read r = read_value(env, h, v, false, out);
 	if (r == COPIED && v.type == UH_T_REF && scr[SCR_IS_REF] == 1) {
 		scr[SCR_IS_REF] = 0;

@@ -148,7 +148,7 @@ Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls)
 	return r;
 }
 
-Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out)
+Read bytes_in_buf(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out)
 {
 	size_t len = 0;
 	Read r = copy_blob(env, h, s, UH_T_BYTES, out, [&](const void *p, size_t n) {
@@ -158,13 +158,24 @@ Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value 
 		if (n > BYTES_BUF_SIZE - *at)	/* a large value: a Buffer of its own */
 			return Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, n));
 		memcpy(data(env)->bytes + *at, p, n);
-		Napi::Array a = Napi::Array::New(env, 2);
-		a.Set(0u, Napi::Number::New(env, (double)*at));
-		a.Set(1u, Napi::Number::New(env, (double)n));
-		return Napi::Value(a);
+		return Napi::Value(Napi::Number::New(env, (double)n));
 	});
-	if (r == COPIED && out->IsArray())
+	if (r == COPIED && out->IsNumber())
 		*at += len;
+	return r;
+}
+
+Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out)
+{
+	size_t from = *at;
+	Read r = bytes_in_buf(env, h, s, at, out);
+
+	if (r == COPIED && out->IsNumber()) {
+		Napi::Array a = Napi::Array::New(env, 2);
+		a.Set(0u, Napi::Number::New(env, (double)from));
+		a.Set(1u, *out);
+		*out = a;
+	}
 	return r;
 }
 
