@@ -8,6 +8,10 @@ const fs = require('node:fs');
 const uniheap = require('../..');
 
 const [stop] = process.argv.slice(2);
+if (!stop) {	// run on its own (e.g. picked up by a test runner): nothing to stop it
+  process.stderr.write('usage: record_writer.js STOP (test/fields_commit.test.js starts it)\n');
+  process.exit(2);
+}
 const heap = uniheap.connect();
 heap.defineClass('t.one.Rec', { a: 'i64', name: 'string', b: 'i32', data: 'bytes', c: 'f64' });
 const rec = heap.roots.get('t.one.rec');
