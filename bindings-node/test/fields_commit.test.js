@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { HeapD, useHeap, WORKERS, spawnNode, finished, stopProcess, tempDir } = require('./helpers');
+const { HeapD, useHeap, WORKERS, whileWriting, tempDir } = require('./helpers');
 
 const READ_MS = 2000;
 
@@ -34,26 +34,9 @@ test('$fields() outside a block reads one commit\'s fields while another process
   const rec = new Rec({ a: 0, name: 'v0', b: 0, data: Buffer.from('d0'), c: 0 });
   heap.roots.set('t.one.rec', rec);
   const stop = path.join(dir, 'stop');
-  const child = spawnNode(path.join(WORKERS, 'record_writer.js'), [stop], d);
-  const out = finished(child);
   const seen = new Set();
-  let reads = 0;
-  try {
-    await new Promise((resolve, reject) => {
-      child.stdout.on('data', (b) => { if (String(b).includes('writing')) resolve(); });
-      child.on('exit', () => reject(new Error('the writer ended before writing')));
-    });
-    const end = Date.now() + READ_MS;
-    while (Date.now() < end) {
-      for (let i = 0; i < 100; i++, reads++) seen.add(stepOf(rec.$fields()));
-    }
-    fs.writeFileSync(stop, '');
-    const r = await out;
-    assert.equal(r.code, 0, r.stderr);
-    assert.ok(Number(r.stdout.trim().split('\n').pop()) > 0, r.stdout);
-  } finally {
-    await stopProcess(child);
-  }
+  const reads = await whileWriting(d, path.join(WORKERS, 'record_writer.js'), [stop], stop,
+    () => seen.add(stepOf(rec.$fields())), READ_MS);
   // Else the writer never got in between and the test proves nothing.
   assert.ok(seen.size > 1, `only ${seen.size} distinct commits in ${reads} reads`);
 });

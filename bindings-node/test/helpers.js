@@ -224,6 +224,37 @@ function finished(proc) {
   });
 }
 
+/**
+ * Run writer (a Node script on heapd d that prints "writing" once it has
+ * started, and its count of steps when it stops, which it does once
+ * stopFile exists) and call read() over and over for ms while it writes.
+ * Fails if the writer did not start, did not exit 0 or wrote nothing.
+ * Resolves the number of read() calls.
+ */
+async function whileWriting(d, writer, args, stopFile, read, ms) {
+  const assert = require('node:assert/strict');
+  const child = spawnNode(writer, args, d);
+  const out = finished(child);
+  let reads = 0;
+  try {
+    await new Promise((resolve, reject) => {
+      child.stdout.on('data', (b) => { if (String(b).includes('writing')) resolve(); });
+      child.on('exit', () => reject(new Error('the writer ended before writing')));
+    });
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      for (let i = 0; i < 100; i++, reads++) read();
+    }
+    fs.writeFileSync(stopFile, '');
+    const r = await out;
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(Number(r.stdout.trim().split('\n').pop()) > 0, r.stdout);
+  } finally {
+    await stopProcess(child);
+  }
+  return reads;
+}
+
 function runPython(code, heapd) {
   return run('python3', ['-c', code], childEnv(heapd));
 }
@@ -246,5 +277,5 @@ function rng(seed) {
 
 module.exports = {
   PKG, REPO, BUILD, WORKERS, HeapD, useHeap, tempDir, binary, sleep, stopProcess, exited,
-  childEnv, runNode, spawnNode, finished, runPython, runProg, rng, track,
+  childEnv, runNode, spawnNode, finished, whileWriting, runPython, runProg, rng, track,
 };

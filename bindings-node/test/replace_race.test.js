@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const uniheap = require('..');
-const { HeapD, useHeap, WORKERS, spawnNode, finished, stopProcess, tempDir } = require('./helpers');
+const { HeapD, useHeap, WORKERS, whileWriting, tempDir } = require('./helpers');
 
 const READ_MS = 2000;
 
@@ -32,38 +32,20 @@ function checkValue(v, seen) {
   seen.add(v[0]);
 }
 
-/** Start the writer of mode, call read() for READ_MS while it writes,
- * stop it; the errors read() threw and the distinct values it saw. */
+/** read(seen) for READ_MS while the writer of mode writes: no call may
+ * throw, and more than one value must have been seen. */
 async function race(mode, read) {
   const stop = path.join(dir, `stop-${mode}`);
-  const child = spawnNode(path.join(WORKERS, 'replace_writer.js'), [mode, stop], d);
-  const out = finished(child);
   const errors = [];
   const seen = new Set();
-  let reads = 0;
-  try {
-    await new Promise((resolve, reject) => {
-      child.stdout.on('data', (b) => { if (String(b).includes('writing')) resolve(); });
-      child.on('exit', () => reject(new Error('the writer ended before writing')));
-    });
-    const end = Date.now() + READ_MS;
-    while (Date.now() < end) {
-      for (let i = 0; i < 100; i++) {
-        try {
-          read(seen);
-        } catch (e) {
-          errors.push(e);
-        }
-        reads++;
+  const reads = await whileWriting(d, path.join(WORKERS, 'replace_writer.js'), [mode, stop], stop,
+    () => {
+      try {
+        read(seen);
+      } catch (e) {
+        errors.push(e);
       }
-    }
-    fs.writeFileSync(stop, '');
-    const r = await out;
-    assert.equal(r.code, 0, r.stderr);
-    assert.ok(Number(r.stdout.trim().split('\n').pop()) > 0, r.stdout);
-  } finally {
-    await stopProcess(child);
-  }
+    }, READ_MS);
   assert.equal(errors.length, 0, `${errors.length} of ${reads} reads failed, the first with ` +
     `${errors[0]?.name}: ${errors[0]?.message}`);
   // Else the writer never got in between and the test proves nothing.

@@ -148,6 +148,23 @@ def test_shared_map_writers(heap, heapd, tmp_dir):
     m.check()
 
 
+def while_writing(heapd, worker, count, read):
+    """Run worker (a script of WORKERS taking its step count) and call
+    read() until it exits; it must exit 0. Returns the calls made."""
+    p = spawn_python([WORKERS / worker, count], heapd,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    calls = 0
+    try:
+        while p.poll() is None:
+            read()
+            calls += 1
+        _, err = p.communicate(timeout=60)
+    finally:
+        stop_process(p)
+    assert p.returncode == 0, err
+    return calls
+
+
 def test_string_field_read_while_replaced(heap, heapd):
     """A reader in a block always sees a string that belongs with the
     number written in the same block; outside a block a read is one whole
@@ -163,30 +180,25 @@ def test_string_field_read_while_replaced(heap, heapd):
     cell = Cell(heap, n=0, s=text(0))
     heap.roots["t.mp.cell"] = cell
     count = 150000
-    p = spawn_python([WORKERS / "string_writer.py", count], heapd,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got = {"in_block": 0, "outside": 0, "conflicts": 0}
 
     def valid(s):
         head, _, _ = s.partition(":")
         return head.isdigit() and text(int(head)) == s
-    in_block = outside = conflicts = 0
-    try:
-        while p.poll() is None:
-            try:
-                with heap.atomic():
-                    n, s = cell.n, cell.s
-                assert s == text(n), (n, s)
-                in_block += 1
-            except uniheap.Conflict:
-                conflicts += 1
-            s = cell.s
-            assert valid(s), s
-            outside += 1
-        out, err = p.communicate(timeout=60)
-    finally:
-        stop_process(p)
-    assert p.returncode == 0, err
-    assert in_block > 0 and outside > 0
+
+    def read():
+        try:
+            with heap.atomic():
+                n, s = cell.n, cell.s
+            assert s == text(n), (n, s)
+            got["in_block"] += 1
+        except uniheap.Conflict:
+            got["conflicts"] += 1
+        s = cell.s
+        assert valid(s), s
+        got["outside"] += 1
+    while_writing(heapd, "string_writer.py", count, read)
+    assert got["in_block"] > 0 and got["outside"] > 0
     assert (cell.n, cell.s) == (count, text(count))
 
 
@@ -202,26 +214,18 @@ def test_values_read_while_replaced(heap, heapd):
     heap.roots["t.mp.list"] = uniheap.PList(heap, [value(0)] * 4)
     vals, svals, lst = (heap.roots[n] for n in ("t.mp.vals", "t.mp.svals", "t.mp.list"))
     count = 100000
-    p = spawn_python([WORKERS / "value_writer.py", count], heapd,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    reads = scans = 0
-    try:
-        while p.poll() is None:
-            for v in (vals["k"], vals.get("k"), svals["a"], svals.get("e"), lst[reads % 4]):
-                assert valid(v), v
-            items = list(svals.items())
-            keys = [k for k, _ in items]
-            assert keys == sorted(set(keys)) and set(keys) <= set(KEYS), keys
-            assert all(valid(v) for _, v in items), items
-            assert all(valid(v) for v in vals.values())
-            reads += 5
-            scans += 1
-        out, err = p.communicate(timeout=60)
-    finally:
-        stop_process(p)
-    assert p.returncode == 0, err
-    print(f"{reads} reads and {scans} scans while values were replaced")
-    assert reads > 1000
+
+    def read():
+        for v in (vals["k"], vals.get("k"), svals["a"], svals.get("e"), *lst):
+            assert valid(v), v
+        items = list(svals.items())
+        keys = [k for k, _ in items]
+        assert keys == sorted(set(keys)) and set(keys) <= set(KEYS), keys
+        assert all(valid(v) for _, v in items), items
+        assert all(valid(v) for v in vals.values())
+    scans = while_writing(heapd, "value_writer.py", count, read)
+    print(f"{8 * scans} reads and {scans} scans while values were replaced")
+    assert scans > 200
     assert vals["k"] == value(count) and lst[count % 4] == value(count)
 
 
@@ -234,22 +238,16 @@ def test_asdict_reads_one_commit(heap, heapd):
     heap.roots["t.mp.rec"] = Rec(heap, a=0, b=0, c=0, name=text(0), data=blob(0))
     rec = heap.roots["t.mp.rec"]
     count = 30000
-    p = spawn_python([WORKERS / "record_writer.py", count], heapd,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    reads, seen = 0, set()
-    try:
-        while p.poll() is None:
-            d = uniheap.asdict(rec)
-            i = d["a"]
-            assert d == {"a": i, "name": text(i), "b": i, "data": blob(i), "c": i}, d
-            t = uniheap.astuple(rec)
-            assert t == (t[0], text(t[0]), t[0], blob(t[0]), t[0]), t
-            seen.add(i)
-            reads += 2
-        out, err = p.communicate(timeout=60)
-    finally:
-        stop_process(p)
-    assert p.returncode == 0, err
+    seen = set()
+
+    def read():
+        d = uniheap.asdict(rec)
+        i = d["a"]
+        assert d == {"a": i, "name": text(i), "b": i, "data": blob(i), "c": i}, d
+        t = uniheap.astuple(rec)
+        assert t == (t[0], text(t[0]), t[0], blob(t[0]), t[0]), t
+        seen.add(i)
+    reads = 2 * while_writing(heapd, "record_writer.py", count, read)
     print(f"{reads} whole-record reads, {len(seen)} commits seen")
     assert len(seen) > 10
     assert uniheap.astuple(rec) == (count, text(count), count, blob(count), count)
