@@ -8,6 +8,7 @@ block, a = b = c = i, name = text(i) and data = blob(i). Exits 0 when done.
 import sys
 
 import uniheap
+from string_writer import text
 
 
 class Rec(uniheap.PObject, name="t.mp.Rec"):
@@ -16,10 +17,6 @@ class Rec(uniheap.PObject, name="t.mp.Rec"):
     b = uniheap.i32()
     data = uniheap.bytes_()
     c = uniheap.i64()
-
-
-def text(i):
-    return f"{i}:" + chr(65 + i % 26) * (i % 61)
 
 
 def blob(i):
