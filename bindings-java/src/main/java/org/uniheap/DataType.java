@@ -17,6 +17,17 @@ interface DataType extends PObject {
         return List.of();
     }
 
+    /** No fields: empty, once the object is known to be live. */
+    @Override
+    default Object[] fieldValues() {
+        if (heap().isClosed())
+            throw heap().closedError();
+        if (!isLive())
+            throw new FreedObjectException(Errors.EFREED, "the " + className() + " at offset "
+                    + (ref() & ProxyBase.OFFSET_MASK) + " has been freed");
+        return new Object[0];
+    }
+
     @Override
     default Object getField(String name) {
         return heap().classes.type(classId()).fieldIndex(name);

@@ -559,6 +559,23 @@ public final class Heap implements AutoCloseable {
         return s.outDouble();
     }
 
+    /** The bytes p's fields span (ProxyType.spanLo, spanLen) as of one
+     * instant: one uh_read, in b's snapshot inside a block. */
+    long[] readFields(BlockState b, ProxyBase p) {
+        long[] words = new long[p.type.spanLen / 8];
+        Session s = acquire(b);
+        try {
+            int rc = s.read(p.ref, p.type.spanLo, words);
+            if (rc == Errors.EFREED)
+                throw p.gone();
+            if (rc != 0)
+                throw Errors.of(rc, "the fields of the " + p.type.name + " at offset " + p.offset);
+            return words;
+        } finally {
+            release(b, s);
+        }
+    }
+
     long readRef(BlockState b, ProxyBase p, int index) {
         Session s = acquire(b);
         int rc = s.getRef(p.ref, index);

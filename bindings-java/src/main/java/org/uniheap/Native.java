@@ -160,6 +160,9 @@ final class Native {
     static final MethodHandle CLASS_REGISTER = fn("uh_class_register", false, I, P, P, P, I, P);
     static final MethodHandle ALLOC = fn("uh_alloc", false, I, P, I, P);
     static final MethodHandle FREE = fn("uh_free", false, I, P, J);
+    /* Several fields at one instant: an optimistic read that may fall back
+     * to a read-only block, which may wait for a lock. */
+    static final MethodHandle READ = fn("uh_read", false, I, P, J, I, P, I);
     static final MethodHandle GET_I64 = fn("uh_get_i64", false, I, P, J, I, P);
     static final MethodHandle SET_I64 = fn("uh_set_i64", false, I, P, J, I, J);
     static final MethodHandle GET_F64 = fn("uh_get_f64", false, I, P, J, I, P);

@@ -1,6 +1,8 @@
 package org.uniheap;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A proxy of a persistent object: a reference into a heap, never a copy
@@ -38,6 +40,38 @@ public interface PObject {
      * @throws NotFoundException if the class has no such field
      */
     Object getField(String name);
+
+    /**
+     * Every field's value, in {@link #fieldNames()} order, all as of one
+     * instant: never part of one commit and part of another, outside a
+     * block too, which separate getter calls outside a block may give.
+     * Inside a block: the block's snapshot and its own writes. Values are
+     * boxed as {@link #getField(String)} gives them ({@code Long} for i64,
+     * {@code String}, {@code byte[]}, a proxy, null). Empty for an object
+     * without fields (and for data types).
+     * <p>One libuniheap read of the bytes the fields span, then string and
+     * bytes values are copied; outside a block, a value replaced under its
+     * copy sends the read round again.
+     * @throws FreedObjectException if the object has been freed
+     * @throws ConflictException inside a block, if another session replaced
+     *         a string or bytes value it read (run the block again); outside
+     *         one, if such values kept changing over 1000 reads
+     */
+    Object[] fieldValues();
+
+    /**
+     * {@link #fieldValues()} by field name, in {@link #fieldNames()} order:
+     * all fields as of one instant.
+     * @throws FreedObjectException if the object has been freed
+     */
+    default Map<String, Object> fieldMap() {
+        Object[] v = fieldValues();
+        List<String> names = fieldNames();
+        Map<String, Object> m = new LinkedHashMap<>(names.size() * 2);
+        for (int i = 0; i < v.length; i++)
+            m.put(names.get(i), v[i]);
+        return m;
+    }
 
     /**
      * Write a field by name. Numbers are range-checked against the field's

@@ -28,6 +28,8 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 public abstract class ProxyBase implements PObject {
     static final long OFFSET_MASK = 0xffff_ffff_ffffL;
     static final VarHandle LONG_AT = JAVA_LONG.varHandle();
+    /** Reads of all fields before fieldValues() gives up on values that keep changing. */
+    private static final int MAX_TRIES = 1000;
 
     final Heap heap;
     final ProxyType type;
@@ -183,6 +185,80 @@ public abstract class ProxyBase implements PObject {
             }
         }
         return sb.append(']').toString();
+    }
+
+    /**
+     * Every field at one instant: one uh_read of the bytes the fields span
+     * (outside a block an optimistic read of the object, tried again if a
+     * commit changed it meanwhile; inside one the block's snapshot and its
+     * own writes), decoded here. A string or bytes value is copied after
+     * that read: outside a block, one replaced (so freed) under the copy
+     * sends the whole read round again, as a getter reads its field again.
+     */
+    @Override
+    public final Object[] fieldValues() {
+        int n = type.names.length;
+        if (n == 0) {
+            try {
+                checked();
+            } catch (IllegalStateException e) {
+                throw heap.closedError();
+            }
+            return new Object[0];
+        }
+        for (int tries = 0; tries < MAX_TRIES; tries++) {   // bound: a writer replacing a value each time
+            BlockState b = block();
+            Object[] v = decode(heap.readFields(b, this));
+            if (v != null)
+                return v;
+            if (b != null)
+                throw new ConflictException("a string or bytes field of the " + type.name
+                        + " at offset " + offset + " was replaced by another session while this "
+                        + "block read it: run the block again");
+        }
+        throw new ConflictException("the fields of the " + type.name + " at offset " + offset
+                + " kept changing while being read (a string or bytes value was replaced under "
+                + "each of " + MAX_TRIES + " reads)");
+    }
+
+    /* The fields' values from the words readFields copied; null when a
+     * string or bytes value was freed before or during its copy. */
+    private Object[] decode(long[] words) {
+        MemorySegment m = MemorySegment.ofArray(words);
+        int n = type.names.length;
+        Object[] out = new Object[n];
+        for (int i = 0; i < n; i++) {
+            long at = type.offsets[i] - type.spanLo;
+            out[i] = switch (FieldType.of(type.types[i])) {
+                case BOOL -> m.get(JAVA_BYTE, at) != 0;
+                case I8 -> m.get(JAVA_BYTE, at);
+                case I16 -> m.get(JAVA_SHORT, at);
+                case I32 -> m.get(JAVA_INT, at);
+                case I64 -> m.get(JAVA_LONG, at);
+                case F32 -> m.get(JAVA_FLOAT, at);
+                case F64 -> m.get(JAVA_DOUBLE, at);
+                case STRING, BYTES -> {
+                    long r = m.get(JAVA_LONG, at);
+                    if (r == 0)
+                        yield null;
+                    boolean str = type.types[i] == FieldType.STRING.code();
+                    byte[] b = Blobs.tryRead(heap, r, str ? ProxyType.CLASS_STRING
+                            : ProxyType.CLASS_BYTES, what(i));
+                    if (b == null)
+                        yield Values.CHANGED;
+                    yield str ? new String(b, StandardCharsets.UTF_8) : b;
+                }
+                case REF -> {
+                    long r = m.get(JAVA_LONG, at);
+                    yield r == 0 ? null : heap.wrapValue(r);
+                }
+                case null -> throw new UniheapException("field " + what(i) + " has unknown type "
+                        + type.types[i]);
+            };
+            if (out[i] == Values.CHANGED)
+                return null;
+        }
+        return out;
     }
 
     @Override

@@ -43,6 +43,11 @@ final class ProxyType {
     /** "class.field" of each field, for messages: made once here, since
      * reads and writes pass it on before they know whether they fail. */
     final String[] whats;
+    /** The bytes the fields span, 8-aligned at both ends (the first
+     * field's offset rounded down, the last one's end rounded up): what
+     * {@link ProxyBase#fieldValues()} reads at once. 0 and 0 without fields. */
+    final int spanLo;
+    final int spanLen;
     private final Map<String, Integer> index;
 
     ProxyType(int classId, int kind, String name, int payload, String[] names, int[] types,
@@ -72,6 +77,19 @@ final class ProxyType {
             whats[i] = name + "." + names[i];
         }
         this.index = m;
+        int n = names.length;
+        this.spanLo = n == 0 ? 0 : offsets[0] & ~7;
+        this.spanLen = n == 0 ? 0 : ((offsets[n - 1] + sizeOf(types[n - 1]) + 7) & ~7) - spanLo;
+    }
+
+    /** The bytes a field of type code t takes (FORMAT.md 3.3). */
+    static int sizeOf(int t) {
+        return switch (t) {
+            case 1, 2 -> 1;
+            case 3 -> 2;
+            case 4, 6 -> 4;
+            default -> 8;
+        };
     }
 
     /** The same class proxied another way (declared vs generic). */

@@ -183,6 +183,30 @@ final class Session {
         }
     }
 
+    /** uh_read of len bytes (a multiple of 8) at offset lo of the object
+     * into dst, which holds len / 8 longs; through DATA, or a buffer of its
+     * own when they do not fit there. */
+    int read(long ref, int lo, long[] dst) {
+        int len = dst.length * 8;
+        try {
+            if (len <= DATA_CAP) {
+                int rc = (int) Native.READ.invokeExact(h, ref, lo, at + DATA, len);
+                if (rc == 0)
+                    MemorySegment.copy(scratch, JAVA_LONG, DATA, dst, 0, dst.length);
+                return rc;
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(len, 8);
+                int rc = (int) Native.READ.invokeExact(h, ref, lo, buf.address(), len);
+                if (rc == 0)
+                    MemorySegment.copy(buf, JAVA_LONG, 0, dst, 0, dst.length);
+                return rc;
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
     int setI64(long ref, int field, long v) {
         try {
             return (int) Native.SET_I64.invokeExact(h, ref, field, v);

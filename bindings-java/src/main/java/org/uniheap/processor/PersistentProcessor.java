@@ -45,7 +45,7 @@ public final class PersistentProcessor extends AbstractProcessor {
     private static final String POBJECT = "org.uniheap.PObject";
     private static final Pattern FIELD_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Set<String> RESERVED = Set.of("heap", "ref", "className", "classId",
-            "fieldNames", "getField", "setField", "as", "isLive", "equals", "hashCode", "toString",
+            "fieldNames", "fieldValues", "fieldMap", "getField", "setField", "as", "isLive", "equals", "hashCode", "toString",
             "getClass", "clone", "finalize", "notify", "notifyAll", "wait");
     private static final Map<String, Integer> COLLECTIONS = Map.of("org.uniheap.PMap", 8,
             "org.uniheap.PSortedMap", 11, "org.uniheap.PList", 6, "org.uniheap.PArray", 5);

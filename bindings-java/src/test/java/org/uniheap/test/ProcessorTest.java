@@ -74,6 +74,8 @@ class ProcessorTest {
                 "persistent fields are boolean");
         fails("@Persistent(\"p.C\") interface Decl extends PObject { char x(); }", "persistent fields are");
         fails("@Persistent(\"p.C\") interface Decl extends PObject { long ref(); }", "method of PObject");
+        fails("@Persistent(\"p.C\") interface Decl extends PObject { long fieldValues(); }",
+                "method of PObject");
         fails("@Persistent(\"p.C\") interface Decl extends PObject { long x(); void x(int v); }",
                 "disagree on its type");
         fails("@Persistent(\"p.C\") interface Decl extends PObject { void x(long v); }", "no getter");
