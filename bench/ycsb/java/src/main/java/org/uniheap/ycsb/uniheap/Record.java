@@ -69,6 +69,21 @@ public interface Record extends PObject {
     out.put("field9", new ByteArrayByteIterator(r.field9()));
   }
 
+  /** The values {@link PObject#fieldValues()} read (field0..field9, in
+   * order), as YCSB's read returns them. */
+  static void readAll(Object[] v, Map<String, ByteIterator> out) {
+    out.put("field0", new ByteArrayByteIterator((byte[]) v[0]));
+    out.put("field1", new ByteArrayByteIterator((byte[]) v[1]));
+    out.put("field2", new ByteArrayByteIterator((byte[]) v[2]));
+    out.put("field3", new ByteArrayByteIterator((byte[]) v[3]));
+    out.put("field4", new ByteArrayByteIterator((byte[]) v[4]));
+    out.put("field5", new ByteArrayByteIterator((byte[]) v[5]));
+    out.put("field6", new ByteArrayByteIterator((byte[]) v[6]));
+    out.put("field7", new ByteArrayByteIterator((byte[]) v[7]));
+    out.put("field8", new ByteArrayByteIterator((byte[]) v[8]));
+    out.put("field9", new ByteArrayByteIterator((byte[]) v[9]));
+  }
+
   /** Field {@code fieldN} by name, through the typed accessors. */
   static byte[] get(Record r, String field) {
     switch (field) {

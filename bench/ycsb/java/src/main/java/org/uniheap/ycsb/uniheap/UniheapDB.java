@@ -10,6 +10,7 @@ import java.util.Vector;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.uniheap.ConflictException;
+import org.uniheap.FreedObjectException;
 import org.uniheap.Heap;
 import org.uniheap.PMap;
 import org.uniheap.PObject;
@@ -36,7 +37,10 @@ import site.ycsb.Status;
  * <p>One {@link Heap} per JVM, shared by the client threads (it lends each
  * thread a session of its pool for a block or a write), connected in
  * {@link #setProperties} before the client's clock starts
- * ({@code -p uniheap.socket=PATH}, else {@code $UNIHEAP_SOCKET}). Reads and
+ * ({@code -p uniheap.socket=PATH}, else {@code $UNIHEAP_SOCKET}). A read of
+ * all fields of a {@link Record} is a lookup, then {@code fieldValues()} (every
+ * field at one instant), with no block; a record freed in between (another
+ * client gave the key a new record) is read again in a block. Other reads and
  * scans run in a block (one snapshot of a record); an update of one field is
  * a single field write (atomic and durable on its own; redone as a block if
  * it loses a conflict with another client); inserts, multi-field updates
@@ -168,6 +172,30 @@ public final class UniheapDB extends DB {
   @Override
   public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
     PSortedMap<String, PObject> t = table(table);
+    if (records && fields == null) {
+      // No block: a lookup, then the whole record at one instant. A record
+      // is freed only with the change that gives its key another record or
+      // removes it, so one still there at the second read was still the
+      // key's: the pair reads as one read at that instant. A record freed
+      // in between: read in a block.
+      try {
+        PObject rec = t.get(key);
+        if (rec == null) {
+          return Status.NOT_FOUND;
+        }
+        result.clear();
+        Record.readAll(record(rec).fieldValues(), result);
+        return Status.OK;
+      } catch (FreedObjectException e) {
+        return readIn(t, key, fields, result);
+      }
+    }
+    return readIn(t, key, fields, result);
+  }
+
+  /** read in a block: one snapshot of the record. */
+  private Status readIn(PSortedMap<String, PObject> t, String key, Set<String> fields,
+                        Map<String, ByteIterator> result) {
     return heap.atomic(() -> {
       result.clear();                 // a re-run starts afresh
       PObject rec = t.get(key);
