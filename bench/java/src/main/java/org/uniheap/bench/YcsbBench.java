@@ -27,6 +27,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
+import org.uniheap.FreedObjectException;
 import org.uniheap.Heap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
@@ -37,12 +38,14 @@ import org.uniheap.ycsb.uniheap.Record;
  * YCSB's read (workload C) and scan (workload E) as bench/ycsb's Java
  * bindings do them, without the YCSB client around: a table of 20,000
  * records of ten 100-byte fields, as a uniheap sorted map of ycsb.Record
- * objects read in a block, and as lmdbjava records (one value per record,
+ * objects read in a block (readUniheapWhole: with no block, a lookup then
+ * fieldValues(), as bench/ycsb's Java binding reads all fields), and as lmdbjava records (one value per record,
  * bench/ycsb's encoding) read in a read transaction. The record class
  * (Record) and the encoding (RecordCodec) are bench/ycsb/java's own. Each read returns the
  * record as a field name -> byte[] map; a scan returns 50 records from a
  * random start key. Also the parts of a uniheap read: an empty block, a
- * sorted-map get and ten field reads, each in and outside a block, and a
+ * sorted-map get and ten field reads, each in and outside a block, the ten
+ * fields at once (fieldValues), and a
  * walk over 50 entries of the table (records not read), in and outside a
  * block.
  */
@@ -163,6 +166,25 @@ public class YcsbBench {
             });
         }
 
+        /* bench/ycsb's read of all fields: a lookup, then every field at
+         * one instant, no block; a record freed in between is read in one. */
+        Map<String, byte[]> readWhole(String key) {
+            try {
+                Map<String, byte[]> out = new HashMap<>();
+                PObject rec = table.get(key);
+                if (rec != null)
+                    values(record(rec).fieldValues(), out);
+                return out;
+            } catch (FreedObjectException e) {
+                return read(key);
+            }
+        }
+
+        static void values(Object[] v, Map<String, byte[]> out) {
+            for (int i = 0; i < v.length; i++)
+                out.put(FIELDS[i], (byte[]) v[i]);
+        }
+
         List<Map<String, byte[]>> scan(String start) {
             return heap.atomic(() -> {
                 List<Map<String, byte[]>> out = new ArrayList<>(SCAN);
@@ -216,6 +238,11 @@ public class YcsbBench {
     @Benchmark
     public Map<String, byte[]> readUniheap(Uniheap u, Keys k) {
         return u.read(k.key());
+    }
+
+    @Benchmark
+    public Map<String, byte[]> readUniheapWhole(Uniheap u, Keys k) {
+        return u.readWhole(k.key());
     }
 
     @Benchmark
@@ -334,6 +361,13 @@ public class YcsbBench {
     public Object partFieldsOutside(OneRecord r) {
         Map<String, byte[]> out = new HashMap<>();
         Uniheap.fields(r.rec, out);
+        return out;
+    }
+
+    @Benchmark
+    public Object partFieldValues(OneRecord r) {
+        Map<String, byte[]> out = new HashMap<>();
+        Uniheap.values(r.rec.fieldValues(), out);
         return out;
     }
 }
