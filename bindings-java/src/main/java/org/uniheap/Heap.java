@@ -510,9 +510,23 @@ public final class Heap implements AutoCloseable {
         }
         int word = (int) w;
         if ((int) (w >>> 32) >= 0 || (word >>> 16) != (int) (ref >>> 48))
-            throw new FreedObjectException(Errors.EFREED, "the object at offset " + o
-                    + " has been freed");
+            throw freed(ref);
         return classes.type(word & 0xffff);
+    }
+
+    /* The object ref names is gone from the mapping. Inside a block ref was
+     * read in the block's snapshot: if a commit freed the object after that
+     * snapshot (libuniheap says so: UH_ECONFLICT), the block must run again,
+     * as heap.atomic does on a ConflictException; else it was freed. */
+    private UniheapException freed(long ref) {
+        long o = ref & ProxyBase.OFFSET_MASK;
+        BlockState b = current();
+        if (b != null && acquire(b).objClass(ref) == Errors.ECONFLICT)
+            return new ConflictException(Errors.ECONFLICT, "the object at offset " + o + ", read in "
+                    + "this block, was freed by another session since the block began: run the "
+                    + "block again");
+        return new FreedObjectException(Errors.EFREED, "the object at offset " + o
+                + " has been freed");
     }
 
     <T extends PObject> T as(PObject p, Class<T> cls) {
