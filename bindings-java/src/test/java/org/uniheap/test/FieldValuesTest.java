@@ -165,6 +165,69 @@ class FieldValuesTest extends HeapTest {
     }
 
     /**
+     * The read bench/ycsb's Java binding makes of a whole record: a lookup,
+     * then fieldValues(), with no block; a record freed in between (another
+     * thread gave the key a new record and freed the old one) is read again
+     * in a block. Each read is one record's, and neither path lets a
+     * FreedObjectException out: in a block, a reference of its snapshot
+     * whose object a later commit freed is a conflict (the block re-runs).
+     */
+    @Test
+    void lookupThenWholeReadWhileAnotherThreadReplacesTheRecord() throws Exception {
+        PMap<String, PObject> m = heap.atomic(() -> {
+            PMap<String, PObject> t = heap.newMap(String.class);
+            t.put("k", heap.create(MpRec.class, r -> r.name(MpRec.text(0))));
+            return t;
+        });
+        Heap other = connect();
+        @SuppressWarnings("unchecked")
+        PMap<String, PObject> there = (PMap<String, PObject>) other.proxy(m.ref());
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread writer = new Thread(() -> {
+            try {
+                for (long i = 1; !stop.get(); i++) {
+                    long n = i;
+                    other.atomic(() -> {
+                        PObject old = there.put("k", other.create(MpRec.class, r -> {
+                            r.a(n);
+                            r.c(n);
+                            r.name(MpRec.text(n));
+                        }));
+                        other.free(old);
+                    });
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                }
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        });
+        writer.start();
+        long reads = 0, fallbacks = 0;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        try {
+            while (System.nanoTime() < end) {
+                Object[] v;
+                try {
+                    v = m.get("k").fieldValues();
+                } catch (FreedObjectException e) {
+                    fallbacks++;
+                    v = heap.atomic(() -> m.get("k").fieldValues());
+                }
+                assertEquals(v[0], v[4]);
+                assertEquals(MpRec.text((Long) v[0]), v[1]);
+                reads++;
+            }
+        } finally {
+            stop.set(true);
+            writer.join();
+        }
+        assertNull(failed.get(), () -> "the writer failed: " + failed.get());
+        System.out.println("lookup then fieldValues: " + reads + " reads, " + fallbacks
+                + " fell back to a block");
+    }
+
+    /**
      * A Python process rewrites every field of one record in one block per
      * step; each whole read outside a block is one commit's. Reads of the
      * fields one by one in the same loop are counted when they mix two
