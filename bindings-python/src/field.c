@@ -154,6 +154,33 @@ static uint64_t load_raw(const char *at, uint32_t size)
 	}
 }
 
+/* Field f's Python value from raw, its bytes zero-extended: 1 with *out,
+ * 0 if a str/bytes value was replaced under its copy (outside a block:
+ * read the field again), -1 with an exception. */
+static int value_of(ProxyObject *p, FieldObject *f, uint64_t raw, PyObject **out)
+{
+	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+		float f32; double f64; } v = { .u = raw };
+
+	switch (f->type) {
+	case UH_T_BOOL: *out = PyBool_FromLong(v.b != 0); break;
+	case UH_T_I8: *out = PyLong_FromLong(v.i8); break;
+	case UH_T_I16: *out = PyLong_FromLong(v.i16); break;
+	case UH_T_I32: *out = PyLong_FromLong(v.i32); break;
+	case UH_T_I64: *out = PyLong_FromLongLong(v.i64); break;
+	case UH_T_F32: *out = PyFloat_FromDouble(v.f32); break;
+	case UH_T_F64: *out = PyFloat_FromDouble(v.f64); break;
+	case UH_T_REF: *out = uhpy_wrap_ref(p->heap, v.u); break;
+	default:
+		if (v.u == 0) {
+			*out = Py_NewRef(Py_None);
+			break;
+		}
+		return uhpy_string_try(p->heap, v.u, f->type, out);
+	}
+	return *out ? 1 : -1;
+}
+
 static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 {
 	const char *base = p->heap->base;
@@ -162,8 +189,6 @@ static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
 		uint64_t raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset,
 					field_size[f->type]);
-		union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-			float f32; double f64; } v = { .u = raw };
 
 		/* Copy, then check: the bytes were the object's if its header
 		 * still names it (the allocator writes a new generation before
@@ -171,23 +196,7 @@ static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (!uhpy_live(base, p->off, p->cls))
 			return uhpy_freed(p->off);
-		switch (f->type) {
-		case UH_T_BOOL: return PyBool_FromLong(v.b != 0);
-		case UH_T_I8: return PyLong_FromLong(v.i8);
-		case UH_T_I16: return PyLong_FromLong(v.i16);
-		case UH_T_I32: return PyLong_FromLong(v.i32);
-		case UH_T_I64: return PyLong_FromLongLong(v.i64);
-		case UH_T_F32: return PyFloat_FromDouble(v.f32);
-		case UH_T_F64: return PyFloat_FromDouble(v.f64);
-		}
-		uh_off ref = v.u;
-		if (ref == 0)
-			Py_RETURN_NONE;
-		if (f->type == UH_T_REF)
-			return uhpy_wrap_ref(p->heap, ref);
-		/* 0: the field was given a new value under the copy: read it
-		 * again. */
-		if (uhpy_string_try(p->heap, ref, f->type, &r) != 0)
+		if (value_of(p, f, raw, &r) != 0)
 			return r;
 	}
 	return uhpy_kept_changing("field", f->name);
@@ -263,33 +272,15 @@ static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
 
 /* ---- all fields at once (uniheap.asdict, uniheap.astuple) ---- */
 
-/* Field f's value from buf, the object's bytes from offset lo on: 1 with
- * *out, 0 if a str/bytes value was replaced under its copy (outside a
- * block), -1 with an exception. */
+/* Field f's value from buf, the object's bytes from offset lo on, as
+ * value_of gives it. */
 static int decode_at(ProxyObject *p, FieldObject *f, const unsigned char *buf, int32_t lo,
 		     PyObject **out)
 {
-	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-		float f32; double f64; } v = { .u = 0 };
+	uint64_t raw = 0;
 
-	memcpy(&v, buf + (f->offset - lo), field_size[f->type]);
-	switch (f->type) {
-	case UH_T_BOOL: *out = PyBool_FromLong(v.b != 0); break;
-	case UH_T_I8: *out = PyLong_FromLong(v.i8); break;
-	case UH_T_I16: *out = PyLong_FromLong(v.i16); break;
-	case UH_T_I32: *out = PyLong_FromLong(v.i32); break;
-	case UH_T_I64: *out = PyLong_FromLongLong(v.i64); break;
-	case UH_T_F32: *out = PyFloat_FromDouble(v.f32); break;
-	case UH_T_F64: *out = PyFloat_FromDouble(v.f64); break;
-	case UH_T_REF: *out = uhpy_wrap_ref(p->heap, v.u); break;
-	default:
-		if (v.u == 0) {
-			*out = Py_NewRef(Py_None);
-			break;
-		}
-		return uhpy_string_try(p->heap, v.u, f->type, out);
-	}
-	return *out ? 1 : -1;
+	memcpy(&raw, buf + (f->offset - lo), field_size[f->type]);
+	return value_of(p, f, raw, out);
 }
 
 /* Start loading the header and first bytes of every str/bytes value the
