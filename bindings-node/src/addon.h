@@ -31,11 +31,6 @@
 
 namespace uhn {
 
-/* Built-in classes of the heap format (schemas/FORMAT.md, data types). */
-enum : uint32_t {
-	CLASS_STRING = 1, CLASS_BYTES = 2, CLASS_ARRAY = 5, CLASS_LIST = 6, CLASS_MAP = 8,
-	CLASS_SMAP = 11,
-};
 
 /* Scratch words (a Uint32Array the JS layer holds) carrying what a call
  * returns besides its value: whether the value is a reference, and then its

@@ -64,7 +64,7 @@ Napi::Value Session::MapNew(const Napi::CallbackInfo &info)
 	rc = sorted ? uh_smap_new(h, kind, &off) : uh_map_new(h, kind, &off);
 	if (rc)
 		return raise(env, rc, sorted ? "new sorted map" : "new map");
-	return ref_value(env, off, sorted ? CLASS_SMAP : CLASS_MAP);
+	return ref_value(env, off, sorted ? UH_CLASS_SMAP : UH_CLASS_MAP);
 }
 
 /* mapKeyKind(off, gen, sorted) -> UH_KEY_* */
@@ -186,7 +186,7 @@ static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
 		return "null";
 	if (v.type != UH_T_REF)
 		return uh_type_name(v.type);
-	if (cls == CLASS_STRING)
+	if (cls == UH_CLASS_STRING)
 		return "string";
 	if (uh_class_info_get(h, cls, &ci) == 0)
 		return std::string("an object of class ") + ci.name;
@@ -212,7 +212,7 @@ Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 		return out;
 	if (v.type == UH_T_REF && v.u.ref && (rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
 		return raise(env, rc, "map view");
-	if (!((v.type == UH_T_BYTES || (v.type == UH_T_REF && cls == CLASS_BYTES)) && v.u.ref))
+	if (!((v.type == UH_T_BYTES || (v.type == UH_T_REF && cls == UH_CLASS_BYTES)) && v.u.ref))
 		return type_error(env, "view(): the value is not bytes but " +
 					       value_type_name(h, v, cls));
 	if ((rc = uh_bytes_get(h, v.u.ref, &p, &len)) != 0)
@@ -394,11 +394,11 @@ static Read batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at
 	 * session, or a dangling reference; the lookup of the key tells. */
 	if ((rc = uh_obj_class(h, ref, &cls)) != 0)
 		return changed_or_raise(env, h, rc, type == UH_T_BYTES ? "bytes" : "reference");
-	if (type == UH_T_REF && cls != CLASS_STRING && cls != CLASS_BYTES) {
+	if (type == UH_T_REF && cls != UH_CLASS_STRING && cls != UH_CLASS_BYTES) {
 		*out = ref_triple(env, ref, cls);
 		return COPIED;
 	}
-	if (cls != CLASS_BYTES)
+	if (cls != UH_CLASS_BYTES)
 		return read_value(env, h, v, false, out);	/* a string */
 	return bytes_batched(env, h, ref, at, out);
 }
@@ -456,7 +456,7 @@ Napi::Value Session::ListNew(const Napi::CallbackInfo &info)
 		return env.Undefined();
 	if ((rc = uh_list_new(h, &off)) != 0)
 		return raise(env, rc, "new list");
-	return ref_value(env, off, CLASS_LIST);
+	return ref_value(env, off, UH_CLASS_LIST);
 }
 
 /* seqLen(off, gen, isArray) */
@@ -570,7 +570,7 @@ Napi::Value Session::ArrayNew(const Napi::CallbackInfo &info)
 		return env.Undefined();
 	if ((rc = uh_array_new(h, type, len, &off)) != 0)
 		return raise(env, rc, "new array");
-	return ref_value(env, off, CLASS_ARRAY);
+	return ref_value(env, off, UH_CLASS_ARRAY);
 }
 
 Napi::Value Session::ArrayElemType(const Napi::CallbackInfo &info)

@@ -118,8 +118,8 @@ Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi
 			raise(env, rc, "reference");
 			return FAILED;
 		}
-		if (cls == CLASS_STRING || cls == CLASS_BYTES)
-			return string_at(env, h, v.u.ref, cls == CLASS_STRING ? UH_T_STRING : UH_T_BYTES,
+		if (cls == UH_CLASS_STRING || cls == UH_CLASS_BYTES)
+			return string_at(env, h, v.u.ref, cls == UH_CLASS_STRING ? UH_T_STRING : UH_T_BYTES,
 					 via_buf, out);
 		*out = ref_value(env, v.u.ref, cls);
 		break;

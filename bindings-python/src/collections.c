@@ -14,7 +14,7 @@
 
 static int is_sorted(ProxyObject *p)
 {
-	return p->cls == UHPY_CLASS_SMAP;
+	return p->cls == UH_CLASS_SMAP;
 }
 
 /* Run one data-type call; a str/bytes value is allocated inside the
@@ -663,7 +663,7 @@ PyType_Spec uhpy_map_spec = {
 
 static int is_array(ProxyObject *p)
 {
-	return p->cls == UHPY_CLASS_ARRAY;
+	return p->cls == UH_CLASS_ARRAY;
 }
 
 static Py_ssize_t seq_len(ProxyObject *p)

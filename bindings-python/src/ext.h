@@ -43,12 +43,6 @@ static inline int uhpy_live(const char *base, uh_off ref, uint32_t cls)
 	return (__atomic_load_n(at, __ATOMIC_ACQUIRE) & mask) == want;
 }
 
-/* Built-in classes (FORMAT.md, data types). */
-enum {
-	UHPY_CLASS_STRING = 1, UHPY_CLASS_BYTES = 2, UHPY_CLASS_ARRAY = 5,
-	UHPY_CLASS_LIST = 6, UHPY_CLASS_MAP = 8, UHPY_CLASS_SMAP = 11,
-};
-
 typedef struct {
 	PyTypeObject *heap_type;
 	PyTypeObject *proxy_type;

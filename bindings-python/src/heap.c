@@ -115,9 +115,9 @@ PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
 		Py_RETURN_NONE;
 	if (!class_direct(hp, off, &cls) && (rc = uh_obj_class(hp->h, off, &cls)) != 0)
 		return uhpy_raise(rc, "reference");
-	if (cls == UHPY_CLASS_STRING)
+	if (cls == UH_CLASS_STRING)
 		return uhpy_string_at(hp, off, UH_T_STRING);
-	if (cls == UHPY_CLASS_BYTES)
+	if (cls == UH_CLASS_BYTES)
 		return uhpy_string_at(hp, off, UH_T_BYTES);
 	return uhpy_wrap(hp, off, cls);
 }
@@ -522,7 +522,7 @@ static PyObject *heap_new_map(HeapObject *hp, PyObject *args)
 	rc = sorted ? uh_smap_new(hp->h, kind, &off) : uh_map_new(hp->h, kind, &off);
 	if (rc)
 		return uhpy_raise(rc, sorted ? "new sorted map" : "new map");
-	return uhpy_wrap(hp, off, sorted ? UHPY_CLASS_SMAP : UHPY_CLASS_MAP);
+	return uhpy_wrap(hp, off, sorted ? UH_CLASS_SMAP : UH_CLASS_MAP);
 }
 
 static PyObject *heap_new_list(HeapObject *hp, PyObject *unused)
@@ -534,7 +534,7 @@ static PyObject *heap_new_list(HeapObject *hp, PyObject *unused)
 	USABLE(hp);
 	if ((rc = uh_list_new(hp->h, &off)) != 0)
 		return uhpy_raise(rc, "new list");
-	return uhpy_wrap(hp, off, UHPY_CLASS_LIST);
+	return uhpy_wrap(hp, off, UH_CLASS_LIST);
 }
 
 static PyObject *heap_new_array(HeapObject *hp, PyObject *args)
@@ -549,7 +549,7 @@ static PyObject *heap_new_array(HeapObject *hp, PyObject *args)
 	USABLE(hp);
 	if ((rc = uh_array_new(hp->h, type, len, &off)) != 0)
 		return uhpy_raise(rc, "new array");
-	return uhpy_wrap(hp, off, UHPY_CLASS_ARRAY);
+	return uhpy_wrap(hp, off, UH_CLASS_ARRAY);
 }
 
 /* ---- roots ---- */

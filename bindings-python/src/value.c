@@ -54,7 +54,7 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
 {
 	int rc;
 
-	if (string_direct(hp, b, UHPY_CLASS_BYTES, data, len))
+	if (string_direct(hp, b, UH_CLASS_BYTES, data, len))
 		return 0;
 	if ((rc = uh_bytes_get(hp->h, b, data, len)) != 0)
 		return uhpy_raise(rc, "bytes"), -1;
@@ -69,7 +69,7 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
  * that slot again: its value is the old or the new one, never an error. */
 int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out)
 {
-	const uint32_t cls = type == UH_T_STRING ? UHPY_CLASS_STRING : UHPY_CLASS_BYTES;
+	const uint32_t cls = type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
 	const char *what = type == UH_T_STRING ? "string" : "bytes";
 	const void *data;
 	size_t len;

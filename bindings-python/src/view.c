@@ -68,7 +68,7 @@ static void view_dealloc(ViewObject *v)
 static PyObject *view_get_valid(ViewObject *v, void *c)
 {
 	(void)c;
-	return PyBool_FromLong(mapped(v) && uhpy_live(v->base, v->ref, UHPY_CLASS_BYTES));
+	return PyBool_FromLong(mapped(v) && uhpy_live(v->base, v->ref, UH_CLASS_BYTES));
 }
 
 static PyObject *view_get_offset(ViewObject *v, void *c)

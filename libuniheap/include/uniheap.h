@@ -11,9 +11,10 @@
  *    writes, allocations, frees and root changes durable together or not at
  *    all, whatever process or machine crash happens. Blocks nest; inner
  *    blocks are flattened into the outermost one.
- *  - A commit issues a fixed number of persist barriers (3 for a block that
- *    changed something, 4 if it also allocated, 0 for one that did not),
- *    however many fields it wrote; uh_stats_get() counts them.
+ *  - A commit issues a fixed number of persist barriers (2 for a block that
+ *    changed something, whether or not it allocated; 0 for one that did
+ *    not), however many fields it wrote (schemas/FORMAT.md 8.4);
+ *    uh_stats_get() counts them.
  *  - A single field write outside a block is atomic and durable on return.
  *    An aligned field read outside a block is never torn, but reading
  *    several fields outside a block may mix two commits.
@@ -250,8 +251,34 @@ void *uh_base(uh_heap *h);
  * code that names none; for messages. */
 const char *uh_type_name(uint32_t t);
 
-#define UH_CLASS_STRING 1u
-#define UH_CLASS_BYTES 2u
+/** Built-in class ids, fixed by the heap format (schemas/FORMAT.md):
+ * every heap has them, with these ids, whatever registered first. User
+ * classes start at UH_CLASS_FIRST_USER. */
+#define UH_CLASS_STRING 1u	/**< a string value (UTF-8 bytes) */
+#define UH_CLASS_BYTES 2u	/**< a bytes value */
+#define UH_CLASS_ROOTMAP 3u	/* record: table, count, used */
+#define UH_CLASS_REFTABLE 4u	/* table of refs (root map buckets) */
+/* The persistent data types. Their objects are of kind VALUES (typed
+ * slots), ARRAY, PACKED or REFTABLE, so recovery GC finds every reference
+ * in them without knowing their algorithms; the class id says what they
+ * are. */
+#define UH_CLASS_ARRAY 5u	/* ARRAY: fixed-length array */
+#define UH_CLASS_LIST 6u	/* VALUES: list header */
+#define UH_CLASS_VALUES 7u	/* VALUES: generic typed slots (list storage) */
+#define UH_CLASS_MAP 8u		/* VALUES: hash map header */
+#define UH_CLASS_MAP_TABLE 9u	/* VALUES: hash map bucket table */
+#define UH_CLASS_MAP_ENTRY 10u	/* VALUES: hash map entry */
+#define UH_CLASS_SMAP 11u	/* VALUES: sorted map header */
+#define UH_CLASS_SMAP_NODE 12u	/* VALUES: sorted map node */
+/* Format 3: the hash map's compact encoding (keys inline); new maps are
+ * made of it, old objects stay readable. */
+#define UH_CLASS_MAP_IENTRY 13u	/* PACKED: hash map entry, key inline */
+#define UH_CLASS_MAP_RTABLE 14u	/* REFTABLE: hash map bucket table of references */
+/* Format 6: sorted-map leaves with their keys inline; new string and
+ * bytes maps are made of them, class-12 leaves stay readable. */
+#define UH_CLASS_SMAP_LEAF 15u	/* PACKED: sorted map leaf, keys inline */
+#define UH_CLASS_BUILTIN_LAST 15u
+#define UH_CLASS_FIRST_USER 32u
 
 /** One field of a class declaration. */
 typedef struct uh_field_spec {

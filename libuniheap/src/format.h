@@ -123,30 +123,8 @@ struct uh_hdr {
 				 * type's own layout; typed values where it says */
 #define UH_T_MAX UH_T_BYTES
 
-/* Built-in class ids (fixed by the format). User classes start at
- * UH_CLASS_FIRST_USER. */
-#define UH_CLASS_ROOTMAP 3u	/* record: table, count, used */
-#define UH_CLASS_REFTABLE 4u	/* table of refs (root map buckets) */
-/* The persistent data types (issue: data types). Their objects are of kind
- * VALUES (typed slots) or ARRAY, so recovery GC finds every reference in
- * them without knowing their algorithms; the class id says what they are. */
-#define UH_CLASS_ARRAY 5u	/* ARRAY: fixed-length array */
-#define UH_CLASS_LIST 6u	/* VALUES: list header */
-#define UH_CLASS_VALUES 7u	/* VALUES: generic typed slots (list storage) */
-#define UH_CLASS_MAP 8u		/* VALUES: hash map header */
-#define UH_CLASS_MAP_TABLE 9u	/* VALUES: hash map bucket table */
-#define UH_CLASS_MAP_ENTRY 10u	/* VALUES: hash map entry */
-#define UH_CLASS_SMAP 11u	/* VALUES: sorted map header */
-#define UH_CLASS_SMAP_NODE 12u	/* VALUES: sorted map node */
-/* Format 3: the hash map's compact encoding (keys inline); new maps are
- * made of it, old objects stay readable. */
-#define UH_CLASS_MAP_IENTRY 13u	/* PACKED: hash map entry, key inline */
-#define UH_CLASS_MAP_RTABLE 14u	/* REFTABLE: hash map bucket table of references */
-/* Format 6: sorted-map leaves with their keys inline; new string and
- * bytes maps are made of them, class-12 leaves stay readable. */
-#define UH_CLASS_SMAP_LEAF 15u	/* PACKED: sorted map leaf, keys inline */
-#define UH_CLASS_BUILTIN_LAST 15u
-#define UH_CLASS_FIRST_USER 32u
+/* Built-in class ids (UH_CLASS_STRING .. UH_CLASS_SMAP_LEAF,
+ * UH_CLASS_FIRST_USER) are public: uniheap.h. */
 
 #define UH_NAME_MAX 255u	/* class name bytes, without NUL */
 #define UH_FIELD_NAME_MAX 63u	/* field name bytes, without NUL */
