@@ -1,9 +1,8 @@
 /*
  * control.cc -- the one gRPC control client of a process (see control.h).
  *
- * Lifetime rules (DESIGN.md "Control plane"), because libuniheap lives
- * inside runtimes (CPython, Node, the JVM) that may unload or exit under
- * gRPC's threads:
+ * Lifetime rules, because libuniheap lives inside runtimes (CPython, Node,
+ * the JVM) that may unload or exit under gRPC's threads:
  *  - No static C++ object with a destructor. Channels live in a list of
  *    heap objects that is never freed; gRPC is never shut down.
  *  - One channel per process per socket path, created on first use.

@@ -4,8 +4,8 @@
  *
  * One gRPC channel per process per socket path, created on first use and
  * never destroyed (destroying gRPC state at exit crashes runtimes that
- * unload us; see DESIGN.md "Control plane"). Each uhc is one session: an
- * Attach stream whose end tells heapd the session is over.
+ * unload us; control.cc gives the lifetime rules). Each uhc is one
+ * session: an Attach stream whose end tells heapd the session is over.
  *
  * Every function returns 0 or a negative UH_E* code and, on failure, sets
  * the thread-local message (uh_err_set) naming the call and heapd's answer.
