@@ -100,6 +100,12 @@ deb: $(BUILD)/build.ninja
 	cd $(BUILD) && cpack -G DEB
 	lintian --fail-on error,warning $(BUILD)/dist/uniheap_*.deb
 
+# Each package installed and used as its users would (tests/packages):
+# the .deb with dpkg, the wheel in a fresh venv, the npm tarball offline,
+# the Maven artifact from the local repository.
+test-packages: deb
+	@tests/packages/run.sh $(BUILD)
+
 # Idempotent: apt-get runs only when a package is missing.
 deps:
 	@missing=""; \
