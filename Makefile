@@ -100,10 +100,18 @@ deb: $(BUILD)/build.ninja
 	cd $(BUILD) && cpack -G DEB
 	lintian --fail-on error,warning $(BUILD)/dist/uniheap_*.deb
 
+# The wheel: the extension with libuniheap.so.0 beside it ($$ORIGIN rpath,
+# as in the in-place build) and the .pyi stubs; built with the installed
+# setuptools (no isolation: offline).
+wheel: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target uniheap
+	UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) -m pip wheel -q --no-deps --no-build-isolation \
+		-w $(BUILD)/dist ./bindings-python
+
 # Each package installed and used as its users would (tests/packages):
 # the .deb with dpkg, the wheel in a fresh venv, the npm tarball offline,
 # the Maven artifact from the local repository.
-test-packages: deb
+test-packages: deb wheel
 	@tests/packages/run.sh $(BUILD)
 
 # Idempotent: apt-get runs only when a package is missing.
