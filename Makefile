@@ -10,8 +10,8 @@
 #                 a bounded number of runs each from the corpus in the repo
 #   make python   build only the Python extension (pip install ./bindings-python
 #                 installs it instead)
-#   make node     build only the Node addon (bindings-node/build; npm install
-#                 ./bindings-node builds it too)
+#   make node     build only the Node addon (bindings-node/build, and a
+#                 stripped copy in bindings-node/prebuilds/ for npm pack)
 #   make java     build only the Java binding's jar (bindings-java/java.mk)
 #   make demo     build, then run the cross-language demo (scripts/demo.sh)
 #   make bench    build, then run the C, Python, Node and Java benchmarks (bench/)
@@ -77,7 +77,7 @@ python: $(BUILD)/build.ninja
 
 node: $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target uniheap
-	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bindings-node/scripts/build.js
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bindings-node/scripts/build.js --prebuild
 
 # make java, java-deps, java-test, java-bench (after all: the default goal).
 include bindings-java/java.mk
@@ -111,7 +111,7 @@ wheel: $(BUILD)/build.ninja
 # Each package installed and used as its users would (tests/packages):
 # the .deb with dpkg, the wheel in a fresh venv, the npm tarball offline,
 # the Maven artifact from the local repository.
-test-packages: deb wheel
+test-packages: deb wheel node
 	@tests/packages/run.sh $(BUILD)
 
 # Idempotent: apt-get runs only when a package is missing.
@@ -267,5 +267,6 @@ ycsb: deps all ycsb-java
 
 clean:
 	rm -rf $(BUILD) bindings-python/build bindings-python/uniheap/_uniheap*.so \
-		bindings-python/uniheap/libuniheap.so.0 bindings-node/build bindings-java/target \
+		bindings-python/uniheap/libuniheap.so.0 bindings-node/build bindings-node/prebuilds \
+		bindings-java/target \
 		bench/java/target bench/ycsb/java/target

@@ -1,21 +1,11 @@
 'use strict';
-// Loads the addon (built by scripts/build.js into build/Release) and hands
-// it the error factory. One per thread: each worker loads its own instance.
-const path = require('node:path');
+// Loads the addon (a local build, else the package's prebuilt one: see
+// addon-path.js) and hands it the error factory. One per thread: each
+// worker loads its own instance.
+const { addonPath } = require('./addon-path');
 const { makeError } = require('./errors');
 
-function load() {
-  const file = path.join(__dirname, '..', 'build', 'Release', 'uniheap.node');
-  try {
-    return require(file);
-  } catch (e) {
-    if (e.code !== 'MODULE_NOT_FOUND') throw e;
-    throw new Error(`uniheap: the addon ${file} is not built: run \`npm install\` in ` +
-      'bindings-node (or `make node` in the uniheap checkout)');
-  }
-}
-
-const addon = load();
+const addon = require(addonPath());
 const { Session, scratch, bytes, formatVersion, libVersion } = addon.init(makeError);
 
 module.exports = {

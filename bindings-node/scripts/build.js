@@ -8,6 +8,9 @@
 // rpath, so an installed package does not depend on the build tree staying.
 // Node's headers come from the Node installation itself when it ships them
 // (Debian/NodeSource: /usr/include/node), so no download is needed.
+// With --prebuild (`make node`), the addon and its library are also copied,
+// stripped, to prebuilds/<platform>-<arch>/: what the npm package carries
+// so that it installs without a compiler (lib/addon-path.js loads it).
 'use strict';
 
 const fs = require('node:fs');
@@ -114,6 +117,22 @@ function main() {
   const dest = path.join(HERE, 'build', 'Release', LIB);
   fs.copyFileSync(path.join(lib.libDir, LIB), `${dest}.tmp`);
   fs.renameSync(`${dest}.tmp`, dest);
+  if (process.argv.includes('--prebuild')) prebuild(path.dirname(dest));
+}
+
+// Copies uniheap.node and libuniheap.so.0 from built to the package's
+// prebuilds folder for this platform, each replaced by a rename.
+function prebuild(built) {
+  const { PLATFORM } = require('../lib/addon-path');
+  const dir = path.join(HERE, 'prebuilds', PLATFORM);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of ['uniheap.node', LIB]) {
+    const tmp = path.join(dir, `${f}.tmp`);
+    fs.copyFileSync(path.join(built, f), tmp);
+    // Debug sections are most of the bytes; a missing strip only costs size.
+    spawnSync('strip', ['--strip-unneeded', tmp], { stdio: 'ignore' });
+    fs.renameSync(tmp, path.join(dir, f));
+  }
 }
 
 main();
