@@ -111,8 +111,8 @@ wheel: $(BUILD)/build.ninja
 # Each package installed and used as its users would (tests/packages):
 # the .deb with dpkg, the wheel in a fresh venv, the npm tarball offline,
 # the Maven artifact from the local repository.
-test-packages: deb wheel node
-	@tests/packages/run.sh $(BUILD)
+test-packages: deb wheel node java-install
+	@JAVA25_HOME=$(JAVA25_HOME) tests/packages/run.sh $(BUILD)
 
 # Idempotent: apt-get runs only when a package is missing.
 deps:

@@ -2,6 +2,8 @@
 #   make java        build the jar (bindings-java/target/uniheap-<v>.jar)
 #   make java-test   run the JUnit tests (Surefire) against ./build
 #   make java-bench  run the JMH benchmark (bench/java)
+#   make java-install  the jar with its sources and javadoc jars (-P release)
+#                    into the local Maven repository (~/.m2), without tests
 # Maven runs on a JDK 25, found under /usr/lib/jvm (or JAVA25_HOME=...);
 # make deps checks it is there and fetches every Maven plugin and
 # dependency the build, the tests and the benchmark need, so that the
@@ -16,7 +18,7 @@ MVN = JAVA_HOME=$(JAVA25_HOME) \
 	mvn -B -ntp -Duniheap.build=$(abspath $(BUILD))
 MVN_OFFLINE = $(MVN) -o
 
-.PHONY: java java-deps java-test java-bench java-check-jdk
+.PHONY: java java-deps java-test java-bench java-check-jdk java-install
 
 java-check-jdk:
 	@[ -n "$(JAVA25_HOME)" ] || { echo "java: no JDK 25 under /usr/lib/jvm" \
@@ -33,10 +35,13 @@ java: java-check-jdk
 # tests; bench/ycsb/java with -P uniheap, which needs the binding).
 java-deps: java-check-jdk
 	@echo "deps: JDK 25 at $(JAVA25_HOME); fetching Maven plugins and dependencies"
-	@$(MVN) -q -f bindings-java dependency:go-offline
+	@$(MVN) -q -f bindings-java -P release dependency:go-offline
 	@$(MVN) -q -f bindings-java -DskipTests install
 	@$(MVN) -q -f bench/ycsb/java -P uniheap -DskipTests install
 	@$(MVN) -q -f bench/java dependency:go-offline
+
+java-install: java-check-jdk
+	@$(MVN_OFFLINE) -q -f bindings-java -P release -DskipTests install
 
 java-test: java-check-jdk
 	@$(MVN_OFFLINE) -f bindings-java -Duniheap.python=$(PY) test
