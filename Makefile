@@ -43,9 +43,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PY ?= python3
 # Python packages the tests and benchmarks import: the import name, or
 # import:package where the two differ (grpcio and its reflection client
-# speak to heapd in tests/service).
+# speak to heapd in tests/service; prometheus_client parses heapctl
+# metrics there).
 PY_PKGS := pytest lmdb setuptools grpc:grpcio grpc_reflection:grpcio-reflection \
-	hdrh:hdrhistogram redis hiredis matplotlib sortedcontainers
+	hdrh:hdrhistogram redis hiredis matplotlib sortedcontainers \
+	prometheus_client:prometheus-client
 
 # bench/ycsb runs Java on the JDK 25 the Java binding builds with (java.mk).
 YCSB_JAVA_HOME ?= $(JAVA25_HOME)

@@ -51,6 +51,7 @@ check "the client runs" sh -c "env -u LD_LIBRARY_PATH '$TMP/demo' | grep -q 'roo
 check "installed heapctl roots lists the client's root" \
 	sh -c '/usr/bin/heapctl roots | grep -q readme.point'
 check "installed heapctl check (libexec uniheap-check)" /usr/bin/heapctl check
+check "installed heapctl metrics" sh -c '/usr/bin/heapctl metrics | grep -q "^uniheap_roots{.*} 1$"'
 check "man page heapd(8) installed" test -f /usr/share/man/man8/heapd.8.gz
 check "systemd units and sysusers.d installed" \
 	test -f /usr/lib/systemd/system/heapd.service -a -f /usr/lib/systemd/system/heapd@.service \

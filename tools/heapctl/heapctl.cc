@@ -2,6 +2,7 @@
  * heapctl.cc -- heapd's admin command line.
  *
  *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health|check>
+ *   heapctl [--socket PATH] metrics [--listen HOST:PORT]
  *
  * Talks the public protocol (schemas/uniheap/v1/heapd.proto) like any
  * other gRPC tool; it does not link libuniheap. Exit codes: 0 ok, 1 heapd
@@ -26,6 +27,8 @@
 #include "uniheap/v1/heapd.grpc.pb.h"
 
 #include "health.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "print.h"
 #include "sockpath.h"
 #include "uniheap.h"
@@ -50,6 +53,9 @@ const char kUsage[] =
 	"  check     walk the heap from its roots: objects, references, maps and\n"
 	"            sorted maps (runs the uniheap-check program installed with\n"
 	"            heapctl)\n"
+	"  metrics   state and counters in Prometheus' text format (for\n"
+	"            node_exporter's textfile collector); with --listen, served\n"
+	"            over HTTP at /metrics, heapd asked at each scrape\n"
 	"\n"
 	"options:\n"
 	"  --socket PATH  heapd's socket (default: $UNIHEAP_SOCKET, else\n"
@@ -57,12 +63,15 @@ const char kUsage[] =
 	"                 /tmp/uniheap-$UID/heapd.sock; see uh_default_socket)\n"
 	"  --json         print the response as JSON (proto3 JSON mapping, .proto\n"
 	"                 field names)\n"
+	"  --listen HOST:PORT  metrics: serve them over HTTP there (PORT 0: any\n"
+	"                 free port; the address is printed)\n"
 	"  --help         this text\n"
 	"  --version      print the version\n";
 
 struct Args {
 	std::string socket;
 	std::string command;
+	std::string listen;	/* metrics --listen */
 	bool json = false;
 };
 
@@ -107,6 +116,10 @@ int parse_args(int argc, char **argv, Args *a)
 			a->socket = argv[i];
 		} else if (!strncmp(arg, "--socket=", 9)) {
 			a->socket = arg + 9;
+		} else if (!strcmp(arg, "--listen")) {
+			if (++i >= argc)
+				return usage_error("%s needs HOST:PORT", arg);
+			a->listen = argv[i];
 		} else if (arg[0] == '-' && arg[1]) {
 			return usage_error("unknown option %s", arg);
 		} else if (!a->command.empty()) {
@@ -117,6 +130,8 @@ int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->command.empty())
 		return usage_error("%s", "no command given");
+	if (!a->listen.empty() && a->command != "metrics")
+		return usage_error("%s", "--listen goes with the command metrics");
 	if (a->socket.empty() && (a->socket = default_socket()).empty())
 		return kExitUnreachable;
 	return -1;
@@ -232,6 +247,40 @@ int run_check(const Args &a)
 	return kExitFailed;
 }
 
+/* One scrape: Status and Stats, as Prometheus text; "" after saying why
+ * when heapd does not answer (*rc: the exit code). */
+std::string scrape(const Args &a, pb::Heapd::Stub *stub, int *rc)
+{
+	pb::StatusResponse status;
+	pb::StatsResponse stats;
+	grpc::ClientContext c1, c2;
+	set_deadline(&c1);
+	grpc::Status s = stub->Status(&c1, pb::StatusRequest(), &status);
+	if (s.ok()) {
+		set_deadline(&c2);
+		s = stub->Stats(&c2, pb::StatsRequest(), &stats);
+	}
+	if (!s.ok()) {
+		*rc = rpc_failed(a, "Status/Stats", s);
+		return "";
+	}
+	*rc = kExitOk;
+	return heapctl::metrics_text(status, stats);
+}
+
+int run_metrics(const Args &a, pb::Heapd::Stub *stub)
+{
+	int rc;
+	if (!a.listen.empty())
+		return heapctl::serve_metrics(a.listen, [&]() {
+			std::string t = scrape(a, stub, &rc);
+			return rc == kExitOk ? t : heapctl::metrics_down_text();
+		});
+	std::string t = scrape(a, stub, &rc);
+	fputs(t.c_str(), stdout);
+	return rc;
+}
+
 int dispatch(const Args &a)
 {
 	if (a.command == "check")
@@ -254,6 +303,8 @@ int dispatch(const Args &a)
 			&pb::Heapd::Stub::Stats, heapctl::print_stats);
 	if (c == "health")
 		return run_health(a, ch.get());
+	if (c == "metrics")
+		return run_metrics(a, stub.get());
 	return usage_error("unknown command '%s'", c.c_str());
 }
 
