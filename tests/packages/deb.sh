@@ -60,15 +60,18 @@ check "the unit runs the installed heapd" grep -q '^ExecStart=/usr/bin/heapd ' \
 	/usr/lib/systemd/system/heapd.service
 check "find_package(uniheap) files installed" test -f /usr/lib/cmake/uniheap/uniheap-config.cmake
 stop_heapd
-# What `systemctl enable heapd` leaves (made by hand: systemd may not run).
-mkdir -p /etc/systemd/system/multi-user.target.wants
-ln -sf /usr/lib/systemd/system/heapd.service /etc/systemd/system/multi-user.target.wants/
+# What `systemctl enable heapd` leaves (made by hand: systemd may not run);
+# a folder made here is removed at the end.
+WANTS=/etc/systemd/system/multi-user.target.wants
+[ -d "$WANTS" ] || { mkdir -p "$WANTS" && MADE_WANTS=1; }
+ln -sf /usr/lib/systemd/system/heapd.service "$WANTS/"
 check "dpkg --remove keeps the user (only purge removes it)" \
 	sh -c 'dpkg --remove uniheap && getent passwd uniheap'
 
 check "dpkg --purge uniheap" dpkg --purge uniheap
 check "the links of systemctl enable are gone" \
-	test ! -L /etc/systemd/system/multi-user.target.wants/heapd.service
+	test ! -L "$WANTS/heapd.service"
+[ -n "${MADE_WANTS:-}" ] && rmdir "$WANTS"
 check "no file of the package is left" \
 	sh -c "while read -r f; do [ -d \"\$f\" ] && continue; [ -e \"\$f\" -o -L \"\$f\" ] && { echo \"left: \$f\"; exit 1; }; done <'$TMP/files'; exit 0"
 check "the user and group uniheap are gone" \
