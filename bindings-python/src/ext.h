@@ -85,6 +85,9 @@ typedef struct {
 	uint32_t key_kind;	/* maps: cached key kind (fixed at creation), 0 = unknown */
 } ProxyObject;
 
+/* state.c */
+/* The module state: one per process (set by the module's exec slot). */
+extern uhpy_state *uhpy_st;
 /* Bumped in a forked child: every heap opened before the fork is dead. */
 extern unsigned uhpy_fork_epoch;
 
@@ -151,8 +154,5 @@ extern PyType_Spec uhpy_map_spec;
 extern PyType_Spec uhpy_list_spec;
 extern PyType_Spec uhpy_array_spec;
 extern PyType_Spec uhpy_iter_spec;
-
-/* The module state: one per process (set by the module's exec slot). */
-extern uhpy_state *uhpy_st;
 
 #endif

@@ -7,8 +7,6 @@
  */
 #include "ext.h"
 
-unsigned uhpy_fork_epoch;
-
 /* 0 if the heap can be used; else an exception is set. */
 int uhpy_heap_usable(HeapObject *hp)
 {
