@@ -91,10 +91,14 @@ extern uhpy_state *uhpy_st;
 /* Bumped in a forked child: every heap opened before the fork is dead. */
 extern unsigned uhpy_fork_epoch;
 
-/* errors.c */
+/* errors.c: each raises and returns NULL. */
 PyObject *uhpy_raise(int rc, const char *what);
 int uhpy_errors_init(PyObject *m, uhpy_state *st);
-PyObject *uhpy_closed(void);
+PyObject *uhpy_closed(void);		/* HeapClosedError */
+PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
+/* Conflict: a value read outside a block was replaced under its copy
+ * UHPY_READ_TRIES times in a row (what: "field", "key"...; name: which). */
+PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 
 /* heap.c */
 extern PyType_Spec uhpy_heap_spec;
@@ -110,7 +114,6 @@ void uhpy_heap_export_end(HeapObject *hp);
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
-PyObject *uhpy_freed(uh_off ref);	/* raises FreedObjectError, returns NULL */
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
@@ -135,7 +138,6 @@ PyObject *uhpy_from_key(const uh_key *k);
 int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
 int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
-PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 /* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
  * exception. */
 int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);

@@ -4,14 +4,6 @@
  */
 #include "ext.h"
 
-PyObject *uhpy_freed(uh_off ref)
-{
-	PyErr_Format(uhpy_st->by_code[-UH_EFREED],
-		     "the object at offset %llu (generation %u) has been freed",
-		     (unsigned long long)UH_REF_OFFSET(ref), (unsigned)UH_REF_GEN(ref));
-	return NULL;
-}
-
 /* 0 if the proxy's heap is open and its object still live and of the
  * proxy's class and generation; else an exception is set. Reads the
  * header in place. */

@@ -116,15 +116,6 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 	return uhpy_string_try(hp, s, type, &r) == 0 ? uhpy_freed(s) : r;
 }
 
-PyObject *uhpy_kept_changing(const char *what, PyObject *name)
-{
-	PyErr_Format(uhpy_st->by_code[-UH_ECONFLICT],
-		     "%s %R: the value was replaced while it was being read, %d times in a row; "
-		     "read it inside a block (with heap.atomic(): ...), which waits for the "
-		     "writers", what, name, UHPY_READ_TRIES);
-	return NULL;
-}
-
 int uhpy_value_allocates(PyObject *o)
 {
 	return PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o);
