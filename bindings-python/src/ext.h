@@ -100,16 +100,23 @@ PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
  * UHPY_READ_TRIES times in a row (what: "field", "key"...; name: which). */
 PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 
-/* heap.c */
-extern PyType_Spec uhpy_heap_spec;
-extern PyType_Spec uhpy_atomic_spec;
+/* session.c */
+/* 0 if the heap can be used (open, of this process, no block of another
+ * thread open); else -1 with an exception. */
 int uhpy_heap_usable(HeapObject *hp);
-PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
-PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
-int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
+/* close(): the heap is closed at once; its session ends now, or when the
+ * last exported view is released (uhpy_heap_export_end). */
+void uhpy_heap_disconnect(HeapObject *hp);
 /* A view's buffer was released: the last one of a closed heap ends its
  * session. */
 void uhpy_heap_export_end(HeapObject *hp);
+
+/* heap.c */
+extern PyType_Spec uhpy_heap_spec;
+extern PyType_Spec uhpy_atomic_spec;
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
 
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
