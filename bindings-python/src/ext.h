@@ -110,10 +110,23 @@ void uhpy_heap_disconnect(HeapObject *hp);
 /* A view's buffer was released: the last one of a closed heap ends its
  * session. */
 void uhpy_heap_export_end(HeapObject *hp);
+/* Return NULL from the calling method unless hp can be used. */
+#define UHPY_USABLE(hp)                       \
+	do {                                  \
+		if (uhpy_heap_usable(hp) < 0) \
+			return NULL;          \
+	} while (0)
+
+/* block.c */
+extern PyType_Spec uhpy_atomic_spec;
+/* A block around a step that allocates and publishes (joins an open one). */
+int uhpy_step_begin(HeapObject *hp, int *outer);
+int uhpy_step_end(HeapObject *hp, int outer, int rc);
+/* Heap.atomic(): the reusable context, or atomic(fn, *args, **kw). */
+PyObject *uhpy_heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw);
 
 /* heap.c */
 extern PyType_Spec uhpy_heap_spec;
-extern PyType_Spec uhpy_atomic_spec;
 PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
 PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
 int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
@@ -149,9 +162,6 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
  * exception. */
 int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 int uhpy_value_allocates(PyObject *o);
-/* A block around a step that allocates and publishes (joins an open one). */
-int uhpy_step_begin(HeapObject *hp, int *outer);
-int uhpy_step_end(HeapObject *hp, int outer, int rc);
 
 /* view.c: zero-copy views of bytes values. */
 extern PyType_Spec uhpy_view_spec;

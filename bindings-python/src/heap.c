@@ -7,12 +7,6 @@
  */
 #include "ext.h"
 
-#define USABLE(hp)                          \
-	do {                                \
-		if (uhpy_heap_usable(hp) < 0) \
-			return NULL;        \
-	} while (0)
-
 /* The Python type that proxies objects of class cls (cached). */
 static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
 {
@@ -241,7 +235,7 @@ static PyObject *heap_info(HeapObject *hp, PyObject *unused)
 	uh_info i;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	uh_heap_info(hp->h, &i);
 	return Py_BuildValue("{s:K,s:I,s:s,s:I,s:O,s:s,s:s}", "heap_size",
 			     (unsigned long long)i.heap_size, "format_version", i.format_version,
@@ -255,7 +249,7 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 	uh_stats s;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	uh_stats_get(hp->h, &s);
 #define K(f) #f, (unsigned long long)s.f
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
@@ -271,7 +265,7 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 static PyObject *heap_in_block(HeapObject *hp, PyObject *unused)
 {
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	return PyBool_FromLong(uh_in_block(hp->h) > 0);
 }
 
@@ -281,7 +275,7 @@ static PyObject *heap_check(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	Py_BEGIN_ALLOW_THREADS
 	rc = uh_heap_check(hp->h, &n);
 	Py_END_ALLOW_THREADS
@@ -324,7 +318,7 @@ static PyObject *heap_class_info(HeapObject *hp, PyObject *arg)
 
 	if (id == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	return class_tuple(hp, (uint32_t)id);
 }
 
@@ -335,7 +329,7 @@ static PyObject *heap_class_table(HeapObject *hp, PyObject *unused)
 	PyObject *out;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(out = PyList_New(0)))
 		return NULL;
 	for (uint32_t id = 1; id < 65536; id++) {
@@ -359,7 +353,7 @@ static PyObject *heap_class_find(HeapObject *hp, PyObject *arg)
 
 	if (!name)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (uh_class_find(hp->h, name, &id) != 0)
 		Py_RETURN_NONE;
 	return PyLong_FromUnsignedLong(id);
@@ -375,7 +369,7 @@ static PyObject *heap_register(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "sO:_register", &name, &spec))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(seq = PySequence_Fast(spec, "field spec must be a sequence")))
 		return NULL;
 	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -412,7 +406,7 @@ static PyObject *heap_alloc(HeapObject *hp, PyObject *arg)
 
 	if (id == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_alloc(hp->h, (uint32_t)id, &off)) != 0)
 		return uhpy_raise(rc, "alloc");
 	return uhpy_wrap(hp, off, (uint32_t)id);
@@ -423,7 +417,7 @@ static PyObject *heap_free(HeapObject *hp, PyObject *obj)
 	uh_off off;
 	int rc;
 
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
 		if (rc == 0)
 			PyErr_Format(PyExc_TypeError, "free() takes a persistent object, not %.80s",
@@ -441,7 +435,7 @@ static PyObject *heap_proxy(HeapObject *hp, PyObject *arg)
 
 	if (off == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (off == 0) {
 		PyErr_SetString(uhpy_st->by_code[-UH_EFREED], "offset 0 is the null reference");
 		return NULL;
@@ -458,7 +452,7 @@ static PyObject *heap_new_map(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "Ip:_new_map", &kind, &sorted))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	rc = sorted ? uh_smap_new(hp->h, kind, &off) : uh_map_new(hp->h, kind, &off);
 	if (rc)
 		return uhpy_raise(rc, sorted ? "new sorted map" : "new map");
@@ -471,7 +465,7 @@ static PyObject *heap_new_list(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_list_new(hp->h, &off)) != 0)
 		return uhpy_raise(rc, "new list");
 	return uhpy_wrap(hp, off, UH_CLASS_LIST);
@@ -486,7 +480,7 @@ static PyObject *heap_new_array(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "IK:_new_array", &type, &len))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_array_new(hp->h, type, len, &off)) != 0)
 		return uhpy_raise(rc, "new array");
 	return uhpy_wrap(hp, off, UH_CLASS_ARRAY);
@@ -513,7 +507,7 @@ static PyObject *heap_root_get(HeapObject *hp, PyObject *name)
 
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_get(hp->h, s, &off)) == UH_ENOTFOUND) {
 		PyErr_SetObject(PyExc_KeyError, name);
 		return NULL;
@@ -535,7 +529,7 @@ static PyObject *heap_root_set(HeapObject *hp, PyObject *args)
 	const char *s = root_name(name, &len);
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
 		if (rc == 0)
 			PyErr_Format(PyExc_TypeError,
@@ -557,7 +551,7 @@ static PyObject *heap_root_del(HeapObject *hp, PyObject *name)
 
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_del(hp->h, s)) == UH_ENOTFOUND) {
 		PyErr_SetObject(PyExc_KeyError, name);
 		return NULL;
@@ -577,7 +571,7 @@ static PyObject *heap_root_names(HeapObject *hp, PyObject *unused)
 	PyObject *out;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(out = PyList_New(0)))
 		return NULL;
 	while (uh_root_next(hp->h, &cur, &name, &len, &v) == 0) {
@@ -598,196 +592,10 @@ static PyObject *heap_root_count(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_count(hp->h, &n)) != 0)
 		return uhpy_raise(rc, "roots");
 	return PyLong_FromUnsignedLongLong(n);
-}
-
-/* ---- blocks ---- */
-
-/* End the current level of a with-block: commit, or roll back when an
- * exception is leaving it. Flattened nesting: an exception that leaves an
- * inner level dooms the whole block (rolled back when the outermost level
- * ends), because the inner level's writes cannot be undone alone. */
-static PyObject *block_end(HeapObject *hp, int failed)
-{
-	int depth = uh_in_block(hp->h), rc;
-
-	if (depth == 0) {
-		PyErr_SetString(uhpy_st->error, "atomic(): no block is open");
-		return NULL;
-	}
-	if (depth > 1) {
-		if (failed)
-			hp->rollback_only = 1;
-		uh_commit(hp->h);	/* leaves one level; a doomed block stays doomed */
-		Py_RETURN_NONE;
-	}
-	hp->block_thread = 0;
-	if (failed || hp->rollback_only) {
-		int inner = hp->rollback_only && !failed;
-		hp->rollback_only = 0;
-		uh_abort(hp->h);
-		if (inner) {
-			PyErr_SetString(uhpy_st->error,
-					"atomic(): the block was rolled back because an exception "
-					"left a nested atomic() block");
-			return NULL;
-		}
-		Py_RETURN_NONE;
-	}
-	if ((rc = uh_commit(hp->h)) != 0)
-		return uhpy_raise(rc, "commit");
-	Py_RETURN_NONE;
-}
-
-typedef struct {
-	PyObject_HEAD
-	HeapObject *heap;	/* owned */
-} AtomicObject;
-
-static PyObject *atomic_enter(AtomicObject *a, PyObject *unused)
-{
-	HeapObject *hp = a->heap;
-	int rc;
-
-	(void)unused;
-	USABLE(hp);
-	int outer = uh_in_block(hp->h) == 0;
-	if ((rc = uh_begin(hp->h)) != 0)
-		return uhpy_raise(rc, "begin");
-	if (outer) {
-		hp->rollback_only = 0;
-		hp->block_thread = PyThread_get_thread_ident();
-	}
-	return Py_NewRef((PyObject *)hp);
-}
-
-static PyObject *atomic_exit(AtomicObject *a, PyObject *const *args, Py_ssize_t n)
-{
-	USABLE(a->heap);
-	return block_end(a->heap, n > 0 && args[0] != Py_None);
-}
-
-static int atomic_traverse(AtomicObject *a, visitproc visit, void *arg)
-{
-	Py_VISIT(Py_TYPE(a));
-	Py_VISIT(a->heap);
-	return 0;
-}
-
-static int atomic_clear(AtomicObject *a)
-{
-	Py_CLEAR(a->heap);
-	return 0;
-}
-
-static void atomic_dealloc(AtomicObject *a)
-{
-	PyTypeObject *tp = Py_TYPE(a);
-
-	PyObject_GC_UnTrack(a);
-	atomic_clear(a);
-	tp->tp_free(a);
-	Py_DECREF(tp);
-}
-
-static PyMethodDef atomic_methods[] = {
-	{ "__enter__", (PyCFunction)atomic_enter, METH_NOARGS, NULL },
-	{ "__exit__", (PyCFunction)(void (*)(void))atomic_exit, METH_FASTCALL, NULL },
-	{ NULL, NULL, 0, NULL },
-};
-
-static PyType_Slot atomic_slots[] = {
-	{ Py_tp_doc, "Context of `with heap.atomic():` (reusable, reentrant)." },
-	{ Py_tp_methods, atomic_methods },
-	{ Py_tp_traverse, atomic_traverse },
-	{ Py_tp_clear, atomic_clear },
-	{ Py_tp_dealloc, atomic_dealloc },
-	{ 0, NULL },
-};
-
-PyType_Spec uhpy_atomic_spec = {
-	.name = "uniheap.Atomic",
-	.basicsize = sizeof(AtomicObject),
-	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-	.slots = atomic_slots,
-};
-
-/* atomic(fn, *args, **kw): the body of uh_run(). */
-struct run_call {
-	PyObject *fn, *args, *kw;
-	PyObject *result;	/* owned: fn's result once a try committed */
-	int failed;		/* fn raised something other than Conflict */
-};
-
-static int run_body(uh_heap *h, void *arg)
-{
-	struct run_call *c = arg;
-
-	(void)h;
-	Py_CLEAR(c->result);
-	c->result = PyObject_Call(c->fn, c->args, c->kw);
-	if (c->result)
-		return 0;
-	if (PyErr_ExceptionMatches(uhpy_st->by_code[-UH_ECONFLICT])) {
-		PyErr_Clear();
-		return UH_ECONFLICT;
-	}
-	c->failed = 1;
-	return 1;	/* not a uniheap code: uh_run rolls back and returns it */
-}
-
-static PyObject *heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw)
-{
-	Py_ssize_t n = PyTuple_GET_SIZE(args);
-	int rc;
-
-	USABLE(hp);
-	if (n == 0) {
-		if (kw && PyDict_GET_SIZE(kw)) {
-			PyErr_SetString(PyExc_TypeError, "atomic() takes keyword arguments only "
-					"after a function: atomic(fn, *args, **kwargs)");
-			return NULL;
-		}
-		if (!hp->atomic) {
-			AtomicObject *a = PyObject_GC_New(AtomicObject, uhpy_st->atomic_type);
-			if (!a)
-				return NULL;
-			a->heap = (HeapObject *)Py_NewRef(hp);
-			PyObject_GC_Track(a);
-			hp->atomic = (PyObject *)a;
-		}
-		return Py_NewRef(hp->atomic);
-	}
-	struct run_call c = { .fn = PyTuple_GET_ITEM(args, 0), .kw = kw };
-	if (!PyCallable_Check(c.fn)) {
-		PyErr_Format(PyExc_TypeError, "atomic(fn, ...): fn must be callable, not %.80s",
-			     Py_TYPE(c.fn)->tp_name);
-		return NULL;
-	}
-	if (!(c.args = PyTuple_GetSlice(args, 1, n)))
-		return NULL;
-	if (uh_in_block(hp->h)) {
-		/* Joins the enclosing block; its owner retries the whole. */
-		c.result = PyObject_Call(c.fn, c.args, kw);
-		Py_DECREF(c.args);
-		return c.result;
-	}
-	hp->rollback_only = 0;
-	hp->block_thread = PyThread_get_thread_ident();
-	rc = uh_run(hp->h, run_body, &c, hp->max_tries);
-	hp->block_thread = 0;
-	Py_DECREF(c.args);
-	if (rc == 0)
-		return c.result ? c.result : Py_NewRef(Py_None);
-	Py_CLEAR(c.result);
-	if (c.failed && rc == 1)
-		return NULL;	/* fn's exception is still set */
-	if (PyErr_Occurred())
-		PyErr_Clear();
-	return uhpy_raise(rc, "atomic");
 }
 
 /* ---- type ---- */
@@ -805,7 +613,7 @@ static PyMethodDef heap_methods[] = {
 	  "Free a persistent object (at commit when inside a block)." },
 	{ "proxy", (PyCFunction)heap_proxy, METH_O,
 	  "The object at a persistent reference (offset), as a proxy." },
-	{ "atomic", (PyCFunction)(void (*)(void))heap_atomic, METH_VARARGS | METH_KEYWORDS,
+	{ "atomic", (PyCFunction)(void (*)(void))uhpy_heap_atomic, METH_VARARGS | METH_KEYWORDS,
 	  "atomic() -> context manager of a failure-atomic block;\n"
 	  "atomic(fn, *args, **kwargs) -> fn's result, run in a block re-run on Conflict." },
 	{ "_class_info", (PyCFunction)heap_class_info, METH_O, NULL },

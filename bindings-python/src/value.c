@@ -7,26 +7,6 @@
  */
 #include "ext.h"
 
-int uhpy_step_begin(HeapObject *hp, int *outer)
-{
-	*outer = uh_in_block(hp->h) == 0;
-	return uh_begin(hp->h);
-}
-
-/* Close the step: commit (or leave one nesting level); on failure of an
- * outermost step roll it back. Returns the step's result. */
-int uhpy_step_end(HeapObject *hp, int outer, int rc)
-{
-	if (rc == 0)
-		return uh_commit(hp->h);
-	if (outer) {
-		uh_abort(hp->h);	/* keeps uh_errmsg() of the failed call */
-		return rc;
-	}
-	uh_commit(hp->h);	/* leave our level; a doomed block stays doomed */
-	return rc;
-}
-
 /* Where the str/bytes object s keeps its bytes, straight from the
  * mapping (uniheap.h, "direct"): its header names it (class, generation,
  * valid bit), and header and bytes lie inside the mapping whatever the
