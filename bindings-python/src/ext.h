@@ -125,6 +125,18 @@ int uhpy_step_end(HeapObject *hp, int outer, int rc);
 /* Heap.atomic(): the reusable context, or atomic(fn, *args, **kw). */
 PyObject *uhpy_heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw);
 
+/* strings.c: str/bytes values copied from the mapping. uhpy_string_try
+ * gives 0 when, outside a block, the value was replaced under the copy;
+ * the caller then reads the slot again, at most UHPY_READ_TRIES times (a
+ * writer may replace it every time), and then raises uhpy_kept_changing.
+ * uhpy_string_at is for a reference that stays put: there 0 means freed. */
+#define UHPY_READ_TRIES 1000
+int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
+/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
+ * exception. */
+int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
+
 /* heap.c */
 extern PyType_Spec uhpy_heap_spec;
 PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
@@ -147,20 +159,9 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
 int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
-/* A str/bytes value read from a slot: uhpy_from_value_try and
- * uhpy_string_try give 0 when, outside a block, it was replaced under the
- * copy (value.c); the caller then reads the slot again, at most
- * UHPY_READ_TRIES times (a writer may replace it every time), and then
- * raises uhpy_kept_changing (what: "field", "key"...; name: which).
- * uhpy_string_at is for a reference that
- * stays put: there 0 means freed. */
-#define UHPY_READ_TRIES 1000
+/* uhpy_from_value, or 0 as uhpy_string_try gives it for a str/bytes
+ * value replaced under its copy. */
 int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
-int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
-PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
-/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
- * exception. */
-int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 int uhpy_value_allocates(PyObject *o);
 
 /* view.c: zero-copy views of bytes values. */
