@@ -139,13 +139,17 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 
 /* heap.c */
 extern PyType_Spec uhpy_heap_spec;
-PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
-PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
-int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
 
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
+/* A new proxy of the object at off, of class cls. */
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
+/* What a reference reads as: None, a str/bytes value, or a proxy. */
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
+/* 1 and *off if obj is a proxy of heap hp; 0 if it is no proxy; -1 with
+ * an exception if it is a proxy of another heap connection. */
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
