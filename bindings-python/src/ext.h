@@ -167,16 +167,55 @@ PyObject *uhpy_from_key(const uh_key *k);
  * value replaced under its copy. */
 int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
 int uhpy_value_allocates(PyObject *o);
+/* String and bytes values belong to the slot holding them: a put, set,
+ * remove or pop that replaces one frees it. */
+#define UHPY_OWNED UH_FREE_OLD_VALUE
+/* One data-type call storing o at where; uhpy_store converts o and runs
+ * it, in one step with the allocation of a str/bytes value, so that a
+ * failure leaves nothing behind: 0, or -1 with an exception. */
+typedef int (*uhpy_store_fn)(uh_heap *h, ProxyObject *p, const void *where,
+			     const uh_value *v);
+int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
+	       const char *what);
 
 /* view.c: zero-copy views of bytes values. */
 extern PyType_Spec uhpy_view_spec;
 /* A read-only memoryview of bytes object b's bytes in place. */
 PyObject *uhpy_view_of(HeapObject *hp, uh_off b);
 
-/* collections.c */
+/* mapread.c: one key of a hash or sorted map proxy. */
+static inline int uhpy_map_sorted(const ProxyObject *p)
+{
+	return p->cls == UH_CLASS_SMAP;
+}
+/* The map's key kind (UH_KEY_*), cached in the proxy: 0, or -1 with an
+ * exception. */
+int uhpy_map_kind(ProxyObject *p, uint32_t *kind);
+/* The proxy usable and key converted (borrowed from key): 0, or -1. */
+int uhpy_map_key(ProxyObject *p, PyObject *key, uh_key *k);
+/* 1 found (*v set), 0 not found, -1 with an exception. */
+int uhpy_map_lookup(ProxyObject *p, PyObject *key, uh_value *v);
+/* key's value as a Python object: 1 with *out, 0 not found, -1. */
+int uhpy_map_read(ProxyObject *p, PyObject *key, PyObject **out);
+/* v, the value of key a step read, as a Python object; key's value now
+ * if v was a str/bytes value replaced under its copy (0 if key was
+ * removed since). */
+int uhpy_map_value_or_lookup(ProxyObject *p, PyObject *key, const uh_value *v,
+			      PyObject **out);
+/* Puts and removes on sorted maps by this process (map.c counts them,
+ * a scan's read-ahead is dropped when it moved, mapiter.c). */
+extern uint64_t uhpy_smap_writes;
+
+/* mapiter.c: iterators of map proxies (the MapBase methods that make
+ * them: iter(), _iter(mode), _scan(start, stop, reverse, mode)). */
+extern PyType_Spec uhpy_iter_spec;
+PyObject *uhpy_map_iter(ProxyObject *p);
+PyObject *uhpy_map_iter_mode(ProxyObject *p, PyObject *arg);
+PyObject *uhpy_map_scan(ProxyObject *p, PyObject *args);
+
+/* map.c, seq.c: the proxy types of the data types. */
 extern PyType_Spec uhpy_map_spec;
 extern PyType_Spec uhpy_list_spec;
 extern PyType_Spec uhpy_array_spec;
-extern PyType_Spec uhpy_iter_spec;
 
 #endif

@@ -4,12 +4,42 @@
  * Values: None, bool, int (i64), float (f64), str, bytes and proxies of
  * the same heap. A str or bytes becomes a new persistent string/bytes
  * object owned by the slot that holds it. Nothing else is coerced.
+ * uhpy_store converts a value and stores it with one data-type call, in
+ * one step (map.c, seq.c).
  */
 #include "ext.h"
 
 int uhpy_value_allocates(PyObject *o)
 {
 	return PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o);
+}
+
+/* Run one data-type call; a str/bytes value is allocated inside the
+ * same step so a failure leaves nothing behind. */
+int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
+	       const char *what)
+{
+	HeapObject *hp = p->heap;
+	uh_value v;
+	int outer = 0, rc;
+
+	if (!uhpy_value_allocates(o)) {
+		if (uhpy_to_value(hp, o, &v) < 0)
+			return -1;
+		if ((rc = fn(hp->h, p, where, &v)) != 0)
+			return uhpy_raise(rc, what), -1;
+		return 0;
+	}
+	if ((rc = uhpy_step_begin(hp, &outer)) != 0)
+		return uhpy_raise(rc, what), -1;
+	if (uhpy_to_value(hp, o, &v) < 0) {
+		uhpy_step_end(hp, outer, UH_EINVAL);
+		return -1;
+	}
+	rc = fn(hp->h, p, where, &v);
+	if ((rc = uhpy_step_end(hp, outer, rc)) != 0)
+		return uhpy_raise(rc, what), -1;
+	return 0;
 }
 
 static int not_storable(PyObject *o)
