@@ -7,6 +7,31 @@
  * "direct") and re-check the object's header on every access, so a closed
  * heap or a freed object raises instead of touching unmapped memory or a
  * newer object in the same slot.
+ *
+ * Layers. A file uses only files of the layers below its own (checked by
+ * scripts/cycles.py, which lists every file-level circle); the
+ * declarations below come bottom first:
+ *
+ *   module.c    the module: registers the types, the fork guard     (top)
+ *   heap.c      the Heap type: connect, close, classes, alloc, roots
+ *   map.c seq.c field.c
+ *               the proxy types of maps, lists and arrays; the Field
+ *               descriptor of persistent classes
+ *   mapiter.c   map iterators and range scans
+ *   mapread.c   one key of a map: kind, conversion, lookup, read
+ *   value.c view.c
+ *               Python <-> uh_value/uh_key and one-step stores;
+ *               zero-copy views of bytes values
+ *   proxy.c     the Proxy base type and the wrapping of references
+ *   block.c strings.c
+ *               steps and atomic blocks; str/bytes values copied out of
+ *               the mapping
+ *   session.c   when a Heap can be used and when its session ends
+ *   errors.c    the error classes and the functions that raise them
+ *   state.c     the module state and the fork epoch                 (bottom)
+ *
+ * Only module.c sees every type spec and nothing uses module.c; only
+ * module.c uses heap.c (its type spec).
  */
 #ifndef UNIHEAP_PY_EXT_H
 #define UNIHEAP_PY_EXT_H
@@ -91,9 +116,10 @@ extern uhpy_state *uhpy_st;
 /* Bumped in a forked child: every heap opened before the fork is dead. */
 extern unsigned uhpy_fork_epoch;
 
-/* errors.c: each raises and returns NULL. */
-PyObject *uhpy_raise(int rc, const char *what);
+/* errors.c: the classes (module exec), then the raising functions, each
+ * returning NULL. */
 int uhpy_errors_init(PyObject *m, uhpy_state *st);
+PyObject *uhpy_raise(int rc, const char *what);
 PyObject *uhpy_closed(void);		/* HeapClosedError */
 PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
 /* Conflict: a value read outside a block was replaced under its copy
@@ -137,9 +163,6 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
  * exception. */
 int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 
-/* heap.c */
-extern PyType_Spec uhpy_heap_spec;
-
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
@@ -150,13 +173,6 @@ PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
 /* 1 and *off if obj is a proxy of heap hp; 0 if it is no proxy; -1 with
  * an exception if it is a proxy of another heap connection. */
 int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
-
-/* field.c */
-extern PyType_Spec uhpy_field_spec;
-PyObject *uhpy_type_names(void);
-/* All fields of persistent object obj, read at one instant: a dict by
- * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
-PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
 
 /* value.c: Python <-> uh_value / uh_key. */
 int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
@@ -213,9 +229,19 @@ PyObject *uhpy_map_iter(ProxyObject *p);
 PyObject *uhpy_map_iter_mode(ProxyObject *p, PyObject *arg);
 PyObject *uhpy_map_scan(ProxyObject *p, PyObject *args);
 
+/* field.c */
+extern PyType_Spec uhpy_field_spec;
+PyObject *uhpy_type_names(void);
+/* All fields of persistent object obj, read at one instant: a dict by
+ * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
+PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
+
 /* map.c, seq.c: the proxy types of the data types. */
 extern PyType_Spec uhpy_map_spec;
 extern PyType_Spec uhpy_list_spec;
 extern PyType_Spec uhpy_array_spec;
+
+/* heap.c */
+extern PyType_Spec uhpy_heap_spec;
 
 #endif
