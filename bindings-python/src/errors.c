@@ -1,6 +1,9 @@
 /*
  * errors.c -- one table from libuniheap error codes to uniheap.Error
- * subclasses, and the one function that raises them.
+ * subclasses, the one function that raises them, and the errors the
+ * binding raises itself (closed heap, freed object, a value that kept
+ * changing under its copy). Below everything but state.c: it reads the
+ * module state and calls no other file of the extension.
  */
 #include "ext.h"
 
@@ -118,5 +121,22 @@ PyObject *uhpy_raise(int rc, const char *what)
 PyObject *uhpy_closed(void)
 {
 	PyErr_SetString(uhpy_st->closed_error, "the heap is closed");
+	return NULL;
+}
+
+PyObject *uhpy_freed(uh_off ref)
+{
+	PyErr_Format(uhpy_st->by_code[-UH_EFREED],
+		     "the object at offset %llu (generation %u) has been freed",
+		     (unsigned long long)UH_REF_OFFSET(ref), (unsigned)UH_REF_GEN(ref));
+	return NULL;
+}
+
+PyObject *uhpy_kept_changing(const char *what, PyObject *name)
+{
+	PyErr_Format(uhpy_st->by_code[-UH_ECONFLICT],
+		     "%s %R: the value was replaced while it was being read, %d times in a row; "
+		     "read it inside a block (with heap.atomic(): ...), which waits for the "
+		     "writers", what, name, UHPY_READ_TRIES);
 	return NULL;
 }

@@ -7,6 +7,31 @@
  * "direct") and re-check the object's header on every access, so a closed
  * heap or a freed object raises instead of touching unmapped memory or a
  * newer object in the same slot.
+ *
+ * Layers. A file uses only files of the layers below its own (checked by
+ * scripts/cycles.py, which lists every file-level circle); the
+ * declarations below come bottom first:
+ *
+ *   module.c    the module: registers the types, the fork guard     (top)
+ *   heap.c      the Heap type: connect, close, classes, alloc, roots
+ *   map.c seq.c field.c
+ *               the proxy types of maps, lists and arrays; the Field
+ *               descriptor of persistent classes
+ *   mapiter.c   map iterators and range scans
+ *   mapread.c   one key of a map: kind, conversion, lookup, read
+ *   value.c view.c
+ *               Python <-> uh_value/uh_key and one-step stores;
+ *               zero-copy views of bytes values
+ *   proxy.c     the Proxy base type and the wrapping of references
+ *   block.c strings.c
+ *               steps and atomic blocks; str/bytes values copied out of
+ *               the mapping
+ *   session.c   when a Heap can be used and when its session ends
+ *   errors.c    the error classes and the functions that raise them
+ *   state.c     the module state and the fork epoch                 (bottom)
+ *
+ * Only module.c sees every type spec and nothing uses module.c; only
+ * module.c uses heap.c (its type spec).
  */
 #ifndef UNIHEAP_PY_EXT_H
 #define UNIHEAP_PY_EXT_H
@@ -85,29 +110,124 @@ typedef struct {
 	uint32_t key_kind;	/* maps: cached key kind (fixed at creation), 0 = unknown */
 } ProxyObject;
 
+/* state.c */
+/* The module state: one per process (set by the module's exec slot). */
+extern uhpy_state *uhpy_st;
 /* Bumped in a forked child: every heap opened before the fork is dead. */
 extern unsigned uhpy_fork_epoch;
 
-/* errors.c */
-PyObject *uhpy_raise(int rc, const char *what);
+/* errors.c: the classes (module exec), then the raising functions, each
+ * returning NULL. */
 int uhpy_errors_init(PyObject *m, uhpy_state *st);
-PyObject *uhpy_closed(void);
+PyObject *uhpy_raise(int rc, const char *what);
+PyObject *uhpy_closed(void);		/* HeapClosedError */
+PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
+/* Conflict: a value read outside a block was replaced under its copy
+ * UHPY_READ_TRIES times in a row (what: "field", "key"...; name: which). */
+PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 
-/* heap.c */
-extern PyType_Spec uhpy_heap_spec;
-extern PyType_Spec uhpy_atomic_spec;
+/* session.c */
+/* 0 if the heap can be used (open, of this process, no block of another
+ * thread open); else -1 with an exception. */
 int uhpy_heap_usable(HeapObject *hp);
-PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
-PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
-int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
+/* close(): the heap is closed at once; its session ends now, or when the
+ * last exported view is released (uhpy_heap_export_end). */
+void uhpy_heap_disconnect(HeapObject *hp);
 /* A view's buffer was released: the last one of a closed heap ends its
  * session. */
 void uhpy_heap_export_end(HeapObject *hp);
+/* Return NULL from the calling method unless hp can be used. */
+#define UHPY_USABLE(hp)                       \
+	do {                                  \
+		if (uhpy_heap_usable(hp) < 0) \
+			return NULL;          \
+	} while (0)
+
+/* block.c */
+extern PyType_Spec uhpy_atomic_spec;
+/* A block around a step that allocates and publishes (joins an open one). */
+int uhpy_step_begin(HeapObject *hp, int *outer);
+int uhpy_step_end(HeapObject *hp, int outer, int rc);
+/* Heap.atomic(): the reusable context, or atomic(fn, *args, **kw). */
+PyObject *uhpy_heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw);
+
+/* strings.c: str/bytes values copied from the mapping. uhpy_string_try
+ * gives 0 when, outside a block, the value was replaced under the copy;
+ * the caller then reads the slot again, at most UHPY_READ_TRIES times (a
+ * writer may replace it every time), and then raises uhpy_kept_changing.
+ * uhpy_string_at is for a reference that stays put: there 0 means freed. */
+#define UHPY_READ_TRIES 1000
+int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
+/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
+ * exception. */
+int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
 
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
-PyObject *uhpy_freed(uh_off ref);	/* raises FreedObjectError, returns NULL */
+/* A new proxy of the object at off, of class cls. */
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
+/* What a reference reads as: None, a str/bytes value, or a proxy. */
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off);
+/* 1 and *off if obj is a proxy of heap hp; 0 if it is no proxy; -1 with
+ * an exception if it is a proxy of another heap connection. */
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off);
+
+/* value.c: Python <-> uh_value / uh_key. */
+int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
+PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
+int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
+PyObject *uhpy_from_key(const uh_key *k);
+/* uhpy_from_value, or 0 as uhpy_string_try gives it for a str/bytes
+ * value replaced under its copy. */
+int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
+int uhpy_value_allocates(PyObject *o);
+/* String and bytes values belong to the slot holding them: a put, set,
+ * remove or pop that replaces one frees it. */
+#define UHPY_OWNED UH_FREE_OLD_VALUE
+/* One data-type call storing o at where; uhpy_store converts o and runs
+ * it, in one step with the allocation of a str/bytes value, so that a
+ * failure leaves nothing behind: 0, or -1 with an exception. */
+typedef int (*uhpy_store_fn)(uh_heap *h, ProxyObject *p, const void *where,
+			     const uh_value *v);
+int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
+	       const char *what);
+
+/* view.c: zero-copy views of bytes values. */
+extern PyType_Spec uhpy_view_spec;
+/* A read-only memoryview of bytes object b's bytes in place. */
+PyObject *uhpy_view_of(HeapObject *hp, uh_off b);
+
+/* mapread.c: one key of a hash or sorted map proxy. */
+static inline int uhpy_map_sorted(const ProxyObject *p)
+{
+	return p->cls == UH_CLASS_SMAP;
+}
+/* The map's key kind (UH_KEY_*), cached in the proxy: 0, or -1 with an
+ * exception. */
+int uhpy_map_kind(ProxyObject *p, uint32_t *kind);
+/* The proxy usable and key converted (borrowed from key): 0, or -1. */
+int uhpy_map_key(ProxyObject *p, PyObject *key, uh_key *k);
+/* 1 found (*v set), 0 not found, -1 with an exception. */
+int uhpy_map_lookup(ProxyObject *p, PyObject *key, uh_value *v);
+/* key's value as a Python object: 1 with *out, 0 not found, -1. */
+int uhpy_map_read(ProxyObject *p, PyObject *key, PyObject **out);
+/* v, the value of key a step read, as a Python object; key's value now
+ * if v was a str/bytes value replaced under its copy (0 if key was
+ * removed since). */
+int uhpy_map_value_or_lookup(ProxyObject *p, PyObject *key, const uh_value *v,
+			      PyObject **out);
+/* Puts and removes on sorted maps by this process (map.c counts them,
+ * a scan's read-ahead is dropped when it moved, mapiter.c). */
+extern uint64_t uhpy_smap_writes;
+
+/* mapiter.c: iterators of map proxies (the MapBase methods that make
+ * them: iter(), _iter(mode), _scan(start, stop, reverse, mode)). */
+extern PyType_Spec uhpy_iter_spec;
+PyObject *uhpy_map_iter(ProxyObject *p);
+PyObject *uhpy_map_iter_mode(ProxyObject *p, PyObject *arg);
+PyObject *uhpy_map_scan(ProxyObject *p, PyObject *args);
 
 /* field.c */
 extern PyType_Spec uhpy_field_spec;
@@ -116,43 +236,12 @@ PyObject *uhpy_type_names(void);
  * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
 PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
 
-/* value.c: Python <-> uh_value / uh_key. */
-int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
-PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
-int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
-PyObject *uhpy_from_key(const uh_key *k);
-/* A str/bytes value read from a slot: uhpy_from_value_try and
- * uhpy_string_try give 0 when, outside a block, it was replaced under the
- * copy (value.c); the caller then reads the slot again, at most
- * UHPY_READ_TRIES times (a writer may replace it every time), and then
- * raises uhpy_kept_changing (what: "field", "key"...; name: which).
- * uhpy_string_at is for a reference that
- * stays put: there 0 means freed. */
-#define UHPY_READ_TRIES 1000
-int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
-int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
-PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
-PyObject *uhpy_kept_changing(const char *what, PyObject *name);
-/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
- * exception. */
-int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
-int uhpy_value_allocates(PyObject *o);
-/* A block around a step that allocates and publishes (joins an open one). */
-int uhpy_step_begin(HeapObject *hp, int *outer);
-int uhpy_step_end(HeapObject *hp, int outer, int rc);
-
-/* view.c: zero-copy views of bytes values. */
-extern PyType_Spec uhpy_view_spec;
-/* A read-only memoryview of bytes object b's bytes in place. */
-PyObject *uhpy_view_of(HeapObject *hp, uh_off b);
-
-/* collections.c */
+/* map.c, seq.c: the proxy types of the data types. */
 extern PyType_Spec uhpy_map_spec;
 extern PyType_Spec uhpy_list_spec;
 extern PyType_Spec uhpy_array_spec;
-extern PyType_Spec uhpy_iter_spec;
 
-/* The module state: one per process (set by the module's exec slot). */
-extern uhpy_state *uhpy_st;
+/* heap.c */
+extern PyType_Spec uhpy_heap_spec;
 
 #endif

@@ -2,141 +2,13 @@
  * heap.c -- the Heap type: a session with heapd and the mapped heap.
  *
  * The pure-Python uniheap.Heap subclasses it and adds the mapping-style
- * roots and class declaration logic; everything that touches the heap is
- * here, one call into libuniheap each.
+ * roots and class declaration logic. Here: connect, close, introspection,
+ * classes, allocation and roots, one call into libuniheap each. Below it:
+ * when a heap can be used and how its session ends (session.c), blocks
+ * (block.c, whose atomic() is a Heap method) and the wrapping of what it
+ * returns into proxies (proxy.c).
  */
 #include "ext.h"
-
-unsigned uhpy_fork_epoch;
-
-/* 0 if the heap can be used; else an exception is set. */
-int uhpy_heap_usable(HeapObject *hp)
-{
-	if (!hp->h) {
-		uhpy_closed();
-		return -1;
-	}
-	if (hp->epoch != uhpy_fork_epoch) {
-		PyErr_SetString(uhpy_st->by_code[-UH_EFORK],
-				"this heap was opened by the parent process before fork(): "
-				"start the child with exec (e.g. multiprocessing's spawn) and connect there");
-		return -1;
-	}
-	/* A session runs one block at a time: another thread's writes would
-	 * silently join it. */
-	if (hp->block_thread && hp->block_thread != PyThread_get_thread_ident()) {
-		PyErr_SetString(uhpy_st->error, "this heap has a block open in another thread: "
-				"use one Heap (connect()) per thread");
-		return -1;
-	}
-	return 0;
-}
-
-#define USABLE(hp)                          \
-	do {                                \
-		if (uhpy_heap_usable(hp) < 0) \
-			return NULL;        \
-	} while (0)
-
-/* The Python type that proxies objects of class cls (cached). */
-static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
-{
-	PyObject *key = PyLong_FromUnsignedLong(cls), *t;
-
-	if (!key)
-		return NULL;
-	t = PyDict_GetItemWithError(hp->types, key);
-	if (t) {
-		Py_DECREF(key);
-		return Py_NewRef(t);
-	}
-	if (PyErr_Occurred()) {
-		Py_DECREF(key);
-		return NULL;
-	}
-	t = PyObject_CallMethod((PyObject *)hp, "_proxy_type", "I", cls);
-	if (t && !PyType_Check(t)) {
-		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a type");
-		Py_CLEAR(t);
-	}
-	if (t && PyDict_SetItem(hp->types, key, t) < 0)
-		Py_CLEAR(t);
-	Py_DECREF(key);
-	return t;
-}
-
-/* A new proxy of the object at off, of class cls. */
-PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
-{
-	PyObject *t = proxy_type(hp, cls);
-	ProxyObject *p;
-
-	if (!t)
-		return NULL;
-	if (!PyType_IsSubtype((PyTypeObject *)t, uhpy_st->proxy_type)) {
-		Py_DECREF(t);
-		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a Proxy subclass");
-		return NULL;
-	}
-	p = (ProxyObject *)((PyTypeObject *)t)->tp_alloc((PyTypeObject *)t, 0);
-	Py_DECREF(t);
-	if (!p)
-		return NULL;
-	p->heap = (HeapObject *)Py_NewRef(hp);
-	p->off = off;
-	p->cls = cls;
-	return (PyObject *)p;
-}
-
-/* The class of the object ref names, from its header in the mapping
- * (uniheap.h, "direct"): 1 if the header is inside the mapping, valid and
- * of ref's generation, else 0 (libuniheap then says why). */
-static int class_direct(HeapObject *hp, uh_off ref, uint32_t *cls)
-{
-	uint64_t off = UH_REF_OFFSET(ref);
-
-	if (!hp->base || off % 8 || off > hp->size - sizeof(struct uhpy_objhdr))
-		return 0;
-	uint64_t w = __atomic_load_n((const uint64_t *)(hp->base + off + UH_OBJ_WORD_AT),
-				     __ATOMIC_ACQUIRE);
-	if (!((w >> 32) & UH_OBJ_VALID) || (uint32_t)w >> 16 != UH_REF_GEN(ref))
-		return 0;
-	*cls = (uint32_t)w & 0xffffu;
-	return 1;
-}
-
-/* What a reference reads as: None, a str/bytes value, or a proxy. */
-PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
-{
-	uint32_t cls;
-	int rc;
-
-	if (off == 0)
-		Py_RETURN_NONE;
-	if (!class_direct(hp, off, &cls) && (rc = uh_obj_class(hp->h, off, &cls)) != 0)
-		return uhpy_raise(rc, "reference");
-	if (cls == UH_CLASS_STRING)
-		return uhpy_string_at(hp, off, UH_T_STRING);
-	if (cls == UH_CLASS_BYTES)
-		return uhpy_string_at(hp, off, UH_T_BYTES);
-	return uhpy_wrap(hp, off, cls);
-}
-
-/* 1 and *off if obj is a proxy of this heap; 0 if it is no proxy; -1 with
- * an exception if it is a proxy of another heap or of a closed one. */
-int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off)
-{
-	if (!PyObject_TypeCheck(obj, uhpy_st->proxy_type))
-		return 0;
-	ProxyObject *p = (ProxyObject *)obj;
-	if (p->heap != hp) {
-		PyErr_SetString(uhpy_st->by_code[-UH_EINVAL],
-				"the object belongs to another heap connection");
-		return -1;
-	}
-	*off = p->off;
-	return 1;
-}
 
 /* ---- life cycle ---- */
 
@@ -190,41 +62,6 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	return (PyObject *)hp;
 }
 
-static void end_session(HeapObject *hp, uh_heap *h)
-{
-	/* A forked child must not talk to its parent's heapd session. */
-	if (h && hp->epoch == uhpy_fork_epoch) {
-		Py_BEGIN_ALLOW_THREADS
-		uh_disconnect(h);
-		Py_END_ALLOW_THREADS
-	}
-}
-
-static void heap_disconnect(HeapObject *hp)
-{
-	uh_heap *h = hp->h;
-
-	hp->h = NULL;
-	hp->base = NULL;
-	hp->block_thread = 0;
-	/* Zero-copy views read the mapping: it (and so the session that
-	 * maps it) stays until the last one is released. */
-	if (h && hp->exports > 0) {
-		hp->parked = h;
-		return;
-	}
-	end_session(hp, h);
-}
-
-void uhpy_heap_export_end(HeapObject *hp)
-{
-	if (--hp->exports == 0 && hp->parked) {
-		uh_heap *h = hp->parked;
-		hp->parked = NULL;
-		end_session(hp, h);
-	}
-}
-
 static int heap_traverse(HeapObject *hp, visitproc visit, void *arg)
 {
 	Py_VISIT(Py_TYPE(hp));
@@ -249,7 +86,7 @@ static void heap_dealloc(HeapObject *hp)
 	PyObject_GC_UnTrack(hp);
 	if (hp->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)hp);
-	heap_disconnect(hp);
+	uhpy_heap_disconnect(hp);
 	heap_clear(hp);
 	tp->tp_free(hp);
 	Py_DECREF(tp);
@@ -258,7 +95,7 @@ static void heap_dealloc(HeapObject *hp)
 static PyObject *heap_close(HeapObject *hp, PyObject *unused)
 {
 	(void)unused;
-	heap_disconnect(hp);
+	uhpy_heap_disconnect(hp);
 	Py_RETURN_NONE;
 }
 
@@ -301,7 +138,7 @@ static PyObject *heap_info(HeapObject *hp, PyObject *unused)
 	uh_info i;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	uh_heap_info(hp->h, &i);
 	return Py_BuildValue("{s:K,s:I,s:s,s:I,s:O,s:s,s:s}", "heap_size",
 			     (unsigned long long)i.heap_size, "format_version", i.format_version,
@@ -315,7 +152,7 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 	uh_stats s;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	uh_stats_get(hp->h, &s);
 #define K(f) #f, (unsigned long long)s.f
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
@@ -331,7 +168,7 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 static PyObject *heap_in_block(HeapObject *hp, PyObject *unused)
 {
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	return PyBool_FromLong(uh_in_block(hp->h) > 0);
 }
 
@@ -341,7 +178,7 @@ static PyObject *heap_check(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	Py_BEGIN_ALLOW_THREADS
 	rc = uh_heap_check(hp->h, &n);
 	Py_END_ALLOW_THREADS
@@ -384,7 +221,7 @@ static PyObject *heap_class_info(HeapObject *hp, PyObject *arg)
 
 	if (id == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	return class_tuple(hp, (uint32_t)id);
 }
 
@@ -395,7 +232,7 @@ static PyObject *heap_class_table(HeapObject *hp, PyObject *unused)
 	PyObject *out;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(out = PyList_New(0)))
 		return NULL;
 	for (uint32_t id = 1; id < 65536; id++) {
@@ -419,7 +256,7 @@ static PyObject *heap_class_find(HeapObject *hp, PyObject *arg)
 
 	if (!name)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (uh_class_find(hp->h, name, &id) != 0)
 		Py_RETURN_NONE;
 	return PyLong_FromUnsignedLong(id);
@@ -435,7 +272,7 @@ static PyObject *heap_register(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "sO:_register", &name, &spec))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(seq = PySequence_Fast(spec, "field spec must be a sequence")))
 		return NULL;
 	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -472,7 +309,7 @@ static PyObject *heap_alloc(HeapObject *hp, PyObject *arg)
 
 	if (id == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_alloc(hp->h, (uint32_t)id, &off)) != 0)
 		return uhpy_raise(rc, "alloc");
 	return uhpy_wrap(hp, off, (uint32_t)id);
@@ -483,7 +320,7 @@ static PyObject *heap_free(HeapObject *hp, PyObject *obj)
 	uh_off off;
 	int rc;
 
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
 		if (rc == 0)
 			PyErr_Format(PyExc_TypeError, "free() takes a persistent object, not %.80s",
@@ -501,7 +338,7 @@ static PyObject *heap_proxy(HeapObject *hp, PyObject *arg)
 
 	if (off == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (off == 0) {
 		PyErr_SetString(uhpy_st->by_code[-UH_EFREED], "offset 0 is the null reference");
 		return NULL;
@@ -518,7 +355,7 @@ static PyObject *heap_new_map(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "Ip:_new_map", &kind, &sorted))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	rc = sorted ? uh_smap_new(hp->h, kind, &off) : uh_map_new(hp->h, kind, &off);
 	if (rc)
 		return uhpy_raise(rc, sorted ? "new sorted map" : "new map");
@@ -531,7 +368,7 @@ static PyObject *heap_new_list(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_list_new(hp->h, &off)) != 0)
 		return uhpy_raise(rc, "new list");
 	return uhpy_wrap(hp, off, UH_CLASS_LIST);
@@ -546,7 +383,7 @@ static PyObject *heap_new_array(HeapObject *hp, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "IK:_new_array", &type, &len))
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_array_new(hp->h, type, len, &off)) != 0)
 		return uhpy_raise(rc, "new array");
 	return uhpy_wrap(hp, off, UH_CLASS_ARRAY);
@@ -573,7 +410,7 @@ static PyObject *heap_root_get(HeapObject *hp, PyObject *name)
 
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_get(hp->h, s, &off)) == UH_ENOTFOUND) {
 		PyErr_SetObject(PyExc_KeyError, name);
 		return NULL;
@@ -595,7 +432,7 @@ static PyObject *heap_root_set(HeapObject *hp, PyObject *args)
 	const char *s = root_name(name, &len);
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uhpy_same_heap(hp, obj, &off)) <= 0) {
 		if (rc == 0)
 			PyErr_Format(PyExc_TypeError,
@@ -617,7 +454,7 @@ static PyObject *heap_root_del(HeapObject *hp, PyObject *name)
 
 	if (!s)
 		return NULL;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_del(hp->h, s)) == UH_ENOTFOUND) {
 		PyErr_SetObject(PyExc_KeyError, name);
 		return NULL;
@@ -637,7 +474,7 @@ static PyObject *heap_root_names(HeapObject *hp, PyObject *unused)
 	PyObject *out;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if (!(out = PyList_New(0)))
 		return NULL;
 	while (uh_root_next(hp->h, &cur, &name, &len, &v) == 0) {
@@ -658,196 +495,10 @@ static PyObject *heap_root_count(HeapObject *hp, PyObject *unused)
 	int rc;
 
 	(void)unused;
-	USABLE(hp);
+	UHPY_USABLE(hp);
 	if ((rc = uh_root_count(hp->h, &n)) != 0)
 		return uhpy_raise(rc, "roots");
 	return PyLong_FromUnsignedLongLong(n);
-}
-
-/* ---- blocks ---- */
-
-/* End the current level of a with-block: commit, or roll back when an
- * exception is leaving it. Flattened nesting: an exception that leaves an
- * inner level dooms the whole block (rolled back when the outermost level
- * ends), because the inner level's writes cannot be undone alone. */
-static PyObject *block_end(HeapObject *hp, int failed)
-{
-	int depth = uh_in_block(hp->h), rc;
-
-	if (depth == 0) {
-		PyErr_SetString(uhpy_st->error, "atomic(): no block is open");
-		return NULL;
-	}
-	if (depth > 1) {
-		if (failed)
-			hp->rollback_only = 1;
-		uh_commit(hp->h);	/* leaves one level; a doomed block stays doomed */
-		Py_RETURN_NONE;
-	}
-	hp->block_thread = 0;
-	if (failed || hp->rollback_only) {
-		int inner = hp->rollback_only && !failed;
-		hp->rollback_only = 0;
-		uh_abort(hp->h);
-		if (inner) {
-			PyErr_SetString(uhpy_st->error,
-					"atomic(): the block was rolled back because an exception "
-					"left a nested atomic() block");
-			return NULL;
-		}
-		Py_RETURN_NONE;
-	}
-	if ((rc = uh_commit(hp->h)) != 0)
-		return uhpy_raise(rc, "commit");
-	Py_RETURN_NONE;
-}
-
-typedef struct {
-	PyObject_HEAD
-	HeapObject *heap;	/* owned */
-} AtomicObject;
-
-static PyObject *atomic_enter(AtomicObject *a, PyObject *unused)
-{
-	HeapObject *hp = a->heap;
-	int rc;
-
-	(void)unused;
-	USABLE(hp);
-	int outer = uh_in_block(hp->h) == 0;
-	if ((rc = uh_begin(hp->h)) != 0)
-		return uhpy_raise(rc, "begin");
-	if (outer) {
-		hp->rollback_only = 0;
-		hp->block_thread = PyThread_get_thread_ident();
-	}
-	return Py_NewRef((PyObject *)hp);
-}
-
-static PyObject *atomic_exit(AtomicObject *a, PyObject *const *args, Py_ssize_t n)
-{
-	USABLE(a->heap);
-	return block_end(a->heap, n > 0 && args[0] != Py_None);
-}
-
-static int atomic_traverse(AtomicObject *a, visitproc visit, void *arg)
-{
-	Py_VISIT(Py_TYPE(a));
-	Py_VISIT(a->heap);
-	return 0;
-}
-
-static int atomic_clear(AtomicObject *a)
-{
-	Py_CLEAR(a->heap);
-	return 0;
-}
-
-static void atomic_dealloc(AtomicObject *a)
-{
-	PyTypeObject *tp = Py_TYPE(a);
-
-	PyObject_GC_UnTrack(a);
-	atomic_clear(a);
-	tp->tp_free(a);
-	Py_DECREF(tp);
-}
-
-static PyMethodDef atomic_methods[] = {
-	{ "__enter__", (PyCFunction)atomic_enter, METH_NOARGS, NULL },
-	{ "__exit__", (PyCFunction)(void (*)(void))atomic_exit, METH_FASTCALL, NULL },
-	{ NULL, NULL, 0, NULL },
-};
-
-static PyType_Slot atomic_slots[] = {
-	{ Py_tp_doc, "Context of `with heap.atomic():` (reusable, reentrant)." },
-	{ Py_tp_methods, atomic_methods },
-	{ Py_tp_traverse, atomic_traverse },
-	{ Py_tp_clear, atomic_clear },
-	{ Py_tp_dealloc, atomic_dealloc },
-	{ 0, NULL },
-};
-
-PyType_Spec uhpy_atomic_spec = {
-	.name = "uniheap.Atomic",
-	.basicsize = sizeof(AtomicObject),
-	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-	.slots = atomic_slots,
-};
-
-/* atomic(fn, *args, **kw): the body of uh_run(). */
-struct run_call {
-	PyObject *fn, *args, *kw;
-	PyObject *result;	/* owned: fn's result once a try committed */
-	int failed;		/* fn raised something other than Conflict */
-};
-
-static int run_body(uh_heap *h, void *arg)
-{
-	struct run_call *c = arg;
-
-	(void)h;
-	Py_CLEAR(c->result);
-	c->result = PyObject_Call(c->fn, c->args, c->kw);
-	if (c->result)
-		return 0;
-	if (PyErr_ExceptionMatches(uhpy_st->by_code[-UH_ECONFLICT])) {
-		PyErr_Clear();
-		return UH_ECONFLICT;
-	}
-	c->failed = 1;
-	return 1;	/* not a uniheap code: uh_run rolls back and returns it */
-}
-
-static PyObject *heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw)
-{
-	Py_ssize_t n = PyTuple_GET_SIZE(args);
-	int rc;
-
-	USABLE(hp);
-	if (n == 0) {
-		if (kw && PyDict_GET_SIZE(kw)) {
-			PyErr_SetString(PyExc_TypeError, "atomic() takes keyword arguments only "
-					"after a function: atomic(fn, *args, **kwargs)");
-			return NULL;
-		}
-		if (!hp->atomic) {
-			AtomicObject *a = PyObject_GC_New(AtomicObject, uhpy_st->atomic_type);
-			if (!a)
-				return NULL;
-			a->heap = (HeapObject *)Py_NewRef(hp);
-			PyObject_GC_Track(a);
-			hp->atomic = (PyObject *)a;
-		}
-		return Py_NewRef(hp->atomic);
-	}
-	struct run_call c = { .fn = PyTuple_GET_ITEM(args, 0), .kw = kw };
-	if (!PyCallable_Check(c.fn)) {
-		PyErr_Format(PyExc_TypeError, "atomic(fn, ...): fn must be callable, not %.80s",
-			     Py_TYPE(c.fn)->tp_name);
-		return NULL;
-	}
-	if (!(c.args = PyTuple_GetSlice(args, 1, n)))
-		return NULL;
-	if (uh_in_block(hp->h)) {
-		/* Joins the enclosing block; its owner retries the whole. */
-		c.result = PyObject_Call(c.fn, c.args, kw);
-		Py_DECREF(c.args);
-		return c.result;
-	}
-	hp->rollback_only = 0;
-	hp->block_thread = PyThread_get_thread_ident();
-	rc = uh_run(hp->h, run_body, &c, hp->max_tries);
-	hp->block_thread = 0;
-	Py_DECREF(c.args);
-	if (rc == 0)
-		return c.result ? c.result : Py_NewRef(Py_None);
-	Py_CLEAR(c.result);
-	if (c.failed && rc == 1)
-		return NULL;	/* fn's exception is still set */
-	if (PyErr_Occurred())
-		PyErr_Clear();
-	return uhpy_raise(rc, "atomic");
 }
 
 /* ---- type ---- */
@@ -865,7 +516,7 @@ static PyMethodDef heap_methods[] = {
 	  "Free a persistent object (at commit when inside a block)." },
 	{ "proxy", (PyCFunction)heap_proxy, METH_O,
 	  "The object at a persistent reference (offset), as a proxy." },
-	{ "atomic", (PyCFunction)(void (*)(void))heap_atomic, METH_VARARGS | METH_KEYWORDS,
+	{ "atomic", (PyCFunction)(void (*)(void))uhpy_heap_atomic, METH_VARARGS | METH_KEYWORDS,
 	  "atomic() -> context manager of a failure-atomic block;\n"
 	  "atomic(fn, *args, **kwargs) -> fn's result, run in a block re-run on Conflict." },
 	{ "_class_info", (PyCFunction)heap_class_info, METH_O, NULL },

@@ -5,8 +5,6 @@
 
 #include "ext.h"
 
-uhpy_state *uhpy_st;
-
 /* In a forked child every heap of the parent is dead: libuniheap refuses
  * it (UH_EFORK), and the direct field reads check this epoch. */
 static void after_fork_child(void)

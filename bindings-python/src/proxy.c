@@ -1,16 +1,13 @@
 /*
  * proxy.c -- the base of every proxy: (heap, offset, class), identity,
- * and the liveness check every access makes first.
+ * the liveness check every access makes first, and the wrapping of a
+ * reference read from the heap into its proxy (or str/bytes value).
+ *
+ * A proxy's Python type comes from the Python layer (Heap._proxy_type,
+ * cached per class id in the Heap's _types); it is always a subclass of
+ * Proxy.
  */
 #include "ext.h"
-
-PyObject *uhpy_freed(uh_off ref)
-{
-	PyErr_Format(uhpy_st->by_code[-UH_EFREED],
-		     "the object at offset %llu (generation %u) has been freed",
-		     (unsigned long long)UH_REF_OFFSET(ref), (unsigned)UH_REF_GEN(ref));
-	return NULL;
-}
 
 /* 0 if the proxy's heap is open and its object still live and of the
  * proxy's class and generation; else an exception is set. Reads the
@@ -29,6 +26,110 @@ int uhpy_proxy_usable(ProxyObject *p)
 	}
 	return 0;
 }
+
+/* ---- wrapping ---- */
+
+/* The Python type that proxies objects of class cls (cached). */
+static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
+{
+	PyObject *key = PyLong_FromUnsignedLong(cls), *t;
+
+	if (!key)
+		return NULL;
+	t = PyDict_GetItemWithError(hp->types, key);
+	if (t) {
+		Py_DECREF(key);
+		return Py_NewRef(t);
+	}
+	if (PyErr_Occurred()) {
+		Py_DECREF(key);
+		return NULL;
+	}
+	t = PyObject_CallMethod((PyObject *)hp, "_proxy_type", "I", cls);
+	if (t && !PyType_Check(t)) {
+		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a type");
+		Py_CLEAR(t);
+	}
+	if (t && PyDict_SetItem(hp->types, key, t) < 0)
+		Py_CLEAR(t);
+	Py_DECREF(key);
+	return t;
+}
+
+/* A new proxy of the object at off, of class cls. */
+PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
+{
+	PyObject *t = proxy_type(hp, cls);
+	ProxyObject *p;
+
+	if (!t)
+		return NULL;
+	if (!PyType_IsSubtype((PyTypeObject *)t, uhpy_st->proxy_type)) {
+		Py_DECREF(t);
+		PyErr_SetString(PyExc_TypeError, "_proxy_type must return a Proxy subclass");
+		return NULL;
+	}
+	p = (ProxyObject *)((PyTypeObject *)t)->tp_alloc((PyTypeObject *)t, 0);
+	Py_DECREF(t);
+	if (!p)
+		return NULL;
+	p->heap = (HeapObject *)Py_NewRef(hp);
+	p->off = off;
+	p->cls = cls;
+	return (PyObject *)p;
+}
+
+/* The class of the object ref names, from its header in the mapping
+ * (uniheap.h, "direct"): 1 if the header is inside the mapping, valid and
+ * of ref's generation, else 0 (libuniheap then says why). */
+static int class_direct(HeapObject *hp, uh_off ref, uint32_t *cls)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+
+	if (!hp->base || off % 8 || off > hp->size - sizeof(struct uhpy_objhdr))
+		return 0;
+	uint64_t w = __atomic_load_n((const uint64_t *)(hp->base + off + UH_OBJ_WORD_AT),
+				     __ATOMIC_ACQUIRE);
+	if (!((w >> 32) & UH_OBJ_VALID) || (uint32_t)w >> 16 != UH_REF_GEN(ref))
+		return 0;
+	*cls = (uint32_t)w & 0xffffu;
+	return 1;
+}
+
+/* What a reference reads as: None, a str/bytes value, or a proxy. */
+PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
+{
+	uint32_t cls;
+	int rc;
+
+	if (off == 0)
+		Py_RETURN_NONE;
+	if (!class_direct(hp, off, &cls) && (rc = uh_obj_class(hp->h, off, &cls)) != 0)
+		return uhpy_raise(rc, "reference");
+	if (cls == UH_CLASS_STRING)
+		return uhpy_string_at(hp, off, UH_T_STRING);
+	if (cls == UH_CLASS_BYTES)
+		return uhpy_string_at(hp, off, UH_T_BYTES);
+	return uhpy_wrap(hp, off, cls);
+}
+
+/* 1 and *off if obj is a proxy of this heap; 0 if it is no proxy; -1 with
+ * an exception if it is a proxy of another heap or of a closed one. */
+int uhpy_same_heap(HeapObject *hp, PyObject *obj, uh_off *off)
+{
+	if (!PyObject_TypeCheck(obj, uhpy_st->proxy_type))
+		return 0;
+	ProxyObject *p = (ProxyObject *)obj;
+	if (p->heap != hp) {
+		PyErr_SetString(uhpy_st->by_code[-UH_EINVAL],
+				"the object belongs to another heap connection");
+		return -1;
+	}
+	*off = p->off;
+	return 1;
+}
+
+/* ---- the Proxy type ---- */
 
 static void proxy_dealloc(ProxyObject *p)
 {

@@ -4,130 +4,42 @@
  * Values: None, bool, int (i64), float (f64), str, bytes and proxies of
  * the same heap. A str or bytes becomes a new persistent string/bytes
  * object owned by the slot that holds it. Nothing else is coerced.
+ * uhpy_store converts a value and stores it with one data-type call, in
+ * one step (map.c, seq.c).
  */
 #include "ext.h"
-
-int uhpy_step_begin(HeapObject *hp, int *outer)
-{
-	*outer = uh_in_block(hp->h) == 0;
-	return uh_begin(hp->h);
-}
-
-/* Close the step: commit (or leave one nesting level); on failure of an
- * outermost step roll it back. Returns the step's result. */
-int uhpy_step_end(HeapObject *hp, int outer, int rc)
-{
-	if (rc == 0)
-		return uh_commit(hp->h);
-	if (outer) {
-		uh_abort(hp->h);	/* keeps uh_errmsg() of the failed call */
-		return rc;
-	}
-	uh_commit(hp->h);	/* leave our level; a doomed block stays doomed */
-	return rc;
-}
-
-/* Where the str/bytes object s keeps its bytes, straight from the
- * mapping (uniheap.h, "direct"): its header names it (class, generation,
- * valid bit), and header and bytes lie inside the mapping whatever the
- * header says. 0 when not: libuniheap then says why (inside a block, that
- * a stale reference is a conflict). The same inside blocks: the bytes of
- * a live object never change, and the block's reads gave s. */
-static int string_direct(HeapObject *hp, uh_off s, uint32_t cls, const void **data,
-			 size_t *len)
-{
-	uint64_t off = UH_REF_OFFSET(s);
-
-	if (!hp->base || off % 8 || off > hp->size - sizeof(struct uhpy_objhdr) ||
-	    !uhpy_live(hp->base, s, cls))
-		return 0;
-	const struct uhpy_objhdr *o = uhpy_hdr(hp->base, s);
-	uint32_t n = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & ~UH_OBJ_VALID;
-	if (n > hp->size - off - sizeof(*o))
-		return 0;
-	*data = o + 1;
-	*len = n;
-	return 1;
-}
-
-int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
-{
-	int rc;
-
-	if (string_direct(hp, b, UH_CLASS_BYTES, data, len))
-		return 0;
-	if ((rc = uh_bytes_get(hp->h, b, data, len)) != 0)
-		return uhpy_raise(rc, "bytes"), -1;
-	return 0;
-}
-
-/* The Python copy of str/bytes object s (type UH_T_STRING or UH_T_BYTES):
- * 1 with *out, -1 with an exception, or 0 when, outside a block, s no
- * longer names a live object before or after the copy. The slot s was
- * read from was then replaced meanwhile (the commit that replaces a
- * string or bytes value frees the old one with it), and the caller reads
- * that slot again: its value is the old or the new one, never an error. */
-int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out)
-{
-	const uint32_t cls = type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
-	const char *what = type == UH_T_STRING ? "string" : "bytes";
-	const void *data;
-	size_t len;
-	uint32_t now;
-	int rc;
-
-	*out = NULL;
-	if (!string_direct(hp, s, cls, &data, &len)) {
-		rc = type == UH_T_STRING ? uh_string_get(hp->h, s, (const char **)&data, &len)
-					 : uh_bytes_get(hp->h, s, &data, &len);
-		if (rc == UH_EFREED && !uh_in_block(hp->h))
-			return 0;
-		if (rc)
-			return uhpy_raise(rc, what), -1;
-	}
-	PyObject *r = type == UH_T_STRING ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
-					  : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
-	/* Copied in place: the copy is the value's only if the object is
-	 * still there afterwards (uniheap.h, "direct"). */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (uhpy_live(hp->base, s, cls)) {
-		*out = r;
-		return r ? 1 : -1;
-	}
-	if (!r && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-		return -1;
-	Py_XDECREF(r);
-	PyErr_Clear();
-	if (!uh_in_block(hp->h))
-		return 0;
-	/* Inside a block libuniheap says why: a stale snapshot is a conflict
-	 * (the block re-runs), else it was freed. */
-	if ((rc = uh_obj_class(hp->h, s, &now)) != 0)
-		uhpy_raise(rc, what);
-	else
-		uhpy_freed(s);
-	return -1;
-}
-
-PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
-{
-	PyObject *r;
-
-	return uhpy_string_try(hp, s, type, &r) == 0 ? uhpy_freed(s) : r;
-}
-
-PyObject *uhpy_kept_changing(const char *what, PyObject *name)
-{
-	PyErr_Format(uhpy_st->by_code[-UH_ECONFLICT],
-		     "%s %R: the value was replaced while it was being read, %d times in a row; "
-		     "read it inside a block (with heap.atomic(): ...), which waits for the "
-		     "writers", what, name, UHPY_READ_TRIES);
-	return NULL;
-}
 
 int uhpy_value_allocates(PyObject *o)
 {
 	return PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o);
+}
+
+/* Run one data-type call; a str/bytes value is allocated inside the
+ * same step so a failure leaves nothing behind. */
+int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
+	       const char *what)
+{
+	HeapObject *hp = p->heap;
+	uh_value v;
+	int outer = 0, rc;
+
+	if (!uhpy_value_allocates(o)) {
+		if (uhpy_to_value(hp, o, &v) < 0)
+			return -1;
+		if ((rc = fn(hp->h, p, where, &v)) != 0)
+			return uhpy_raise(rc, what), -1;
+		return 0;
+	}
+	if ((rc = uhpy_step_begin(hp, &outer)) != 0)
+		return uhpy_raise(rc, what), -1;
+	if (uhpy_to_value(hp, o, &v) < 0) {
+		uhpy_step_end(hp, outer, UH_EINVAL);
+		return -1;
+	}
+	rc = fn(hp->h, p, where, &v);
+	if ((rc = uhpy_step_end(hp, outer, rc)) != 0)
+		return uhpy_raise(rc, what), -1;
+	return 0;
 }
 
 static int not_storable(PyObject *o)

@@ -7,11 +7,11 @@
  * outlive it: the exporter owns a reference to its Heap, and while any
  * buffer is exported the Heap keeps its session (and so its mapping) even
  * after close(), which then only stops every other use; the session ends
- * when the last view is released (heap.c, heap_disconnect). A view never
- * reads unmapped memory. Its bytes are the value's only while the value
- * object lives: a put that replaces the value, or a remove, frees it (in
- * any process), and the slot may then hold another object, whose bytes
- * the view shows. BytesView.valid says whether the object is still there
+ * when the last view is released (session.c, uhpy_heap_disconnect). A
+ * view never reads unmapped memory. Its bytes are the value's only while
+ * the value object lives: a put that replaces the value, or a remove,
+ * frees it (in any process), and the slot may then hold another object,
+ * whose bytes the view shows. BytesView.valid says whether the object is still there
  * (its header's generation); copy, then check valid, for a consistent
  * copy (uniheap.h, "direct").
  */

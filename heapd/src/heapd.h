@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "uniheap.h"
-#include "../../libuniheap/src/format.h"
+#include "format.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "rootmap.h"
+#include "rootmap_read.h"
 
 const char *hd_durability_name(uint32_t mode)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rootmap.h"
+#include "rootmap_read.h"
 #include "uhint.h"
 
 struct walk {

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rootmap.h"
+#include "rootmap_read.h"
 #include "uhint.h"
 
 #define RM_TABLE 16u	/* field offsets in the root map record */

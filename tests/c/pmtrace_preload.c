@@ -1,6 +1,6 @@
 /*
  * pmtrace_preload.c -- LD_PRELOAD library that records heapd's persists
- * in the power-loss trace (libuniheap/src/pmtrace.h).
+ * in the power-loss trace (common/pmtrace.h).
  *
  * heapd persists in two ways: its run-time state (log replay, lock and
  * bitmap changes, recovery GC) through pmemobj_flush/pmemobj_drain, and

@@ -1,6 +1,6 @@
 /*
  * powerloss.h -- simulated power loss: crash states rebuilt from a
- * persistence trace (libuniheap/src/pmtrace.h), each recovered by heapd
+ * persistence trace (common/pmtrace.h), each recovered by heapd
  * and checked.
  *
  * A campaign runs its workload once, to the end, on a copy of a template

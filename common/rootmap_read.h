@@ -1,9 +1,9 @@
 /*
- * rootmap.h -- reading the root map (shared by heapd and libuniheap).
+ * rootmap_read.h -- reading the root map (shared by heapd and libuniheap).
  * Changes to it are made by libuniheap inside blocks (rootmap.c).
  */
-#ifndef UH_ROOTMAP_H
-#define UH_ROOTMAP_H
+#ifndef UH_ROOTMAP_READ_H
+#define UH_ROOTMAP_READ_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,4 +16,4 @@ int uh_rootmap_next(const char *base, uint64_t heap_size, uint64_t rootmap_off,
 		    uint64_t *cursor, const char **name, size_t *name_len,
 		    uint64_t *value);
 
-#endif /* UH_ROOTMAP_H */
+#endif /* UH_ROOTMAP_READ_H */

@@ -2,7 +2,7 @@
  * rootmap_read.c -- walking the root map without changing it.
  */
 #include "format.h"
-#include "rootmap.h"
+#include "rootmap_read.h"
 
 /* The object reference ref names, if its header and payload lie inside
  * the heap and it is valid, of class cls and of ref's generation. */

@@ -1,0 +1,204 @@
+/*
+ * map.c -- the MapBase type: proxies of hash and sorted maps with the
+ * mapping protocol (len, [], in, get, pop, view). Each operation is one
+ * libuniheap call, which is atomic on its own or joins the caller's
+ * block. The pure-Python PMap and PSortedMap add the collections.abc
+ * mixins on top. Reading a key is mapread.c, iteration mapiter.c.
+ */
+#include "ext.h"
+
+static Py_ssize_t map_len(ProxyObject *p)
+{
+	uint64_t n;
+	int rc;
+
+	if (uhpy_proxy_usable(p) < 0)
+		return -1;
+	rc = uhpy_map_sorted(p) ? uh_smap_len(p->heap->h, p->off, &n)
+				: uh_map_len(p->heap->h, p->off, &n);
+	if (rc)
+		return uhpy_raise(rc, "len"), -1;
+	return (Py_ssize_t)n;
+}
+
+static PyObject *map_subscript(ProxyObject *p, PyObject *key)
+{
+	PyObject *r;
+	int rc = uhpy_map_read(p, key, &r);
+
+	if (rc == 0)
+		PyErr_SetObject(PyExc_KeyError, key);
+	return rc == 1 ? r : NULL;
+}
+
+/* get(key[, default]): Mapping.get's answer in one C call (Mapping.get
+ * would run Python code and raise and catch a KeyError on a miss). */
+static PyObject *map_get(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	PyObject *r;
+	int rc;
+
+	if (n < 1 || n > 2) {
+		PyErr_SetString(PyExc_TypeError, "get(key[, default])");
+		return NULL;
+	}
+	if ((rc = uhpy_map_read(p, args[0], &r)) < 0)
+		return NULL;
+	return rc == 0 ? Py_NewRef(n == 2 ? args[1] : Py_None) : r;
+}
+
+/* view(key): a zero-copy view of a bytes value (view.c says how long it
+ * shows the value). */
+static PyObject *map_view(ProxyObject *p, PyObject *key)
+{
+	uh_value v;
+	int rc = uhpy_map_lookup(p, key, &v);
+
+	if (rc <= 0) {
+		if (rc == 0)
+			PyErr_SetObject(PyExc_KeyError, key);
+		return NULL;
+	}
+	if (v.type != UH_T_BYTES || !v.u.ref) {
+		PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
+			     v.type == UH_T_BYTES ? "None" : uh_type_name(v.type));
+		return NULL;
+	}
+	return uhpy_view_of(p->heap, v.u.ref);
+}
+
+static int map_contains(ProxyObject *p, PyObject *key)
+{
+	uh_value v;
+
+	return uhpy_map_lookup(p, key, &v);
+}
+
+static int put_fn(uh_heap *h, ProxyObject *p, const void *k, const uh_value *v)
+{
+	if (!uhpy_map_sorted(p))
+		return uh_map_put(h, p->off, k, v, UHPY_OWNED);
+	uhpy_smap_writes++;
+	return uh_smap_put(h, p->off, k, v, UHPY_OWNED);
+}
+
+static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
+{
+	uh_key k;
+	int rc;
+
+	if (uhpy_map_key(p, key, &k) < 0)
+		return -1;
+	if (val)
+		return uhpy_store(p, &k, val, put_fn, "map put");
+	uhpy_smap_writes += uhpy_map_sorted(p);
+	rc = uhpy_map_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, NULL, UHPY_OWNED)
+				: uh_map_remove(p->heap->h, p->off, &k, NULL, UHPY_OWNED);
+	if (rc == UH_ENOTFOUND) {
+		PyErr_SetObject(PyExc_KeyError, key);
+		return -1;
+	}
+	return rc ? (uhpy_raise(rc, "map remove"), -1) : 0;
+}
+
+/* pop(key[, default]): remove and return in one atomic step. */
+static PyObject *map_pop(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	uh_key k;
+	uh_value old;
+	int rc, outer;
+
+	if (n < 1 || n > 2) {
+		PyErr_SetString(PyExc_TypeError, "pop(key[, default])");
+		return NULL;
+	}
+	if (uhpy_map_key(p, args[0], &k) < 0)
+		return NULL;
+	/* The old value is read before the step frees it. */
+	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
+		return uhpy_raise(rc, "map pop");
+	uhpy_smap_writes += uhpy_map_sorted(p);
+	rc = uhpy_map_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, &old, UHPY_OWNED)
+				: uh_map_remove(p->heap->h, p->off, &k, &old, UHPY_OWNED);
+	PyObject *r = NULL;
+	if (rc == 0 && !(r = uhpy_from_value(p->heap, &old)))
+		rc = UH_EINVAL;
+	if ((rc = uhpy_step_end(p->heap, outer, rc)) != 0) {
+		Py_XDECREF(r);
+		if (rc == UH_ENOTFOUND) {
+			PyErr_Clear();
+			if (n == 2)
+				return Py_NewRef(args[1]);
+			PyErr_SetObject(PyExc_KeyError, args[0]);
+			return NULL;
+		}
+		return PyErr_Occurred() ? NULL : uhpy_raise(rc, "map pop");
+	}
+	return r;
+}
+
+static PyObject *map_check(ProxyObject *p, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	rc = uhpy_map_sorted(p) ? uh_smap_check(p->heap->h, p->off)
+				: uh_map_check(p->heap->h, p->off);
+	if (rc)
+		return uhpy_raise(rc, "map check");
+	Py_RETURN_NONE;
+}
+
+static PyObject *map_get_key_type(ProxyObject *p, void *c)
+{
+	uint32_t kind;
+
+	(void)c;
+	if (uhpy_proxy_usable(p) < 0 || uhpy_map_kind(p, &kind) < 0)
+		return NULL;
+	PyTypeObject *t = kind == UH_KEY_STRING ? &PyUnicode_Type :
+			  kind == UH_KEY_BYTES ? &PyBytes_Type : &PyLong_Type;
+	return Py_NewRef((PyObject *)t);
+}
+
+static PyMethodDef map_methods[] = {
+	{ "pop", (PyCFunction)(void (*)(void))map_pop, METH_FASTCALL,
+	  "pop(key[, default]): remove key and return its value." },
+	{ "get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,
+	  "get(key[, default]): the value of key, else default (None)." },
+	{ "view", (PyCFunction)map_view, METH_O,
+	  "view(key): a read-only memoryview of the bytes value in place, no copy. "
+	  "Readable for as long as it exists (even after heap.close()); it shows the "
+	  "value while the value lives: once replaced or removed (by any process) it may "
+	  "show other bytes. view.obj.valid says whether it still does." },
+	{ "check", (PyCFunction)map_check, METH_NOARGS,
+	  "Structural check of the map; raises uniheap.Error naming a problem." },
+	{ "_iter", (PyCFunction)uhpy_map_iter_mode, METH_O, NULL },
+	{ "_scan", (PyCFunction)uhpy_map_scan, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef map_getset[] = {
+	{ "key_type", (getter)map_get_key_type, NULL, "str, bytes or int.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot map_slots[] = {
+	{ Py_mp_length, map_len },
+	{ Py_mp_subscript, map_subscript },
+	{ Py_mp_ass_subscript, map_ass_subscript },
+	{ Py_sq_contains, map_contains },
+	{ Py_tp_iter, uhpy_map_iter },
+	{ Py_tp_methods, map_methods },
+	{ Py_tp_getset, map_getset },
+	{ 0, NULL },
+};
+
+PyType_Spec uhpy_map_spec = {
+	.name = "uniheap._uniheap.MapBase",
+	.basicsize = sizeof(ProxyObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = map_slots,
+};
