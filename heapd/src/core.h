@@ -70,7 +70,7 @@ struct hd {
 	uint32_t ninherited;
 };
 
-/* ---- small helpers (pool.c) ---- */
+/* ---- util.c ---- */
 uint64_t hd_now_ns(void);		/* CLOCK_REALTIME */
 uint64_t hd_mono_ns(void);		/* CLOCK_MONOTONIC */
 /* printf into err (if not NULL) and return code. */
