@@ -151,6 +151,10 @@ int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t err
 /* Nonzero if the process that attached e is still running (same pid and
  * same /proc start time). */
 int hd_session_owner_alive(const struct uh_session_ent *e);
+/* Raise the clock to v unless it is there already (never lower it). The
+ * clock is shared with clients, which may advance it at the same time:
+ * an atomic compare-and-swap, not persisted here. */
+void hd_clock_raise(struct hd *hd, uint64_t v);
 /* Reap inherited sessions whose process has exited; see struct hd. */
 void hd_reap_inherited_locked(struct hd *hd);
 /* starttime (field 22) of /proc/PID/stat, 0 if unknown. */
@@ -188,6 +192,15 @@ void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log
 
 /* ---- status.c ---- */
 const char *hd_durability_name(uint32_t mode);
+
+/* ---- gc.c ---- */
+/* Recovery GC (see gc.c): mark from the root map and from the arenas of
+ * clients still running (hd->inherited), null invalid references, free
+ * what is unreachable, unlease the arenas of the others, raise the clock.
+ * Fills hd->rec's object counters. Needs hd->ix built. Fails, with err
+ * set, when there is no memory for its tables or the root map is damaged
+ * (collecting then would free every object). */
+int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen);
 
 /* ---- recovery.c ---- */
 /* Start-up recovery: session logs, then recovery GC (unless a client of a

@@ -281,6 +281,14 @@ static uint64_t next_version(struct hd *hd)
 	return v;
 }
 
+void hd_clock_raise(struct hd *hd, uint64_t v)
+{
+	uint64_t c = __atomic_load_n(&hd->hdr->clock, __ATOMIC_ACQUIRE);
+	while (c < v && !__atomic_compare_exchange_n(&hd->hdr->clock, &c, v, 0,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;	/* bound: each failure saw the clock move up */
+}
+
 uint64_t hd_session_replay_version(struct hd *hd, uint32_t slot)
 {
 	struct uh_log_hdr *log = hd_session_log_locked(hd, slot);
