@@ -95,6 +95,19 @@ static inline struct uh_arena_ent *hd_arena_dir(struct hd *hd)
 	return (struct uh_arena_ent *)(hd->base + hd->hdr->arena_dir_off);
 }
 
+/* 0 if slot names an attached session, else UH_EINVAL with err set. A
+ * read of the session table, here rather than in sessions.c because
+ * arenas.c and logs.c, below sessions.c, check the session a request
+ * names before they serve it. */
+static inline int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err,
+					   size_t errlen)
+{
+	if (slot == 0 || slot >= hd->hdr->session_cap ||
+	    hd_session_tab(hd)[slot].state != UH_SESS_ACTIVE)
+		return hd_err(err, errlen, UH_EINVAL, "unknown session %u", slot);
+	return 0;
+}
+
 /* ---- log.c ---- */
 /* Copy s into buf as one logfmt value: as is when it is a plain token,
  * else double-quoted with " and \ escaped and control bytes dropped.
@@ -146,8 +159,6 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
  * (committed, checksum good), else 0: start-up recovery reaps dead
  * sessions in this order (FORMAT.md 9, step 1). */
 uint64_t hd_session_replay_version(struct hd *hd, uint32_t slot);
-/* 0 if slot names an attached session, else UH_EINVAL with err set. */
-int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t errlen);
 /* Nonzero if the process that attached e is still running (same pid and
  * same /proc start time). */
 int hd_session_owner_alive(const struct uh_session_ent *e);

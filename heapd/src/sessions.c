@@ -81,14 +81,6 @@ int hd_session_owner_alive(const struct uh_session_ent *e)
 
 /* ------------------------------------------------------------------ */
 
-int hd_session_active_locked(struct hd *hd, uint32_t slot, char *err, size_t errlen)
-{
-	if (slot == 0 || slot >= hd->hdr->session_cap ||
-	    hd_session_tab(hd)[slot].state != UH_SESS_ACTIVE)
-		return hd_err(err, errlen, UH_EINVAL, "unknown session %u", slot);
-	return 0;
-}
-
 static uint64_t new_token(void)
 {
 	uint64_t t = 0;
