@@ -1,7 +1,27 @@
 /*
- * core.h -- private declarations shared by heapd's C core (pool.c,
- * classes.c, sessions.c, arenas.c, recovery.c, status.c). The gRPC adapter
- * never sees this file: it uses heapd.h only.
+ * core.h -- private declarations shared by the files of heapd's C core.
+ * The gRPC adapter (server*.cc) never sees this file: it uses heapd.h
+ * only.
+ *
+ * Layers: a file of the core calls only files listed below it, never one
+ * above (files on one line do not call each other), so no two files call
+ * each other in a circle; scripts/cycles.py checks that. Top to bottom:
+ *
+ *   pool.c              create, open (check, upgrade, recover), close
+ *   probe.c             libpmemobj's check of a pool, in a child
+ *   status.c            read-only views: status, counters, roots
+ *   recovery.c          start-up: session logs, then recovery GC
+ *   gc.c                recovery GC: class digest, mark, sweep
+ *   sessions.c          attach, detach, reap; the lock clock
+ *   logs.c              session logs and their extents
+ *   arenas.c classes.c  the arena directory and leases; the class table
+ *   util.c log.c        clocks, errors, heap bounds; the structured log
+ *
+ * The inline accessors of the header's tables below belong to the bottom
+ * layer. A function a lower file needs moves down to where both can reach
+ * it; should a lower file ever have to reach up on a rare path, it gets a
+ * function pointer set at hd_open, not a call. main.c and the adapter
+ * (through heapd.h) sit above all of them.
  *
  * Locking: struct hd has one mutex. Every public hd_* entry point takes it
  * (hd_open runs before anyone else can see the handle); functions named
