@@ -22,13 +22,13 @@ package org.uniheap;
  * the outermost level is closed. A Block belongs to the thread that began it.
  */
 public final class Block implements AutoCloseable {
-    private final Heap heap;
+    private final Blocks blocks;
     private final BlockState state;
     private final int level;
     private boolean done;
 
-    Block(Heap heap, BlockState state, int level) {
-        this.heap = heap;
+    Block(Blocks blocks, BlockState state, int level) {
+        this.blocks = blocks;
         this.state = state;
         this.level = level;
     }
@@ -47,7 +47,7 @@ public final class Block implements AutoCloseable {
             throw new IllegalStateException("commit(): a nested block (level " + state.depth
                     + ") is still open; commit or close it first");
         done = true;
-        heap.endLevel(state, true);
+        blocks.endLevel(state, true);
     }
 
     /** Roll the whole block back unless this level was committed. Idempotent. */
@@ -58,9 +58,9 @@ public final class Block implements AutoCloseable {
         check("close()");
         done = true;
         if (state.depth > level)
-            heap.rollbackAll(state);   // closed out of order: undo everything
+            blocks.rollbackAll(state);   // closed out of order: undo everything
         else
-            heap.endLevel(state, false);
+            blocks.endLevel(state, false);
     }
 
     /** True until this level was committed or closed. */

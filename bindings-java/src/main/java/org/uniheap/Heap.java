@@ -59,18 +59,13 @@ public final class Heap implements AutoCloseable {
     private final Arena arena;
     private final SessionPool pool;
     final HeapClasses classes;
-    private final ThreadLocal<BlockState> blockHere = new ThreadLocal<>();
+    private final Blocks blocks;
     private final Roots roots = new Roots(this);
-    /** Outermost blocks open, per stripe of threads: while a thread's
-     * stripe counts 0, it needs no thread-local lookup before a direct read. */
-    final StripedCount openBlocks = new StripedCount(StripedCount.stripesFor(
-            Runtime.getRuntime().availableProcessors()));
     /** Sorted-map puts and removes, per stripe of threads: a cursor that
      * read entries ahead reads them again after its thread wrote one. */
     final StripedCount sortedWrites = new StripedCount(StripedCount.stripesFor(
             Runtime.getRuntime().availableProcessors()));
     private volatile boolean closed;
-    private volatile int maxTries = 100;
 
     /** A connection option for {@link #connect(Path, Option...)}. */
     public static final class Option {
@@ -113,6 +108,7 @@ public final class Heap implements AutoCloseable {
         this.arena = Arena.ofShared();
         this.seg = Native.mapping(base, size, arena);
         this.pool = new SessionPool(first, readOnly ? UH_READONLY : 0, maxSessions);
+        this.blocks = new Blocks(this, pool);
         this.classes = new HeapClasses(this);
     }
 
@@ -171,9 +167,7 @@ public final class Heap implements AutoCloseable {
                 return;
             closed = true;
         }
-        BlockState b = blockHere.get();
-        if (b != null && b.depth > 0)
-            rollbackAll(b);
+        blocks.rollbackHere();
         arena.close();    // waits for direct reads in flight; later ones throw
         pool.close();
     }
@@ -185,12 +179,8 @@ public final class Heap implements AutoCloseable {
     // ---- sessions: a block's, or one borrowed for one operation ----
 
     /** The calling thread's open block on this heap, or null. */
-    BlockState blockHere() {
-        return blockHere.get();
-    }
-
     BlockState current() {
-        return openBlocks.none() ? null : blockHere.get();
+        return blocks.current();
     }
 
     Session acquire(BlockState b) {
@@ -213,14 +203,12 @@ public final class Heap implements AutoCloseable {
 
     /** Tries of {@link #atomic(Supplier)} before it gives up (default 100). */
     public int maxTries() {
-        return maxTries;
+        return blocks.maxTries();
     }
 
     /** Set the tries of {@link #atomic(Supplier)}; 1..1000000. */
     public void maxTries(int n) {
-        if (n < 1 || n > 1_000_000)
-            throw new IllegalArgumentException("maxTries must be 1..1000000, not " + n);
-        maxTries = n;
+        blocks.maxTries(n);
     }
 
     /** True while the calling thread has a block open on this heap. */
@@ -234,76 +222,7 @@ public final class Heap implements AutoCloseable {
      * thread's open block. See {@link Block}.
      */
     public Block begin() {
-        BlockState b = current();
-        if (b != null) {
-            Session s = acquire(b);
-            int rc = s.begin();
-            if (rc != 0)
-                throw Errors.of(rc, "begin");
-            return new Block(this, b, ++b.depth);
-        }
-        Session s = acquire(null);
-        int rc = s.begin();
-        if (rc != 0) {
-            UniheapException e = Errors.of(rc, "begin");
-            pool.giveBack(s);
-            throw e;
-        }
-        b = start(s);
-        return new Block(this, b, 1);
-    }
-
-    private BlockState start(Session s) {
-        BlockState b = new BlockState(s);
-        b.depth = 1;
-        s.wrote = false;
-        blockHere.set(b);
-        openBlocks.add(1);
-        return b;
-    }
-
-    private void finish(BlockState b) {
-        b.depth = 0;
-        blockHere.remove();
-        openBlocks.add(-1);
-        pool.giveBack(b.session);
-    }
-
-    /** End one level: commit it (commit true) or abandon it. */
-    void endLevel(BlockState b, boolean commit) {
-        Session s = b.session;
-        if (b.depth > 1) {
-            if (!commit)
-                b.rollbackOnly = true;
-            int rc = s.commit(true);   // leaves one level; a doomed block stays doomed
-            b.depth--;
-            if (commit && rc != 0)
-                throw Errors.of(rc, "commit");
-            return;
-        }
-        UniheapException err = null;
-        if (!commit) {
-            s.abort();
-        } else if (closed) {
-            s.abort();
-            err = new HeapClosedException("the heap was closed while this block ran: rolled back");
-        } else if (b.rollbackOnly) {
-            s.abort();
-            err = new UniheapException("commit(): rolled back, because a nested block ended "
-                    + "without commit()");
-        } else {
-            int rc = s.commit(!s.wrote);
-            if (rc != 0)
-                err = Errors.of(rc, "commit");
-        }
-        finish(b);
-        if (err != null)
-            throw err;
-    }
-
-    void rollbackAll(BlockState b) {
-        b.session.abort();
-        finish(b);
+        return blocks.begin();
     }
 
     /** Run body in a block; see {@link #atomic(Supplier)}. */
@@ -328,71 +247,7 @@ public final class Heap implements AutoCloseable {
      */
     public <T> T atomic(Supplier<T> body) {
         Objects.requireNonNull(body, "body");
-        if (current() != null)
-            return body.get();
-        Session s = acquire(null);
-        try {
-            for (int tries = 0;; tries++) {   // bound: maxTries
-                if (tries > 0)
-                    s.retryWait(tries);   // may sleep up to 10 ms: an ordinary downcall
-                T[] out = runOnce(s, body, tries + 1 >= maxTries);
-                if (out != null)
-                    return out[0];
-            }
-        } finally {
-            pool.giveBack(s);
-        }
-    }
-
-    /* One try: {result} once committed, null after a lost conflict that
-     * may be retried. */
-    @SuppressWarnings("unchecked")
-    private <T> T[] runOnce(Session s, Supplier<T> body, boolean last) {
-        if (closed)
-            throw closedError();
-        int rc = s.begin();
-        if (rc != 0)
-            throw Errors.of(rc, "begin");
-        BlockState b = start(s);
-        boolean open = true;
-        try {
-            T r = body.get();
-            if (b.rollbackOnly)
-                throw new UniheapException("atomic(): rolled back, because a nested block ended "
-                        + "without commit()");
-            if (closed)
-                throw new HeapClosedException("the heap was closed while this block ran: rolled back");
-            rc = s.commit(!s.wrote);
-            open = false;    // committed, or rolled back by the failed commit
-            if (rc == 0)
-                return (T[]) new Object[] {r};
-            UniheapException e = Errors.of(rc, "atomic(): commit");
-            if (rc != Errors.ECONFLICT || last)
-                throw giveUp(e, last);
-            return null;
-        } catch (ConflictException e) {
-            if (open) {
-                s.abort();
-                open = false;
-            }
-            if (last)
-                throw giveUp(e, true);
-            return null;
-        } finally {
-            if (open)
-                s.abort();
-            b.depth = 0;
-            blockHere.remove();
-            openBlocks.add(-1);
-        }
-    }
-
-    private UniheapException giveUp(UniheapException e, boolean last) {
-        if (!last || !(e instanceof ConflictException))
-            return e;
-        return new ConflictException(Errors.ECONFLICT, "atomic(): gave up after " + maxTries
-                + " tries lost conflicts (raise heap.maxTries() or make the block smaller); last: "
-                + e.getMessage());
+        return blocks.atomic(body);
     }
 
     // ---- objects ----
