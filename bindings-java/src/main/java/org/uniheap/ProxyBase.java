@@ -208,7 +208,7 @@ public abstract class ProxyBase implements PObject {
         }
         for (int tries = 0; tries < MAX_TRIES; tries++) {   // bound: a writer replacing a value each time
             BlockState b = block();
-            Object[] v = decode(heap.readFields(b, this));
+            Object[] v = decode(FieldIO.readFields(b, this));
             if (v != null)
                 return v;
             if (b != null)
@@ -273,9 +273,9 @@ public abstract class ProxyBase implements PObject {
         if (t == FieldType.BOOL.code() && value instanceof Boolean b)
             setBool(i, b);
         else if (t <= FieldType.I64.code() && isIntegral(value))
-            heap.writeI64(this, i, ((Number) value).longValue());
+            FieldIO.writeI64(this, i, ((Number) value).longValue());
         else if ((t == FieldType.F32.code() || t == FieldType.F64.code()) && value instanceof Number)
-            heap.writeF64(this, i, ((Number) value).doubleValue());
+            FieldIO.writeF64(this, i, ((Number) value).doubleValue());
         else if (t == FieldType.STRING.code() && (value == null || value instanceof String))
             setString(i, (String) value);
         else if (t == FieldType.BYTES.code() && (value == null || value instanceof byte[]))
@@ -370,7 +370,7 @@ public abstract class ProxyBase implements PObject {
     protected final boolean getBool(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return heap.readI64(b, this, index) != 0;
+            return FieldIO.readI64(b, this, index) != 0;
         try {
             return checked().get(JAVA_BYTE, offset + off) != 0;
         } catch (IllegalStateException e) {
@@ -381,7 +381,7 @@ public abstract class ProxyBase implements PObject {
     protected final byte getI8(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return (byte) heap.readI64(b, this, index);
+            return (byte) FieldIO.readI64(b, this, index);
         try {
             return checked().get(JAVA_BYTE, offset + off);
         } catch (IllegalStateException e) {
@@ -392,7 +392,7 @@ public abstract class ProxyBase implements PObject {
     protected final short getI16(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return (short) heap.readI64(b, this, index);
+            return (short) FieldIO.readI64(b, this, index);
         try {
             return checked().get(JAVA_SHORT, offset + off);
         } catch (IllegalStateException e) {
@@ -403,7 +403,7 @@ public abstract class ProxyBase implements PObject {
     protected final int getI32(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return (int) heap.readI64(b, this, index);
+            return (int) FieldIO.readI64(b, this, index);
         try {
             return checked().get(JAVA_INT, offset + off);
         } catch (IllegalStateException e) {
@@ -414,7 +414,7 @@ public abstract class ProxyBase implements PObject {
     protected final long getI64(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return heap.readI64(b, this, index);
+            return FieldIO.readI64(b, this, index);
         try {
             return checked().get(JAVA_LONG, offset + off);
         } catch (IllegalStateException e) {
@@ -425,7 +425,7 @@ public abstract class ProxyBase implements PObject {
     protected final float getF32(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return (float) heap.readF64(b, this, index);
+            return (float) FieldIO.readF64(b, this, index);
         try {
             return checked().get(JAVA_FLOAT, offset + off);
         } catch (IllegalStateException e) {
@@ -436,7 +436,7 @@ public abstract class ProxyBase implements PObject {
     protected final double getF64(int off, int index) {
         BlockState b = block();
         if (b != null)
-            return heap.readF64(b, this, index);
+            return FieldIO.readF64(b, this, index);
         try {
             return checked().get(JAVA_DOUBLE, offset + off);
         } catch (IllegalStateException e) {
@@ -447,7 +447,7 @@ public abstract class ProxyBase implements PObject {
     /** The reference stored in a ref, string or bytes field. */
     private long getRefBits(int off, int index, BlockState b) {
         if (b != null)
-            return heap.readRef(b, this, index);
+            return FieldIO.readRef(b, this, index);
         try {
             return (long) LONG_AT.getAcquire(checked(), offset + off);
         } catch (IllegalStateException e) {
@@ -505,42 +505,42 @@ public abstract class ProxyBase implements PObject {
     // ---- writes: libuniheap range-checks, locks, logs and persists ----
 
     protected final void setBool(int index, boolean v) {
-        heap.writeI64(this, index, v ? 1 : 0);
+        FieldIO.writeI64(this, index, v ? 1 : 0);
     }
 
     protected final void setI8(int index, byte v) {
-        heap.writeI64(this, index, v);
+        FieldIO.writeI64(this, index, v);
     }
 
     protected final void setI16(int index, short v) {
-        heap.writeI64(this, index, v);
+        FieldIO.writeI64(this, index, v);
     }
 
     protected final void setI32(int index, int v) {
-        heap.writeI64(this, index, v);
+        FieldIO.writeI64(this, index, v);
     }
 
     protected final void setI64(int index, long v) {
-        heap.writeI64(this, index, v);
+        FieldIO.writeI64(this, index, v);
     }
 
     protected final void setF32(int index, float v) {
-        heap.writeF64(this, index, v);
+        FieldIO.writeF64(this, index, v);
     }
 
     protected final void setF64(int index, double v) {
-        heap.writeF64(this, index, v);
+        FieldIO.writeF64(this, index, v);
     }
 
     protected final void setString(int index, String v) {
-        heap.writeBlob(this, index, true, v == null ? null : v.getBytes(StandardCharsets.UTF_8));
+        FieldIO.writeBlob(this, index, true, v == null ? null : v.getBytes(StandardCharsets.UTF_8));
     }
 
     protected final void setBytes(int index, byte[] v) {
-        heap.writeBlob(this, index, false, v);
+        FieldIO.writeBlob(this, index, false, v);
     }
 
     protected final void setRef(int index, PObject v) {
-        heap.writeRef(this, index, v);
+        FieldIO.writeRef(this, index, v);
     }
 }
