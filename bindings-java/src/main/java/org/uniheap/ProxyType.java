@@ -12,6 +12,10 @@ import java.util.Map;
  */
 final class ProxyType {
     static final int KIND_RECORD = 1;
+    /* The built-in class ids this binding uses: the one Java copy of
+     * libuniheap/include/uniheap.h's UH_CLASS_STRING, _BYTES, _ARRAY,
+     * _LIST, _MAP and _SMAP (fixed by the heap format). The tests check
+     * them against objects libuniheap made (CollectionsTest). */
     static final int CLASS_STRING = 1;
     static final int CLASS_BYTES = 2;
     static final int CLASS_ARRAY = 5;

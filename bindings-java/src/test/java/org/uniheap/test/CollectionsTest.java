@@ -456,4 +456,26 @@ class CollectionsTest extends HeapTest {
         assertEquals(model, m);
         m.check();
     }
+
+    /** The binding's copy of the built-in class ids (uniheap.h's
+     * UH_CLASS_*) names the objects libuniheap makes: a proxy made from the
+     * class id in an object's header is the data type that made it, and
+     * string and bytes values read back as String and byte[]. */
+    @Test
+    void builtInClassIdsMatchLibuniheap() {
+        PMap<String, Object> map = heap.newMap(String.class);
+        PSortedMap<String, Object> smap = heap.newSortedMap(String.class);
+        PList<Object> list = heap.newList();
+        PArray<Long> array = heap.newArray(long.class, 1);
+        assertInstanceOf(PMap.class, heap.proxy(map.ref()));
+        assertInstanceOf(PSortedMap.class, heap.proxy(smap.ref()));
+        assertInstanceOf(PList.class, heap.proxy(list.ref()));
+        assertInstanceOf(PArray.class, heap.proxy(array.ref()));
+        for (PObject o : List.<PObject>of(map, smap, list, array))
+            assertEquals(o.classId(), heap.proxy(o.ref()).classId(), o.className());
+        list.add("s");
+        list.add(new byte[] {1, 2});
+        assertEquals("s", list.get(0));
+        assertArrayEquals(new byte[] {1, 2}, (byte[]) list.get(1));
+    }
 }
