@@ -10,7 +10,10 @@
 const { inspect } = require('node:util');
 const { scratch } = require('./native');
 const {
-  kH, kO, kG, kW, kWrap, kState, initProxy, check, isProxy, fromNative, toNative, conv, bytesAt,
+  kH, kO, kG, Identity, initProxy, isProxy, inspectShort,
+} = require('./identity');
+const {
+  kWrap, kState, check, fromNative, toNative, conv, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES } = require('./fields');
 const { builtins } = require('./objects');
@@ -56,39 +59,15 @@ function fill(st, items, step) {
   }
 }
 
-/** Base of the collection proxies: identity and the $ accessors. */
-class PCollection {
+/** Base of the collection proxies (the $ accessors of identity are
+ * Identity's). */
+class PCollection extends Identity {
   static [kWrap](st, off, gen, cls) {
     return initProxy(Object.create(this.prototype), st, off, gen, cls);
   }
 
-  get $heap() {
-    return this[kH].heap;
-  }
-
-  get $offset() {
-    return this[kO];
-  }
-
-  get $generation() {
-    return this[kG];
-  }
-
-  get $ref() {
-    return BigInt(this[kG]) << 48n | BigInt(this[kO]);
-  }
-
   get $className() {
     return this.constructor.name;
-  }
-
-  get $classId() {
-    return this[kW] & 0xffff;
-  }
-
-  $equals(other) {
-    return isProxy(other) && other[kH] === this[kH] && other[kO] === this[kO] &&
-      other[kG] === this[kG];
   }
 }
 
@@ -320,7 +299,7 @@ class PMap extends PCollection {
     const shown = new Map();
     for (const [k, v] of this.entries()) {
       if (shown.size >= (options.maxArrayLength ?? 100)) break;
-      shown.set(k, isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v);
+      shown.set(k, inspectShort(v));
     }
     return `${head} ${insp(shown, { ...options, depth: 1 }).replace(/^Map\(\d+\) /, '')}`;
   }
@@ -507,7 +486,7 @@ class PSequence extends PCollection {
     const shown = [];
     for (const v of this.values()) {
       if (shown.length >= (options.maxArrayLength ?? 100)) break;
-      shown.push(isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v);
+      shown.push(inspectShort(v));
     }
     return `${head} ${insp(shown, { ...options, depth: 1 })}`;
   }

@@ -13,7 +13,10 @@
 // libuniheap locks, logs and persists it.
 const { scratch } = require('./native');
 const {
-  kH, kV, kB, kW, kO, kG, live, freedError, classAt, fromNative, takeBytes, isProxy,
+  kH, kV, kB, kW, kO, kG, isProxy, checkSameHeap,
+} = require('./identity');
+const {
+  live, freedError, classAt, fromNative, takeBytes,
 } = require('./internal');
 const { closedError, FreedObjectError, TypeMismatchError } = require('./errors');
 
@@ -52,7 +55,15 @@ function refAt(st, off, gen, f) {
     throw new FreedObjectError(`${f.what} refers to a freed object (offset ${off})`,
       'UH_EFREED', -7);
   }
-  if (cls === 1 || cls === 2) return takeBytes(st.s.stringAt(off, gen, cls === 1 ? T.string : T.bytes, true));
+  return valueAt(st, off, gen, cls);
+}
+
+/** The value of the live object (off, gen) of class cls: a string or
+ * bytes value as a string or Buffer, any other object as its proxy. */
+function valueAt(st, off, gen, cls) {
+  if (cls === 1 || cls === 2) {
+    return takeBytes(st.s.stringAt(off, gen, cls === 1 ? T.string : T.bytes, true));
+  }
   return st.wrap(off, gen, cls);
 }
 
@@ -152,7 +163,7 @@ function refArg(f, st, v) {
     throw wrongType(f, 'a persistent object (PObject, PMap, PSortedMap, PList, PArray) or ' +
       'null; make a JS value persistent first, e.g. new PList(heap, values)', v);
   }
-  if (v[kH] !== st) throw new TypeError(`${f.what}: the object belongs to another heap connection`);
+  checkSameHeap(v, st, f.what);
   if (f.refClass && !(v instanceof f.refClass)) {
     throw new TypeMismatchError(`${f.what} refers to ${f.refClass.className || f.refClass.name} ` +
       `objects, not ${v.$className}`, 'UH_ETYPE', -8);
@@ -213,4 +224,4 @@ function getBigInt(obj, f) {
   return BigInt(st.s.getI64(obj[kO], obj[kG], f.index, f.what));
 }
 
-module.exports = { T, TYPE_NAMES, install, getBigInt, unsafeInteger, scratch };
+module.exports = { T, TYPE_NAMES, install, getBigInt, unsafeInteger, valueAt, scratch };

@@ -12,14 +12,17 @@
 const { inspect, types } = require('node:util');
 const native = require('./native');
 const {
-  kState, kH, kO, kG, kWrap, check, fromNative, isProxy,
+  kO, kG, isProxy, checkSameHeap, refParts,
+} = require('./identity');
+const {
+  kState, kWrap, check, fromNative,
 } = require('./internal');
 const { Mapping } = require('./views');
 const { proxyType, defineClass } = require('./objects');
 const {
   UniheapError, ConflictError, FreedObjectError, closedError,
 } = require('./errors');
-const { TYPE_NAMES } = require('./fields');
+const { TYPE_NAMES, valueAt } = require('./fields');
 
 const DEFAULT_TRIES = 100;
 
@@ -102,7 +105,7 @@ class Roots {
       throw new TypeError('a root names a persistent object (PObject, PMap, PSortedMap, PList, ' +
         `PArray), not ${obj === null ? 'null' : typeof obj}; use roots.delete(name) to remove one`);
     }
-    if (obj[kH] !== st) throw new TypeError('the object belongs to another heap connection');
+    checkSameHeap(obj, st);
     check(obj);
     st.s.rootSet(name, obj[kO], obj[kG]);
     return this;
@@ -253,18 +256,15 @@ class Heap {
     if (ref <= 0n || ref >= 1n << 64n) {
       throw new FreedObjectError(`${ref} is not a reference`, 'UH_EFREED', -7);
     }
-    const off = Number(ref & 0xffffffffffffn);
-    const gen = Number(ref >> 48n);
-    const cls = st.s.objClass(off, gen);
-    if (cls === 1 || cls === 2) return st.s.stringAt(off, gen, cls === 1 ? 9 : 10);
-    return st.wrap(off, gen, cls);
+    const [off, gen] = refParts(ref);
+    return valueAt(st, off, gen, st.s.objClass(off, gen));
   }
 
   /** Free a persistent object (at commit when inside a block). */
   free(obj) {
     const st = this.#open();
     if (!isProxy(obj)) throw new TypeError('free() takes a persistent object');
-    if (obj[kH] !== st) throw new TypeError('the object belongs to another heap connection');
+    checkSameHeap(obj, st);
     check(obj);
     st.s.free(obj[kO], obj[kG]);
   }

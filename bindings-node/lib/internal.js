@@ -1,40 +1,17 @@
 'use strict';
-// What every proxy shares: its slots, the liveness check of uniheap.h
-// ("Direct access for bindings"), and the conversion of values to and from
-// the addon's calling convention.
-//
-// A proxy holds, under symbol keys (never enumerable, never a field name):
-//   kH  the session state of its Heap (lib/heap.js, class State)
-//   kV  the mapping window its object is read through (lib/views.js)
-//   kB  the object's offset inside that window
-//   kW  the class word its header must hold: classId | generation << 16
-//   kO  the object's offset in the heap file (bits 0..47 of its reference)
-//   kG  its generation (bits 48..63)
-// A reference is never one JS number: offset and generation travel apart.
+// What every proxy shares besides its identity (lib/identity.js): the
+// liveness check of uniheap.h ("Direct access for bindings"), and the
+// conversion of values to and from the addon's calling convention.
 const { scratch, bytesBuf } = require('./native');
 const { FreedObjectError, closedError } = require('./errors');
+const {
+  kH, kV, kB, kW, kO, kG, isProxy, checkSameHeap,
+} = require('./identity');
 
-const kH = Symbol('uniheap.state');
-const kV = Symbol('uniheap.window');
-const kB = Symbol('uniheap.base');
-const kW = Symbol('uniheap.word');
-const kO = Symbol('uniheap.offset');
-const kG = Symbol('uniheap.generation');
 const kState = Symbol('uniheap.heapState');	// Heap -> State
 const kWrap = Symbol('uniheap.wrap');		// static: (state, off, gen, cls) -> proxy
 
 const TWO32 = 4294967296;
-
-function initProxy(obj, st, off, gen, cls) {
-  const w = st.map.window(off);
-  obj[kH] = st;
-  obj[kV] = w;
-  obj[kB] = off - w.start;
-  obj[kW] = (cls | gen << 16) >>> 0;
-  obj[kO] = off;
-  obj[kG] = gen;
-  return obj;
-}
 
 /** True while the object whose header is at offset b of window v is live
  * with class word word (class | generation << 16): the class word at +8
@@ -101,10 +78,6 @@ function bytesAt(at, n) {
   return b;
 }
 
-function isProxy(v) {
-  return v !== null && typeof v === 'object' && v[kH] !== undefined;
-}
-
 // A value for the addon: (value, hint, generation). Proxies go as their
 // offset with hint -2 and their generation; everything else as it is (the
 // addon checks and converts it, hint -1). toNative() returns the value and
@@ -128,9 +101,7 @@ function toNative(st, v, what) {
     return v.value;
   }
   if (isProxy(v)) {
-    if (v[kH] !== st) {
-      throw new TypeError(`${what}: the object belongs to another heap connection`);
-    }
+    checkSameHeap(v, st, what);
     check(v);
     conv.hint = -2;
     conv.gen = v[kG];
@@ -142,8 +113,7 @@ function toNative(st, v, what) {
 }
 
 module.exports = {
-  kH, kV, kB, kW, kO, kG, kState, kWrap, TWO32,
-  initProxy, liveAt, live, check, freedError, classAt, fromNative, takeBytes, bytesAt, isProxy,
-  toNative, conv,
+  kState, kWrap, TWO32,
+  liveAt, live, check, freedError, classAt, fromNative, takeBytes, bytesAt, toNative, conv,
   F64,
 };

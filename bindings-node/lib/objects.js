@@ -16,7 +16,10 @@
 const { inspect } = require('node:util');
 const { scratch } = require('./native');
 const {
-  kH, kO, kG, kW, kState, kWrap, initProxy, check, isProxy, fromNative, bytesAt,
+  kH, kO, kG, Identity, initProxy, inspectShort,
+} = require('./identity');
+const {
+  kState, kWrap, check, fromNative, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES, install, getBigInt, unsafeInteger } = require('./fields');
 const { ClassMismatchError, closedError } = require('./errors');
@@ -289,10 +292,11 @@ function heapArgs(C, heap, values) {
     '(from uniheap.connect())');
 }
 
-class PObject {
+class PObject extends Identity {
   /** new C(heap, { field: value, ... }): a new object, its fields set in
    * one block. A class from heap.defineClass() takes only the values. */
   constructor(heap, values) {
+    super();
     const C = new.target;
     const L = layoutOf(C);
     if (L.generic) {
@@ -328,38 +332,8 @@ class PObject {
     return initProxy(Object.create(this.prototype), st, off, gen, cls);
   }
 
-  /** The Heap this proxy belongs to. */
-  get $heap() {
-    return this[kH].heap;
-  }
-
-  /** The object's offset in the heap file (bits 0..47 of its reference). */
-  get $offset() {
-    return this[kO];
-  }
-
-  /** The object's generation (bits 48..63 of its reference). */
-  get $generation() {
-    return this[kG];
-  }
-
-  /** The persistent reference, exact: heap.proxy(ref) turns it back. */
-  get $ref() {
-    return BigInt(this[kG]) << 48n | BigInt(this[kO]);
-  }
-
   get $className() {
     return this[kClass][kLayout].name;
-  }
-
-  get $classId() {
-    return this[kW] & 0xffff;
-  }
-
-  /** True when other names the same object of the same connection. */
-  $equals(other) {
-    return isProxy(other) && other[kH] === this[kH] && other[kO] === this[kO] &&
-      other[kG] === this[kG];
   }
 
   /** A field by name (also fields whose name JS reserves). */
@@ -399,7 +373,7 @@ class PObject {
       } catch (e) {
         v = `<${e.name}>`;
       }
-      o[f.name] = isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v;
+      o[f.name] = inspectShort(v);
     }
     return `${head} ${insp(o, { ...options, depth: options.depth === null ? null : 1 })}`;
   }

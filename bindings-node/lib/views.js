@@ -45,6 +45,7 @@ class Mapping {
 }
 
 const { liveAt } = require('./internal');
+const { refOf } = require('./identity');
 
 const kMake = Symbol('uniheap.makeView');
 
@@ -82,7 +83,7 @@ class BytesView extends Uint8Array {
     v.#w = st.map.window(off);
     v.#b = off - v.#w.start;
     v.#word = (2 | r[3] << 16) >>> 0;
-    v.#ref = BigInt(r[3]) << 48n | BigInt(off);
+    v.#ref = refOf(off, r[3]);
     return v;
   }
 

@@ -1,0 +1,99 @@
+'use strict';
+// A proxy's identity: which object of which heap connection it names, and
+// the one place that reads it. Every proxy (PObject and the collections)
+// holds, under symbol keys (never enumerable, never a field name):
+//   kH  the session state of its Heap (lib/heap.js, class State)
+//   kV  the mapping window its object is read through (lib/views.js)
+//   kB  the object's offset inside that window
+//   kW  the class word its header must hold: classId | generation << 16
+//   kO  the object's offset in the heap file (bits 0..47 of its reference)
+//   kG  its generation (bits 48..63)
+// A reference is never one JS number: offset and generation travel apart,
+// and meet only in a bigint (refOf) for the user. Identity is the base
+// class of both proxy families, so the $ accessors exist once.
+const { inspect } = require('node:util');
+
+const kH = Symbol('uniheap.state');
+const kV = Symbol('uniheap.window');
+const kB = Symbol('uniheap.base');
+const kW = Symbol('uniheap.word');
+const kO = Symbol('uniheap.offset');
+const kG = Symbol('uniheap.generation');
+
+/** Give obj the identity of the object at (off, gen) of class cls in the
+ * heap of st. */
+function initProxy(obj, st, off, gen, cls) {
+  const w = st.map.window(off);
+  obj[kH] = st;
+  obj[kV] = w;
+  obj[kB] = off - w.start;
+  obj[kW] = (cls | gen << 16) >>> 0;
+  obj[kO] = off;
+  obj[kG] = gen;
+  return obj;
+}
+
+function isProxy(v) {
+  return v !== null && typeof v === 'object' && v[kH] !== undefined;
+}
+
+/** The persistent reference (offset, generation) as a bigint. */
+function refOf(off, gen) {
+  return BigInt(gen) << 48n | BigInt(off);
+}
+
+/** A reference bigint as [offset, generation]. */
+function refParts(ref) {
+  return [Number(ref & 0xffffffffffffn), Number(ref >> 48n)];
+}
+
+/** Throw TypeError unless obj is a proxy of the connection st (what, if
+ * given, names the operation in the message). */
+function checkSameHeap(obj, st, what) {
+  if (obj[kH] === st) return;
+  const msg = 'the object belongs to another heap connection';
+  throw new TypeError(what ? `${what}: ${msg}` : msg);
+}
+
+/** A proxy as a nested value of inspect(): <class @offset>. */
+function inspectShort(v) {
+  return isProxy(v) ? { [inspect.custom]: () => `<${v.$className} @${v.$offset}>` } : v;
+}
+
+/** The identity accessors every proxy has ($className is each family's). */
+class Identity {
+  /** The Heap this proxy belongs to. */
+  get $heap() {
+    return this[kH].heap;
+  }
+
+  /** The object's offset in the heap file (bits 0..47 of its reference). */
+  get $offset() {
+    return this[kO];
+  }
+
+  /** The object's generation (bits 48..63 of its reference). */
+  get $generation() {
+    return this[kG];
+  }
+
+  /** The persistent reference, exact: heap.proxy(ref) turns it back. */
+  get $ref() {
+    return refOf(this[kO], this[kG]);
+  }
+
+  get $classId() {
+    return this[kW] & 0xffff;
+  }
+
+  /** True when other names the same object of the same connection. */
+  $equals(other) {
+    return isProxy(other) && other[kH] === this[kH] && other[kO] === this[kO] &&
+      other[kG] === this[kG];
+  }
+}
+
+module.exports = {
+  kH, kV, kB, kW, kO, kG,
+  Identity, initProxy, isProxy, refOf, refParts, checkSameHeap, inspectShort,
+};
