@@ -8,7 +8,7 @@
 // String and bytes values belong to the slot that holds them: replacing or
 // removing one frees it. A replaced object (a reference) never is.
 const { inspect } = require('node:util');
-const { scratch } = require('./native');
+const { scratch, CLASS } = require('./native');
 const {
   kH, kO, kG, Identity, initProxy, isProxy, inspectShort,
 } = require('./identity');
@@ -601,9 +601,9 @@ class PArray extends PSequence {
   }
 }
 
-builtins.set(PArray, 5);
-builtins.set(PList, 6);
-builtins.set(PMap, 8);
-builtins.set(PSortedMap, 11);
+builtins.set(PArray, CLASS.array);
+builtins.set(PList, CLASS.list);
+builtins.set(PMap, CLASS.map);
+builtins.set(PSortedMap, CLASS.sortedMap);
 
 module.exports = { PCollection, PMap, PSortedMap, PList, PArray, kTarget };

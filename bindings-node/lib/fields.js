@@ -11,7 +11,7 @@
 // the object is locked, the header does not match, a closed heap) takes the
 // slow path: libuniheap, or the right error. Every write goes to the addon:
 // libuniheap locks, logs and persists it.
-const { scratch } = require('./native');
+const { scratch, CLASS } = require('./native');
 const {
   kH, kV, kB, kW, kO, kG, isProxy, checkSameHeap,
 } = require('./identity');
@@ -61,8 +61,8 @@ function refAt(st, off, gen, f) {
 /** The value of the live object (off, gen) of class cls: a string or
  * bytes value as a string or Buffer, any other object as its proxy. */
 function valueAt(st, off, gen, cls) {
-  if (cls === 1 || cls === 2) {
-    return takeBytes(st.s.stringAt(off, gen, cls === 1 ? T.string : T.bytes, true));
+  if (cls === CLASS.string || cls === CLASS.bytes) {
+    return takeBytes(st.s.stringAt(off, gen, cls === CLASS.string ? T.string : T.bytes, true));
   }
   return st.wrap(off, gen, cls);
 }

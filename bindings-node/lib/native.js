@@ -6,7 +6,9 @@ const { addonPath } = require('./addon-path');
 const { makeError } = require('./errors');
 
 const addon = require(addonPath());
-const { Session, scratch, bytes, formatVersion, libVersion } = addon.init(makeError);
+const {
+  Session, scratch, bytes, formatVersion, libVersion, classIds,
+} = addon.init(makeError);
 
 module.exports = {
   Session,
@@ -19,5 +21,8 @@ module.exports = {
   bytesBuf: Buffer.from(bytes),
   formatVersion,
   libVersion,
+  // The built-in class ids (uniheap.h's UH_CLASS_*): string, bytes, array,
+  // list, map, sortedMap.
+  CLASS: Object.freeze(classIds),
   defaultSocket: addon.defaultSocket,
 };

@@ -46,6 +46,7 @@ class Mapping {
 
 const { liveAt } = require('./internal');
 const { refOf } = require('./identity');
+const { CLASS } = require('./native');
 
 const kMake = Symbol('uniheap.makeView');
 
@@ -66,7 +67,7 @@ class BytesView extends Uint8Array {
   #st;
   #w;		// the window the header is read through
   #b;		// the header's offset in that window
-  #word;	// the class word it must hold: class 2 (bytes) | generation << 16
+  #word;	// the class word it must hold: class bytes | generation << 16
   #ref;
 
   // subarray(), slice(), map() ... make plain Uint8Arrays.
@@ -82,7 +83,7 @@ class BytesView extends Uint8Array {
     v.#st = st;
     v.#w = st.map.window(off);
     v.#b = off - v.#w.start;
-    v.#word = (2 | r[3] << 16) >>> 0;
+    v.#word = (CLASS.bytes | r[3] << 16) >>> 0;
     v.#ref = refOf(off, r[3]);
     return v;
   }

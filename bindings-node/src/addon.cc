@@ -12,7 +12,22 @@ AddonData *data(Napi::Env env)
 	return env.GetInstanceData<AddonData>();
 }
 
-/* init(makeError) -> { Session, scratch, bytes, formatVersion, libVersion } */
+/* The built-in class ids the JS layer names (uniheap.h's UH_CLASS_*), so
+ * that lib/ keeps no copy of its own. */
+static Napi::Object class_ids(Napi::Env env)
+{
+	Napi::Object ids = Napi::Object::New(env);
+	ids.Set("string", Napi::Number::New(env, UH_CLASS_STRING));
+	ids.Set("bytes", Napi::Number::New(env, UH_CLASS_BYTES));
+	ids.Set("array", Napi::Number::New(env, UH_CLASS_ARRAY));
+	ids.Set("list", Napi::Number::New(env, UH_CLASS_LIST));
+	ids.Set("map", Napi::Number::New(env, UH_CLASS_MAP));
+	ids.Set("sortedMap", Napi::Number::New(env, UH_CLASS_SMAP));
+	return ids;
+}
+
+/* init(makeError) -> { Session, scratch, bytes, formatVersion, libVersion,
+ * classIds } */
 static Napi::Value Init(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -33,6 +48,7 @@ static Napi::Value Init(const Napi::CallbackInfo &info)
 	out.Set("bytes", bytes);
 	out.Set("formatVersion", Napi::Number::New(env, uh_format_version()));
 	out.Set("libVersion", Napi::String::New(env, uh_version()));
+	out.Set("classIds", class_ids(env));
 	return out;
 }
 

@@ -367,3 +367,21 @@ test('bytes values of every size come back as Buffers of their own', () => {
   assert.equal(m.has('absent'), false);
   assert.equal(m.get('absent'), undefined);
 });
+
+test('a proxy made from the class id in an object\'s header is the data type that made it', () => {
+  const made = [
+    [new uniheap.PMap(heap), uniheap.PMap],
+    [new uniheap.PSortedMap(heap), uniheap.PSortedMap],
+    [new uniheap.PList(heap), uniheap.PList],
+    [new uniheap.PArray(heap, 'i64', 1), uniheap.PArray],
+  ];
+  for (const [c, C] of made) {
+    const again = heap.proxy(c.$ref);
+    assert.equal(again.constructor, C);
+    assert.equal(again.$classId, c.$classId);
+    assert.ok(again.$equals(c));
+  }
+  const l = new uniheap.PList(heap, ['s', Buffer.from([1, 2])]);
+  assert.equal(l[0], 's');
+  assert.deepEqual(l[1], Buffer.from([1, 2]));
+});
