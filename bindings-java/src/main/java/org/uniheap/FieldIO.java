@@ -18,19 +18,24 @@ final class FieldIO {
     }
 
     static long readI64(BlockState b, ProxyBase p, int index) {
-        Session s = p.heap.acquire(b);
-        int rc = s.getI64(p.ref, index);
-        if (rc != 0)
-            throw Errors.of(rc, p.what(index));
-        return s.outLong();
+        return read(b, p, index, s -> s.getI64(p.ref, index)).outLong();
     }
 
     static double readF64(BlockState b, ProxyBase p, int index) {
+        return read(b, p, index, s -> s.getF64(p.ref, index)).outDouble();
+    }
+
+    static long readRef(BlockState b, ProxyBase p, int index) {
+        return read(b, p, index, s -> s.getRef(p.ref, index)).outLong();
+    }
+
+    /* One read call on the block's session; the session, for its result. */
+    private static Session read(BlockState b, ProxyBase p, int index, ToIntFunction<Session> call) {
         Session s = p.heap.acquire(b);
-        int rc = s.getF64(p.ref, index);
+        int rc = call.applyAsInt(s);
         if (rc != 0)
             throw Errors.of(rc, p.what(index));
-        return s.outDouble();
+        return s;
     }
 
     /** The bytes p's fields span (ProxyType.spanLo, spanLen) as of one
@@ -48,14 +53,6 @@ final class FieldIO {
         } finally {
             p.heap.release(b, s);
         }
-    }
-
-    static long readRef(BlockState b, ProxyBase p, int index) {
-        Session s = p.heap.acquire(b);
-        int rc = s.getRef(p.ref, index);
-        if (rc != 0)
-            throw Errors.of(rc, p.what(index));
-        return s.outLong();
     }
 
     static void writeI64(ProxyBase p, int index, long v) {
