@@ -10,10 +10,10 @@
 const { inspect } = require('node:util');
 const { scratch, CLASS } = require('./native');
 const {
-  kH, kO, kG, Identity, initProxy, isProxy, inspectShort,
+  kH, kO, kG, kState, kWrap, Identity, initProxy, isProxy, inspectShort,
 } = require('./identity');
 const {
-  kWrap, kState, check, fromNative, toNative, conv, bytesAt,
+  check, fromNative, toNative, conv, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES } = require('./fields');
 const { builtins } = require('./objects');
@@ -62,10 +62,6 @@ function fill(st, items, step) {
 /** Base of the collection proxies (the $ accessors of identity are
  * Identity's). */
 class PCollection extends Identity {
-  static [kWrap](st, off, gen, cls) {
-    return initProxy(Object.create(this.prototype), st, off, gen, cls);
-  }
-
   get $className() {
     return this.constructor.name;
   }

@@ -12,10 +12,10 @@
 const { inspect, types } = require('node:util');
 const native = require('./native');
 const {
-  kO, kG, isProxy, checkSameHeap, refParts,
+  kO, kG, kState, kWrap, isProxy, checkSameHeap, refParts,
 } = require('./identity');
 const {
-  kState, kWrap, check, fromNative,
+  check, fromNative,
 } = require('./internal');
 const { Mapping } = require('./views');
 const { proxyType, defineClass } = require('./objects');

@@ -10,7 +10,9 @@
 //   kG  its generation (bits 48..63)
 // A reference is never one JS number: offset and generation travel apart,
 // and meet only in a bigint (refOf) for the user. Identity is the base
-// class of both proxy families, so the $ accessors exist once.
+// class of both proxy families, so the $ accessors exist once. A Heap
+// hands its State out under kState; a proxy class makes its proxies with
+// its static kWrap (State.wrap picks the class by class id).
 const { inspect } = require('node:util');
 
 const kH = Symbol('uniheap.state');
@@ -19,6 +21,8 @@ const kB = Symbol('uniheap.base');
 const kW = Symbol('uniheap.word');
 const kO = Symbol('uniheap.offset');
 const kG = Symbol('uniheap.generation');
+const kState = Symbol('uniheap.heapState');	// Heap -> State
+const kWrap = Symbol('uniheap.wrap');		// static: (state, off, gen, cls) -> proxy
 
 /** Give obj the identity of the object at (off, gen) of class cls in the
  * heap of st. */
@@ -62,6 +66,10 @@ function inspectShort(v) {
 
 /** The identity accessors every proxy has ($className is each family's). */
 class Identity {
+  static [kWrap](st, off, gen, cls) {
+    return initProxy(Object.create(this.prototype), st, off, gen, cls);
+  }
+
   /** The Heap this proxy belongs to. */
   get $heap() {
     return this[kH].heap;
@@ -94,6 +102,6 @@ class Identity {
 }
 
 module.exports = {
-  kH, kV, kB, kW, kO, kG,
+  kH, kV, kB, kW, kO, kG, kState, kWrap,
   Identity, initProxy, isProxy, refOf, refParts, checkSameHeap, inspectShort,
 };

@@ -8,8 +8,6 @@ const {
   kH, kV, kB, kW, kO, kG, isProxy, checkSameHeap,
 } = require('./identity');
 
-const kState = Symbol('uniheap.heapState');	// Heap -> State
-const kWrap = Symbol('uniheap.wrap');		// static: (state, off, gen, cls) -> proxy
 
 const TWO32 = 4294967296;
 
@@ -113,7 +111,7 @@ function toNative(st, v, what) {
 }
 
 module.exports = {
-  kState, kWrap, TWO32,
+  TWO32,
   liveAt, live, check, freedError, classAt, fromNative, takeBytes, bytesAt, toNative, conv,
   F64,
 };

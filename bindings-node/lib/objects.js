@@ -16,10 +16,10 @@
 const { inspect } = require('node:util');
 const { scratch } = require('./native');
 const {
-  kH, kO, kG, Identity, initProxy, inspectShort,
+  kH, kO, kG, kState, Identity, initProxy, inspectShort,
 } = require('./identity');
 const {
-  kState, kWrap, check, fromNative, bytesAt,
+  check, fromNative, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES, install, getBigInt, unsafeInteger } = require('./fields');
 const { ClassMismatchError, closedError } = require('./errors');
@@ -326,10 +326,6 @@ class PObject extends Identity {
       alloc();
       for (const k of keys) this[k] = vals[k];
     });
-  }
-
-  static [kWrap](st, off, gen, cls) {
-    return initProxy(Object.create(this.prototype), st, off, gen, cls);
   }
 
   get $className() {
