@@ -116,21 +116,6 @@ lost:
 	return UH_ECONFLICT;
 }
 
-int uh_opt_seen(uh_heap *h, uint64_t obj, uint64_t *v)
-{
-	const struct uh_opt *o = &h->opt;
-
-	obj = UH_REF_OFFSET(obj);
-	for (uint32_t i = 0; i < o->n; i++) {	/* bound: UH_OPT_MAX */
-		if (o->obj[i] != obj)
-			continue;
-		uint64_t w = o->word[i];
-		*v = uh_lock_is_locked(w) ? uh_lock_old_version(w) : w;
-		return 1;
-	}
-	return 0;
-}
-
 static struct uh_view *view_slot(uh_heap *h, uh_off obj)
 {
 	return &h->opt.cache[(UH_REF_OFFSET(obj) >> 4) % UH_VIEW_CACHE];

@@ -22,6 +22,11 @@
  *
  * If heapd now serves another heap file, the re-attach fails with UH_EIO
  * and the mapping is left as it is: never a mapping of the wrong file.
+ *
+ * The files that need heapd (alloc.c, classes.c, logchain.c, tx.c) lie
+ * below this one: they reach it through h->recover (uhint.h,
+ * uh_ctl_ready, uh_ctl_failed, uh_reattach), which connect points at
+ * uh_reattach_recovery, and only once heapd has gone away.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +73,7 @@ static int adopt(uh_heap *h, uhc *ctl, const struct uhc_welcome *w)
 	return 0;
 }
 
-int uh_reattach(uh_heap *h)
+static int reattach(uh_heap *h)
 {
 	/* Only once the old stream has ended: heapd reaps a session whose
 	 * stream ends, and that must never be the new one's slot. */
@@ -109,23 +114,24 @@ int uh_reattach(uh_heap *h)
 
 #define STREAM_END_WAIT_MS 2000	/* a failed call's heapd: its stream ends soon */
 
-int uh_ctl_failed(uh_heap *h, int rc, int *again)
+/* uh_ctl_failed past its first checks: rc is UH_EDISCONNECTED. */
+static int ctl_failed(uh_heap *h, int rc, int *again)
 {
-	*again = 0;
-	if (rc != UH_EDISCONNECTED || !h->ctl || !uhc_wait_ended(h->ctl, STREAM_END_WAIT_MS))
+	if (!uhc_wait_ended(h->ctl, STREAM_END_WAIT_MS))
 		return rc;
 	if (h->tx.depth)
 		return uh_tx_heapd_restarted(h);
-	if ((rc = uh_reattach(h)) == 0)
+	if ((rc = reattach(h)) == 0)
 		*again = 1;
 	return rc;
 }
 
-int uh_ctl_ready(uh_heap *h)
+/* uh_ctl_ready past its first check: the session stream has ended. */
+static int ctl_lost(uh_heap *h)
 {
-	if (!h->ctl || uhc_connected(h->ctl))
-		return 0;
 	if (h->tx.depth)
 		return uh_tx_heapd_restarted(h);
-	return uh_reattach(h);
+	return reattach(h);
 }
+
+const struct uh_recovery uh_reattach_recovery = { reattach, ctl_lost, ctl_failed };

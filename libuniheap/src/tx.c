@@ -17,7 +17,7 @@
  *       from here on the block survives any crash (recovery replays it).
  *   B2  the applied writes and frees, in place.
  * Then: state APPLIED, flushed but not fenced: the session's next barrier
- * makes it durable, and so does any other session's (lazylog.c), which is
+ * makes it durable, and so does any other session's (barrier.c), which is
  * what keeps a late replay of this log from overwriting a later block
  * that takes over our locks or slots; locks released with
  * version = ++clock, state IDLE, freed slots released.
@@ -217,20 +217,6 @@ static int stale(uh_heap *h, uint64_t obj)
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu changed after this block "
 				     "read it; block rolled back, run it again",
 				     (unsigned long long)obj));
-}
-
-const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s)
-{
-	const struct uh_hdr *hd = h->hdr;
-
-	if (s == 0 || s >= hd->session_cap)
-		return NULL;
-	const struct uh_session_ent *e =
-		(const void *)(h->base + hd->session_tab_off) + (size_t)s * sizeof(*e);
-	uint64_t off = __atomic_load_n(&e->log_off, __ATOMIC_ACQUIRE);
-	if (off < UH_HDR_SIZE || off % 8 || off > h->size - sizeof(struct uh_log_hdr))
-		return NULL;
-	return (const void *)(h->base + off);
 }
 
 /* A lock held by another session whose block has not started to apply:
@@ -763,7 +749,7 @@ int uh_begin(uh_heap *h)
 }
 
 /* The block is applied and durable in place: leave the log APPLIED for
- * the next barrier to persist (lazylog.c), then release the locks with a
+ * the next barrier to persist (barrier.c), then release the locks with a
  * new version. */
 static void commit_release(uh_heap *h)
 {

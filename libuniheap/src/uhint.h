@@ -5,6 +5,30 @@
  * Ownership: a uh_heap owns its control session (uhc), its arena lists
  * and its block state. Its mapping (struct uh_mapping) is shared with the
  * sessions opened from it and reference counted; nothing else is shared.
+ *
+ * Layers. A file calls only files on its own line or the lines above it,
+ * never below (scripts/cycles.py checks it, with the #include graph and
+ * the symbols of the object files):
+ *   shared     error, format.h, arena, persist.h, logapply, pmtrace,
+ *              sockpath, utf8, rootmap_read (heapd compiles them too);
+ *              control.cc (the gRPC client), util (u64map, u64vec)
+ *   handle     handle.c (NULL and fork checks), barrier.c (flush,
+ *              barrier, lazy logs, test hooks), session.c (a Welcome
+ *              bound to the handle)
+ *   log        logchain.c (the redo log's segments)
+ *   blocks     tx.c (blocks, lock words, uh_run)
+ *   optimistic optread.c (reads outside blocks; falls back to uh_run)
+ *   objects    object.c (references checked, class descriptors)
+ *   alloc      alloc.c (slots from leased arenas)
+ *   API        field.c (fields, strings, bytes), value.c (slots, keys),
+ *              classes.c, array.c, list.c, map*.c, smap*.c, rootmap.c,
+ *              check.c
+ *   recovery   reattach.c (re-attach after heapd restarted)
+ *   lifetime   info.c (versions, info, stats), heap.c (connect, close)
+ * The two ways down that would be calls up go through tables set at
+ * connect, on rare paths only: reattach.c's recovery (h->recover:
+ * uh_reattach, uh_ctl_ready, uh_ctl_failed) and barrier.c's persist hooks
+ * for logapply.c (h->persist).
  */
 #ifndef UH_UHINT_H
 #define UH_UHINT_H
@@ -145,10 +169,20 @@ struct uh_mapping {
 /* Test-only mutants (UH_MUTANT): a persist of the commit protocol left out. */
 enum { UH_MUTANT_APPLY_FLUSH = 1, UH_MUTANT_APPLY_BARRIER = 2, UH_MUTANT_LAZY_FLUSH = 3 };
 
+/* What reattach.c does once heapd has gone away (uh_reattach,
+ * uh_ctl_ready, uh_ctl_failed below): a table, like struct uh_persist,
+ * so that the files below reattach.c reach it without calling up. */
+struct uh_recovery {
+	int (*reattach)(uh_heap *h);
+	int (*lost)(uh_heap *h);		/* the session stream has ended */
+	int (*failed)(uh_heap *h, int rc, int *again);	/* rc: UH_EDISCONNECTED */
+};
+
 struct uh_heap {
 	pid_t pid;			/* process that connected */
 	uint32_t fork_gen;		/* fork generation at connect */
 	uhc *ctl;			/* owned */
+	const struct uh_recovery *recover;	/* uh_reattach_recovery */
 	struct uh_mapping *m;		/* shared with sibling sessions */
 	char *base;			/* m->base, cached for the hot paths */
 	uint64_t size;			/* m->size */
@@ -180,46 +214,78 @@ struct uh_heap {
 	char name[64];
 };
 
-/* heap.c */
-int uh_check_handle(uh_heap *h);	/* fork / closed checks */
-/* Bind h to the session heapd welcomed in w (the mapping m is h's): log
- * area, session, token. 0 or UH_EPROTO/UH_EIO. */
+/* handle.c: the checks a public call makes first. uh_check_handle: not
+ * NULL and not used across a fork (UH_EINVAL, UH_EFORK); uh_check_writable:
+ * ... and not connected read-only (UH_EREADONLY naming fn). */
+int uh_check_handle(uh_heap *h);
+int uh_check_writable(uh_heap *h, const char *fn);
+/* Once per process, before the first handle: count forks from now on. */
+void uh_handle_watch_fork(void);
+/* A new handle belongs to this process and its fork generation. */
+void uh_handle_stamp(uh_heap *h);
+
+/* barrier.c: uh_flush sends [addr, addr + len) towards the media,
+ * uh_barrier makes every range flushed before it durable (after the lazy
+ * logs' headers: uh_lazy_flush). uh_lazy_mark: this session leaves its
+ * log APPLIED without a barrier (its lazy_logs bit set, before it
+ * releases locks). uh_barrier_init: h->persist (logapply's callbacks)
+ * and the test hooks UH_CRASH_AT, UH_PMTRACE and UH_MUTANT. */
+void uh_flush(uh_heap *h, const void *addr, size_t len);
+void uh_barrier(uh_heap *h);
+void uh_lazy_mark(uh_heap *h);
+void uh_lazy_flush(uh_heap *h);
+void uh_barrier_init(uh_heap *h);
+/* The log header of session s, if the session table names one inside the
+ * mapping; else NULL. */
+const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
+
+/* session.c: bind h to the session heapd welcomed in w (the mapping m is
+ * h's): log area, session, token. 0 or UH_EPROTO/UH_EIO. */
 int uh_session_bind(uh_heap *h, const struct uhc_welcome *w);
 /* UH_EIO naming both files unless w describes the heap m maps. */
 int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w);
 /* "c/<program>": how this process names itself to heapd. */
 const char *uh_client_desc(char *buf, size_t len);
 
-/* reattach.c: heapd's end (the session stream closed) seen, attach anew
- * to the same socket as a new session of the same heap, heapd recovering
- * the old one; bounded retries with backoff. Keeps the mapping, the
- * arenas and every reference. UH_EDISCONNECTED (heapd did not come back
- * in time), UH_EIO (heapd now serves another heap). */
-int uh_reattach(uh_heap *h);
+/* reattach.c's recovery, reached from the files below it through
+ * h->recover (set at connect to uh_reattach_recovery), and only on the
+ * rare path: heapd gone, or a control call failed. */
+extern const struct uh_recovery uh_reattach_recovery;
+/* heapd's end (the session stream closed) seen: attach anew to the same
+ * socket as a new session of the same heap, heapd recovering the old
+ * one; bounded retries with backoff. Keeps the mapping, the arenas and
+ * every reference. UH_EDISCONNECTED (heapd did not come back in time),
+ * UH_EIO (heapd now serves another heap). */
+static inline int uh_reattach(uh_heap *h)
+{
+	return h->recover->reattach(h);
+}
 /* Before a call that needs heapd: 0 when the session stream is up; else
  * inside a block the block is doomed (UH_ECONFLICT, heapd restarted: the
  * caller's retry re-attaches), outside one uh_reattach(). */
-int uh_ctl_ready(uh_heap *h);
+static inline int uh_ctl_ready(uh_heap *h)
+{
+	if (!h->ctl || uhc_connected(h->ctl))
+		return 0;
+	return h->recover->lost(h);
+}
 /* After a control call failed with rc: when heapd went away during it
  * (UH_EDISCONNECTED and the session stream ends), inside a block the
  * block is doomed (UH_ECONFLICT), outside one the session re-attaches and
  * *again is set: make the call once more. Else rc. */
-int uh_ctl_failed(uh_heap *h, int rc, int *again);
+static inline int uh_ctl_failed(uh_heap *h, int rc, int *again)
+{
+	*again = 0;
+	if (rc != UH_EDISCONNECTED || !h->ctl)
+		return rc;
+	return h->recover->failed(h, rc, again);
+}
 /* The session's heapd has ended, or a new one started since we attached. */
 static inline int uh_heapd_changed(const uh_heap *h)
 {
 	return (h->ctl && !uhc_connected(h->ctl)) ||
 	       __atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE) != h->starts;
 }
-int uh_check_writable(uh_heap *h, const char *fn);	/* ... and not read-only */
-void uh_flush(uh_heap *h, const void *addr, size_t len);
-void uh_barrier(uh_heap *h);
-
-/* lazylog.c: this session leaves its log APPLIED without a barrier (set
- * its lazy_logs bit, before releasing locks); flush the log header of
- * every session whose bit is set (every barrier does, first). */
-void uh_lazy_mark(uh_heap *h);
-void uh_lazy_flush(uh_heap *h);
 
 /* object.c: the valid object a reference names (offset and generation;
  * any class if cls == 0), or NULL with the error set (UH_EFREED for a
@@ -304,9 +370,6 @@ static inline int uh_lock_note(uh_heap *h, uint64_t obj, uint64_t *w, uint64_t *
 			     __ATOMIC_ACQUIRE);
 	return uh_lock_version(h, obj, *w, v);
 }
-/* The log header of session s, if the session table names one inside the
- * mapping; else NULL. */
-const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
 /* After bytes of obj were read with lock word w (an acquire fence after
  * the reads): 1 when they were the bytes of the version w gives, because
  * the word is still w and, if another session holds the lock, its log is
@@ -381,8 +444,22 @@ int uh_opt_run(uh_heap *h, uh_block_fn body, void *arg);
 /* Note obj before its first byte is read: 0, or UH_ECONFLICT when this try
  * is lost (obj being applied to, or too many objects). */
 int uh_opt_touch(uh_heap *h, uint64_t obj);
-/* The version obj had when this try first read it (1), or 0 if it did not. */
-int uh_opt_seen(uh_heap *h, uint64_t obj, uint64_t *v);
+/* The version obj had when this try first read it (1), or 0 if it did not.
+ * Here, not in optread.c, because tx.c (below optread.c) asks it too. */
+static inline int uh_opt_seen(const uh_heap *h, uint64_t obj, uint64_t *v)
+{
+	const struct uh_opt *o = &h->opt;
+
+	obj = UH_REF_OFFSET(obj);
+	for (uint32_t i = 0; i < o->n; i++) {	/* bound: UH_OPT_MAX */
+		if (o->obj[i] != obj)
+			continue;
+		uint64_t w = o->word[i];
+		*v = uh_lock_is_locked(w) ? uh_lock_old_version(w) : w;
+		return 1;
+	}
+	return 0;
+}
 /* In an optimistic read, the view of kind kept for header obj (noting obj
  * first), if obj's lock word has not moved since: else NULL. */
 const void *uh_opt_view(uh_heap *h, uh_off obj, uint32_t kind);
