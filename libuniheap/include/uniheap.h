@@ -502,6 +502,60 @@ typedef struct uh_value {
 	} u;
 } uh_value;
 
+/** @defgroup copy Copying string and bytes values out
+ * A binding turns a string or bytes value into its runtime's own (a
+ * Python str, a JS string, a Java byte[]) by copying the object's bytes
+ * from the mapping. Outside a block another session may replace the value
+ * meanwhile: the commit that replaces it frees the old object, and its
+ * slot may hold a new object by the time the copy ends. uh_copy_values()
+ * is the one loop for it: it reads where the values are kept (a field, a
+ * map or list entry, a record's fields at once), copies every string and
+ * bytes value among them, checks after the copies that each object is
+ * still the one its reference named, and reads again, the whole set, at
+ * most #UH_READ_TRIES times, while one was replaced under its copy.
+ * @{ */
+
+/** Reads of one set of values uh_copy_values() makes before it gives up
+ * with #UH_ECONFLICT: a writer could replace a value between every two. */
+#define UH_READ_TRIES 1000
+
+/** Reads the values where they are kept, again on every try: stores up to
+ * the capacity given to uh_copy_values() into vals, their number in *n.
+ * Not 0: uh_copy_values() returns this code at once (a libuniheap error,
+ * or a positive code of the caller's own, e.g. "key not found"). */
+typedef int (*uh_values_fetch_fn)(uh_heap *h, void *arg, uh_value *vals, uint32_t *n);
+/** Makes the caller's copy of value i: len bytes at data, in the mapping.
+ * They may change under the copy: copy them, and fail (not 0) only as a
+ * copy may, e.g. on bytes that are not UTF-8. Called again for the same i
+ * in a later try, it replaces the earlier call's copy (free that one). */
+typedef int (*uh_bytes_copy_fn)(void *arg, uint32_t i, const void *data, size_t len);
+
+/**
+ * Read a set of values with fetch and copy out each string or bytes
+ * value among them (type UH_T_STRING or UH_T_BYTES, reference not 0) with
+ * copy; then check that each copied object is still live and of the
+ * reference's generation. One was freed before or during its copy
+ * (replaced by another session): outside a block, fetch and copy run
+ * again for the whole set, at most UH_READ_TRIES times; inside a block,
+ * the error stands (UH_ECONFLICT when a commit made the block's read
+ * stale, which the block's retry answers). Other values are left in vals
+ * for the caller to convert. A fetch whose values cannot change (a
+ * reference the caller holds) should return UH_EFREED when called a
+ * second time: uh_errmsg() then still names the freed object.
+ * @param vals room for cap values, filled by fetch.
+ * @return 0 (vals as the last fetch left them, every copy made and
+ *         checked), fetch's code, copy's code (its bytes were the
+ *         value's), UH_ETYPE (a string or bytes reference names another
+ *         class), UH_EFREED (inside a block), UH_ECONFLICT (inside a
+ *         block; outside, the values were replaced under the copy
+ *         UH_READ_TRIES times in a row: read them inside a block, which
+ *         holds them still), UH_EINVAL (a NULL function, or fetch gave
+ *         more than cap values).
+ */
+int uh_copy_values(uh_heap *h, uh_values_fetch_fn fetch, uh_bytes_copy_fn copy, void *arg,
+		   uh_value *vals, uint32_t cap);
+/** @} */
+
 /** Map key kinds, fixed when a map is created. */
 #define UH_KEY_STRING 1u	/**< UTF-8 bytes; sorted maps order them bytewise */
 #define UH_KEY_BYTES 2u		/**< raw bytes; sorted bytewise */

@@ -20,9 +20,9 @@
  *   optimistic optread.c (reads outside blocks; falls back to uh_run)
  *   objects    object.c (references checked, class descriptors)
  *   alloc      alloc.c (slots from leased arenas)
- *   API        field.c (fields, strings, bytes), value.c (slots, keys),
- *              classes.c, array.c, list.c, map*.c, smap*.c, rootmap.c,
- *              check.c
+ *   API        field.c (fields, strings, bytes), copy.c (string and
+ *              bytes values copied out), value.c (slots, keys), classes.c,
+ *              array.c, list.c, map*.c, smap*.c, rootmap.c, check.c
  *   recovery   reattach.c (re-attach after heapd restarted)
  *   lifetime   info.c (versions, info, stats), heap.c (connect, close)
  * The two ways down that would be calls up go through tables set at
