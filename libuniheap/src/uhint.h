@@ -9,8 +9,8 @@
  * Layers. A file calls only files on its own line or the lines above it,
  * never below (scripts/cycles.py checks it, with the #include graph and
  * the symbols of the object files):
- *   shared     error, format.h, arena, persist.h, logapply, pmtrace,
- *              sockpath, utf8, rootmap_read (heapd compiles them too);
+ *   shared     common/ (format.h, arena, persist.h, logapply, error,
+ *              pmtrace, sockpath, utf8, rootmap_read: heapd's too);
  *              control.cc (the gRPC client), util (u64map, u64vec)
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
