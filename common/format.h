@@ -52,6 +52,9 @@
 #define UH_HEAP_SIZE_MAX (1ull << 48)	/* offsets live in 48 bits */
 #define UH_SESSION_CAP 1024u		/* session slots 1..1023 */
 #define UH_LAZY_WORDS (UH_SESSION_CAP / 64)	/* u64 words of uh_hdr.lazy_logs */
+/* Change counters of collections (uh_hdr.changes, FORMAT.md 8.9): a
+ * collection uses channel uh_change_channel(its offset). */
+#define UH_CHANGE_CHANNELS 768u
 #define UH_ARENA_SIZE_DEFAULT (1u << 20)
 #define UH_LOG_SIZE_DEFAULT (1u << 20)
 
@@ -94,14 +97,23 @@ struct uh_hdr {
 	/* Global version clock (time-based STM), own cache line. Advanced by
 	 * committers with an atomic add; recovery persists max(version)+1. */
 	uint64_t clock;			/* 320 */
-	uint8_t pad2[56];		/* 328 */
+	/* Waits in progress (FORMAT.md 8.9): a committer reads it right
+	 * after it advanced the clock, so it shares the clock's line. */
+	uint32_t waiters;		/* 328 */
+	uint8_t pad2[52];		/* 332 */
 
 	/* Lazy logs (format 4), own cache lines: bit s is set by session s
 	 * once it leaves a log marked APPLIED without a barrier; every
 	 * barrier of every client first flushes the log headers named here
 	 * (FORMAT.md 8.4). Run-time state: recovery does not read it. */
 	uint64_t lazy_logs[UH_LAZY_WORDS];	/* 384 */
-	uint8_t pad3[UH_HDR_SIZE - 512];
+	/* Change notifications (FORMAT.md 8.9), run-time state like
+	 * lazy_logs: bit s = session s is waiting; then one change counter
+	 * per channel, advanced by every commit that changed a collection of
+	 * the channel. */
+	uint64_t waiting[UH_LAZY_WORDS];	/* 512 */
+	uint8_t pad3[384];			/* 640 */
+	uint32_t changes[UH_CHANGE_CHANNELS];	/* 1024 */
 };
 
 #define UH_HDR_CHECKSUM_LEN 160u
@@ -403,6 +415,13 @@ static inline uint32_t uh_type_size(uint32_t type)
 	}
 }
 
+/* The change channel of the collection whose header is at off (FORMAT.md
+ * 8.9): every writer and waiter must compute the same one. */
+static inline uint32_t uh_change_channel(uint64_t off)
+{
+	return (uint32_t)(((off >> 4) * 0x9e3779b97f4a7c15ull) >> 32) % UH_CHANGE_CHANNELS;
+}
+
 static inline int uh_type_is_ref(uint32_t type)
 {
 	return type == UH_T_REF || type == UH_T_STRING || type == UH_T_BYTES;
@@ -419,6 +438,9 @@ _Static_assert(offsetof(struct uh_hdr, gen_seed) == 280, "generation seed");
 _Static_assert(offsetof(struct uh_hdr, heapd_starts) == 288, "heapd starts");
 _Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(offsetof(struct uh_hdr, lazy_logs) == 384, "lazy logs");
+_Static_assert(offsetof(struct uh_hdr, waiters) == 328, "waiters");
+_Static_assert(offsetof(struct uh_hdr, waiting) == 512, "waiting sessions");
+_Static_assert(offsetof(struct uh_hdr, changes) == 1024, "change counters");
 _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");
 _Static_assert(sizeof(struct uh_class_desc) == 288, "class descriptor");
 _Static_assert(sizeof(struct uh_objhdr) == UH_OBJHDR_SIZE, "object header");

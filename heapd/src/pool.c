@@ -275,6 +275,12 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 			    pmemobj_errormsg());
 	} TX_END
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Waiters of the previous heapd count themselves anew, on a session
+	 * of this one, when they see heapd_starts move (FORMAT.md 8.9); this
+	 * also drops counts that processes killed mid-registration left. */
+	for (uint32_t i = 0; i < UH_LAZY_WORDS; i++)
+		__atomic_store_n(&h->waiting[i], 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->waiters, 0, __ATOMIC_SEQ_CST);
 	return rc;
 }
 

@@ -167,6 +167,18 @@ static void transfer_tx(struct hd *hd, uint32_t from, uint32_t to)
 	}
 }
 
+/* A session killed while it waited for a change (FORMAT.md 8.9) still
+ * counts in waiters: take its count back. Whoever clears the bit, the
+ * session itself or heapd, takes it, so it is taken once. */
+static void forget_waiter(struct hd *hd, uint32_t slot)
+{
+	if (slot == 0 || slot >= UH_SESSION_CAP)
+		return;
+	uint64_t bit = 1ull << (slot % 64);
+	if (__atomic_fetch_and(&hd->hdr->waiting[slot / 64], ~bit, __ATOMIC_SEQ_CST) & bit)
+		__atomic_sub_fetch(&hd->hdr->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
 static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
 		       struct uh_log_hdr *log);
 static void finish_log(struct hd *hd, uint32_t slot, struct uh_log_hdr *log,
@@ -185,6 +197,7 @@ static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
 	memset(&r, 0, sizeof(r));
 	if (log)
 		finish_log(hd, old, log, &r);
+	forget_waiter(hd, old);
 	TX_BEGIN(hd->pop) {
 		transfer_tx(hd, old, now);
 		release_tx(hd, old, e, log);
@@ -353,6 +366,7 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 	struct uh_log_hdr *log = hd_session_log_locked(hd, slot);
 	if (log)
 		finish_log(hd, slot, log, r);
+	forget_waiter(hd, slot);
 	TX_BEGIN(hd->pop) {
 		release_tx(hd, slot, e, log);
 	} TX_ONABORT {

@@ -470,6 +470,50 @@ int uh_root_count(uh_heap *h, uint64_t *count);
 /** @} */
 
 /* ------------------------------------------------------------------ */
+/** @defgroup wait Waiting for changes
+ *
+ * A process sleeps until another process's commit changes an object, a
+ * collection or the roots, and wakes within microseconds of it, with no
+ * request to heapd and no polling (schemas/FORMAT.md 8.9). Each watched
+ * thing has a *token* that every commit changing it moves:
+ *  - a record, a string or bytes value, an array: its version; any commit
+ *    that writes it (a field, an element) moves it;
+ *  - a list, hash map or sorted map (its header reference): a change
+ *    counter that any commit changing the collection moves (put, remove,
+ *    set, insert, append, pop, a resize). Counters are shared by hashing
+ *    between collections, so a waiter of a collection may also wake when
+ *    another one changed: compare the contents if that matters;
+ *  - #UH_WAIT_ROOTS: a counter that any root set or removed moves.
+ * Pattern: take the token, read what you need, wait for a token other
+ * than the one you read with; a change committed in between is not lost.
+ * Changes are seen from clients of this library version on; a waiter
+ * killed while it waits leaves nothing behind, and a wait survives a
+ * heapd restart (it re-attaches, as a block would). Waiting is not
+ * allowed inside a block (UH_ESTATE); waits use the handle like any call
+ * (one thread at a time): open a session per waiting thread.
+ * @{ */
+
+/** Wait on the roots instead of an object: uh_wait(h, UH_WAIT_ROOTS, ...). */
+#define UH_WAIT_ROOTS ((uh_off)1)
+/** At most this many objects in one uh_wait_any(). */
+#define UH_WAIT_MAX 64u
+
+/** The current token of obj (an object, a collection or #UH_WAIT_ROOTS).
+ * @return 0, UH_EFREED. */
+int uh_change_token(uh_heap *h, uh_off obj, uint64_t *token);
+/** Sleep until obj's token differs from since, or timeout_ns passes (< 0:
+ * no timeout; 0: just look). *now (may be NULL) gets the token then.
+ * @return 1 (changed), 0 (timed out, *now == since), UH_EFREED (obj was
+ * freed), UH_ESTATE (inside a block), UH_EDISCONNECTED (heapd restarted
+ * and did not come back). */
+int uh_wait(uh_heap *h, uh_off obj, uint64_t since, int64_t timeout_ns, uint64_t *now);
+/** uh_wait() on n (1..#UH_WAIT_MAX) things at once: returns 1 as soon as
+ * any token differs from its since[i]; now[i] gets every token. */
+int uh_wait_any(uh_heap *h, uint32_t n, const uh_off *objs, const uint64_t *since,
+		int64_t timeout_ns, uint64_t *now);
+/** @} */
+
+/* ------------------------------------------------------------------ */
 /** @defgroup types Persistent data types
  *
  * Arrays, lists, hash maps and sorted maps, implemented once here and

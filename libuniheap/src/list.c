@@ -132,7 +132,8 @@ static int set_len(uh_heap *h, struct lst *s, uint64_t len)
 	int rc = uh_slot_write(h, s->l, LIST_LEN, &n);
 	if (rc == 0)
 		s->len = len;
-	return rc;
+	/* Every change writes the length: it is where waiters hear of it. */
+	return rc ? rc : uh_tx_changed(h, s->l);
 }
 
 /* Copy the elements into ns (see relocate) slot by slot through the

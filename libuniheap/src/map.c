@@ -654,7 +654,7 @@ static int put_body(uh_heap *h, void *arg)
 	int rc;
 
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
-	    (rc = uh_value_to_slot(h, a->val, 0, &vs)) != 0)
+	    (rc = uh_value_to_slot(h, a->val, 0, &vs)) != 0 || (rc = uh_tx_changed(h, a->m)) != 0)
 		return rc;
 	if ((rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
 		return rc;
@@ -704,7 +704,7 @@ static int remove_body(uh_heap *h, void *arg)
 	if (!f.entry.ref)
 		return uh_err_set(UH_ENOTFOUND, "uh_map_remove: key not in map %llu",
 				  (unsigned long long)a->m);
-	if ((rc = unlink_entry(h, &v, &f, &val)) != 0 ||
+	if ((rc = uh_tx_changed(h, a->m)) != 0 || (rc = unlink_entry(h, &v, &f, &val)) != 0 ||
 	    (rc = uh_slot_free_old(h, &val, NULL, a->flags)) != 0)
 		return rc;
 	if (a->old)

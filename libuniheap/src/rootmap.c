@@ -195,7 +195,8 @@ static int root_set(uh_heap *h, const char *name, size_t len, uh_off obj)
 	struct probe p;
 	int rc;
 
-	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
+	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = uh_tx_changed(h, rm)) != 0 ||
+	    (rc = probe_checked(h, name, len, &p)) != 0)
 		return rc;
 	if (p.found)
 		return wr64(h, p.table, pair_off(p.table, p.slot) + 8, obj);
@@ -241,7 +242,8 @@ static int root_del(uh_heap *h, const char *name, size_t len)
 	struct probe p;
 	int rc;
 
-	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
+	if ((rc = uh_tx_lock(h, rm)) != 0 || (rc = uh_tx_changed(h, rm)) != 0 ||
+	    (rc = probe_checked(h, name, len, &p)) != 0)
 		return rc;
 	if (!p.found)
 		return uh_err_set(UH_ENOTFOUND, "no root named '%s'", name);

@@ -1897,9 +1897,9 @@ static int sm_put_body(uh_heap *h, void *arg)
 	struct sm_op *op = arg;
 	struct uh_slot old, ks;
 	uint32_t pos;
-	int eq, rc = sm_find(h, op, &pos, &eq);
+	int eq, rc;
 
-	if (rc)
+	if ((rc = uh_tx_changed(h, op->m)) != 0 || (rc = sm_find(h, op, &pos, &eq)) != 0)
 		return rc;
 	if (eq) {
 		if ((rc = sm_leaf_val(h, &op->leaf, pos, &old)) != 0 ||
@@ -2070,9 +2070,9 @@ static int sm_remove_body(uh_heap *h, void *arg)
 	struct sm_op *op = arg;
 	struct uh_slot ks, vs;
 	uint32_t pos, n;
-	int eq, rc = sm_find(h, op, &pos, &eq);
+	int eq, rc;
 
-	if (rc)
+	if ((rc = uh_tx_changed(h, op->m)) != 0 || (rc = sm_find(h, op, &pos, &eq)) != 0)
 		return rc;
 	if (!eq)
 		return uh_err_set(UH_ENOTFOUND, "key is not in the sorted map");

@@ -63,7 +63,7 @@ static void tx_reset(uh_heap *h)
 	u64map_clear(&t->writes);
 	u64map_clear(&t->locks);
 	u64map_clear(&t->news);
-	t->news_list.n = t->locked_list.n = t->freed_list.n = 0;
+	t->news_list.n = t->locked_list.n = t->freed_list.n = t->changed.n = 0;
 }
 
 void uh_tx_free_state(uh_heap *h)
@@ -78,6 +78,7 @@ void uh_tx_free_state(uh_heap *h)
 	u64map_free(&t->news);
 	free(t->news_list.v);
 	free(t->locked_list.v);
+	free(t->changed.v);
 	free(t->freed_list.v);
 	memset(t, 0, sizeof(*t));
 }
@@ -724,6 +725,7 @@ int uh_tx_write_single(uh_heap *h, uh_off ref, uint64_t target, const void *src,
 	struct uh_objhdr *o = (void *)(h->base + obj);
 	__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
+	uh_notify_commit(h, &obj, 1);
 	tx_reset(h);
 	h->tx.depth = 0;
 	return 0;
@@ -764,6 +766,7 @@ static void commit_release(uh_heap *h)
 		__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
+	uh_notify_commit(h, t->locked_list.v, t->locked_list.n);
 	for (uint32_t i = 0; i < t->freed_list.n; i++)	/* bound: freed */
 		release_slot(h, t->freed_list.v[i]);
 	h->st.frees += t->freed_list.n;

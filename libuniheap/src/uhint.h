@@ -92,6 +92,7 @@ struct uh_tx {
 	struct u64vec news_list;	/* the same objects, in order */
 	struct u64vec locked_list;	/* objects locked, for release */
 	struct u64vec freed_list;	/* objects freed, for slot release */
+	struct u64vec changed;		/* collections changed (wake.c), each once */
 };
 
 /* A data type's decoded header (a map's table, counts...), kept across
@@ -299,6 +300,15 @@ const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
 int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
 		 uh_off *out);
 void uh_alloc_release_all(uh_heap *h);
+
+/* wake.c: change notifications, the committing side (FORMAT.md 8.9).
+ * uh_tx_changed: the block changes collection coll (its header); at
+ * commit its change counter advances. uh_notify_commit: after a commit
+ * released its locks on objs, advance those counters and, if anyone
+ * waits, wake the waiters of objs and of the counters. */
+int uh_tx_changed(uh_heap *h, uh_off coll);
+void uh_notify_commit(uh_heap *h, const uint64_t *objs, uint32_t n);
+void uh_futex_wake(uint32_t *word);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
  * segment emptied, then ACTIVE); reserve: room for need bytes in the
