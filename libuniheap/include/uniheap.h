@@ -511,6 +511,10 @@ int uh_wait(uh_heap *h, uh_off obj, uint64_t since, int64_t timeout_ns, uint64_t
  * any token differs from its since[i]; now[i] gets every token. */
 int uh_wait_any(uh_heap *h, uint32_t n, const uh_off *objs, const uint64_t *since,
 		int64_t timeout_ns, uint64_t *now);
+/** Make the uh_wait()/uh_wait_any() in progress on h return 0 at once (as
+ * for a timeout); the one call that may come from another thread than
+ * the one using h. A wait that starts after it is not affected. */
+void uh_wait_cancel(uh_heap *h);
 /** @} */
 
 /* ------------------------------------------------------------------ */

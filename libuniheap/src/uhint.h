@@ -210,6 +210,7 @@ struct uh_heap {
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
 	struct uh_tx tx;
 	struct uh_opt opt;
+	uint32_t wait_cancel;		/* bumped by uh_wait_cancel (any thread) */
 	uh_stats st;
 	char path[4096];
 	char name[64];

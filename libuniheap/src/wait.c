@@ -145,30 +145,29 @@ static void reg_off(uh_heap *h, struct reg *r)
 	__atomic_sub_fetch(&hd->waiters, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Sleep until one of the words moves, a wake, or deadline_ns (monotonic). */
-static void sleep_on(struct watch *w, uint32_t n, uint64_t deadline_ns)
+/* Sleep until one of the words moves, a wake, uh_wait_cancel() (the
+ * handle's private word, still cancel), or deadline_ns (monotonic). */
+static void sleep_on(uh_heap *h, struct watch *w, uint32_t n, uint32_t cancel,
+		     uint64_t deadline_ns)
 {
-	uint64_t now = mono_ns();
+	struct futex_waitv v[UH_WAIT_MAX + 1];
 
-	if (now >= deadline_ns)
+	if (mono_ns() >= deadline_ns)
 		return;
-	if (n == 1) {
-		uint64_t d = deadline_ns - now;
-		struct timespec rel = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
-		syscall(SYS_futex, w[0].word, FUTEX_WAIT, w[0].val, &rel, NULL, 0);
-		return;
-	}
-	struct futex_waitv v[UH_WAIT_MAX];
 	for (uint32_t i = 0; i < n; i++)	/* bound: n <= UH_WAIT_MAX */
 		v[i] = (struct futex_waitv){ .val = w[i].val,
 					     .uaddr = (uint64_t)(uintptr_t)w[i].word,
 					     .flags = FUTEX_32 };
+	v[n] = (struct futex_waitv){ .val = cancel,
+				     .uaddr = (uint64_t)(uintptr_t)&h->wait_cancel,
+				     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
 	struct timespec abs = { (time_t)(deadline_ns / 1000000000ull),
 				(long)(deadline_ns % 1000000000ull) };
-	if (syscall(SYS_futex_waitv, v, n, 0, &abs, CLOCK_MONOTONIC) >= 0 || errno != ENOSYS)
+	if (syscall(SYS_futex_waitv, v, n + 1, 0, &abs, CLOCK_MONOTONIC) >= 0 ||
+	    errno != ENOSYS)
 		return;
 	/* A kernel before 5.16: sleep on the first word, a millisecond at a
-	 * time, so that the others are looked at often. */
+	 * time, so that the others and a cancel are looked at often. */
 	struct timespec ms = { 0, 1000000 };
 	syscall(SYS_futex, w[0].word, FUTEX_WAIT, w[0].val, &ms, NULL, 0);
 }
@@ -220,15 +219,17 @@ int uh_wait_any(uh_heap *h, uint32_t n, const uh_off *objs, const uint64_t *sinc
 	uint64_t start = mono_ns();
 	uint64_t deadline = timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
 	uint64_t slice_len = slice_ns();
+	uint32_t cancel = __atomic_load_n(&h->wait_cancel, __ATOMIC_ACQUIRE);
 	reg_on(h, &r);
 	for (;;) {
-		if ((rc = read_all(h, n, objs, since, w, now)) != 0)
+		if ((rc = read_all(h, n, objs, since, w, now)) != 0 ||
+		    __atomic_load_n(&h->wait_cancel, __ATOMIC_ACQUIRE) != cancel)
 			break;
 		uint64_t t = mono_ns();
 		if (t >= deadline)
 			break;
 		uint64_t slice = t + slice_len;
-		sleep_on(w, n, slice < deadline ? slice : deadline);
+		sleep_on(h, w, n, cancel, slice < deadline ? slice : deadline);
 		if (uh_heapd_changed(h)) {
 			/* Counted on the old heapd's watch: count anew on the
 			 * new one's, from a session it knows. */
@@ -263,4 +264,12 @@ int uh_change_token(uh_heap *h, uh_off obj, uint64_t *token)
 		return rc;
 	*token = w.token;
 	return 0;
+}
+
+void uh_wait_cancel(uh_heap *h)
+{
+	if (!h)
+		return;
+	__atomic_add_fetch(&h->wait_cancel, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &h->wait_cancel, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

@@ -3,8 +3,9 @@
  * uh_change_token; FORMAT.md 8.9): which commits wake a waiter of an
  * object, of each collection and of the roots; timeouts; freed objects;
  * no lost wake-up between two processes over 100k rounds of ping-pong; a
- * waiter SIGKILLed in its wait leaves no count behind; a wait goes on
- * across a heapd restart and wakes on the next change.
+ * waiter SIGKILLed in its wait leaves no count behind; uh_wait_cancel from
+ * another thread; a wait goes on across a heapd restart and wakes on the
+ * next change.
  *
  * The changes come from another session (a thread with a session of its
  * own, or another process); the waiter checks what it waited for.
@@ -276,6 +277,31 @@ static void *restart_waiter(void *p)
 	return NULL;
 }
 
+static void *forever_waiter(void *p)
+{
+	struct restart_wait *w = p;
+	w->rc = uh_wait(w->h, w->r, w->tok, -1, NULL);
+	return NULL;
+}
+
+/* uh_wait_cancel from another thread ends a wait with no timeout. */
+static void test_cancel(uh_heap *h)
+{
+	struct restart_wait w = { 0 };
+	pthread_t t;
+
+	w.r = new_record(h);
+	TH_CHECK_RC(uh_session_open(h, 0, &w.h));
+	TH_CHECK_RC(uh_change_token(w.h, w.r, &w.tok));
+	w.rc = -100;
+	pthread_create(&t, NULL, forever_waiter, &w);
+	th_sleep_ms(50);
+	uh_wait_cancel(w.h);
+	pthread_join(t, NULL);
+	TH_CHECK_EQ(w.rc, 0);
+	uh_disconnect(w.h);
+}
+
 /* heapd restarts while a thread waits: the wait goes on, re-attaches, and
  * wakes on a change made after the restart. */
 static void test_heapd_restart(struct th_heapd *d, uh_heap *h)
@@ -315,6 +341,7 @@ int main(void)
 		const char *r = getenv("UH_WAIT_ROUNDS");
 		test_pingpong(&d, h, r ? atol(r) : 100000);
 		test_killed_waiter(&d, h);
+		test_cancel(h);
 		test_heapd_restart(&d, h);
 		TH_CHECK_EQ(waiters(h), 0);
 		uh_disconnect(h);
