@@ -14,7 +14,8 @@
  *              control.cc (the gRPC client), util (u64map, u64vec)
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
- *              bound to the handle)
+ *              bound to the handle), wake.c (after a commit: change
+ *              counters, waking waiters)
  *   log        logchain.c (the redo log's segments)
  *   blocks     tx.c (blocks, lock words, uh_run)
  *   optimistic optread.c (reads outside blocks; falls back to uh_run)
@@ -22,7 +23,8 @@
  *   alloc      alloc.c (slots from leased arenas)
  *   API        field.c (fields, strings, bytes), copy.c (string and
  *              bytes values copied out), value.c (slots, keys), classes.c,
- *              array.c, list.c, map*.c, smap*.c, rootmap.c, check.c
+ *              array.c, list.c, map*.c, smap*.c, rootmap.c, check.c,
+ *              wait.c (waiting for changes)
  *   recovery   reattach.c (re-attach after heapd restarted)
  *   lifetime   info.c (versions, info, stats), heap.c (connect, close)
  * The two ways down that would be calls up go through tables set at
