@@ -5,14 +5,15 @@
 #   1. start heapd on ./var/demo.heap (created on the first run, durability
 #      sync) with its socket at ./var/heapd.sock
 #   2. process 1 (C, demo_creator) creates or finds the root "demo.board",
-#      adds 1 to its counter, and keeps watching it
+#      adds 1 to its counter, and sleeps until another process changes it
 #   3. process 2 (C, demo_updater) finds the same root, reads it in place
 #      and adds 10
 #   4. a Python process adds 100, a Java process 1000, a Node process
 #      10000: each opens the same root (classes it never declared), says
 #      what it finds there (the others' updates) and adds its amount in one
 #      failure-atomic block
-#   5. process 1 sees every update in its own mapping, as it happens
+#   5. process 1 is woken by each commit (uh_wait: a futex in the mapping, no
+#      polling, no message to heapd) and reads the update in its own mapping
 #   6. heapctl shows the heap and its roots; heapd is stopped (always: by
 #      the PID this script started, on any exit)
 #
@@ -155,7 +156,7 @@ for l in "${langs[@]}"; do
 	run_lang "$l"
 done
 
-step "process 1, still running, has seen every update"
+step "process 1, woken by each commit, has seen every update"
 rc=0
 wait "$creator_pid" || rc=$?
 creator_pid=""

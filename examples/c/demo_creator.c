@@ -7,9 +7,10 @@
  *     Board { title: string, counter: ref Counter }
  *     Counter { value: i64, writer_pid: i64 }
  * adds 1 to the counter in a failure-atomic block, creates <ready-file>,
- * then watches the counter, saying each new value it sees and who wrote
- * it, until other processes have added increase to it (default: until the
- * first change; 40 s at most). Prints each step in plain words.
+ * then sleeps until other processes change the counter (uh_wait: woken by
+ * their commits, no polling), saying each new value it sees and who wrote
+ * it, until they have added increase to it (default: until the first
+ * change; 40 s at most). Prints each step in plain words.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,10 +36,11 @@ static int fail(const char *what, int rc)
 	return 1;
 }
 
-static void sleep_ms(long ms)
+static uint64_t now_ms(void)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Make Board + Counter + title and publish them as "demo.board", all in
@@ -133,22 +135,29 @@ int main(int argc, char **argv)
 	printf("process 1: now waiting for other processes to change the counter...\n");
 	fflush(stdout);
 
-	/* Plain reads outside a block: each field read is atomic. Each new
+	/* No polling: sleep until another process's commit changes the
+	 * counter (uh_wait), then read it. Taking the token before the read
+	 * means a change committed between the two is not missed. Each new
 	 * value is reported once, with the pid that wrote it. */
 	int64_t last = value;
-	for (int i = 0; i < 4000; i++) {
-		if ((rc = uh_get_i64(h, counter, C_VALUE, &seen)) != 0)
+	uint64_t deadline = now_ms() + 40000;
+	while (last - value < increase && now_ms() < deadline) {
+		uint64_t token;
+		if ((rc = uh_change_token(h, counter, &token)) != 0 ||
+		    (rc = uh_get_i64(h, counter, C_VALUE, &seen)) != 0)
 			return fail("reading the counter", rc);
 		if (seen != last) {
 			uh_get_i64(h, counter, C_WRITER, &writer);
-			printf("process 1: sees the update in its own mapping: counter = %lld, "
-			       "written by pid %lld\n", (long long)seen, (long long)writer);
+			printf("process 1: woken by the update, read in its own mapping: "
+			       "counter = %lld, written by pid %lld\n", (long long)seen,
+			       (long long)writer);
 			fflush(stdout);
 			last = seen;
-			if (seen - value >= increase)
-				break;
+			continue;
 		}
-		sleep_ms(10);
+		rc = uh_wait(h, counter, token, (int64_t)(deadline - now_ms()) * 1000000, NULL);
+		if (rc < 0)
+			return fail("waiting for a change of the counter", rc);
 	}
 	if (last == value || last - value < increase) {
 		printf("process 1: the counter did not grow by %lld within 40 s\n",

@@ -46,7 +46,7 @@ def test_every_language_updates_the_shared_board():
             total += AMOUNTS[lang]
             assert re.search(rf"^{lang} \(pid \d+\): added {AMOUNTS[lang]} in one atomic "
                              rf"block: counter = {total}$", out, re.M), (lang, out)
-        assert f"process 1: sees the update in its own mapping: counter = {total}," in out, out
+        assert f"process 1: woken by the update, read in its own mapping: counter = {total}," in out, out
         # a second run finds the board and goes on counting
         again = run_demo(var)
         assert again.returncode == 0, again.stdout + again.stderr
