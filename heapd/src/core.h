@@ -221,9 +221,6 @@ struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *lo
  * clear its link. */
 void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);
 
-/* ---- status.c ---- */
-const char *hd_durability_name(uint32_t mode);
-
 /* ---- gc.c ---- */
 /* Recovery GC (see gc.c): mark from the root map and from the arenas of
  * clients still running (hd->inherited), null invalid references, free

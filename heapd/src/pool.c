@@ -392,7 +392,7 @@ static int create_pool(struct hd *hd, const struct hd_opts *o, char *err, size_t
 		return rc;
 	}
 	hd_log("info", "create", "heap=%s size=%llu durability=%s", hd->path,
-	       (unsigned long long)hd->heap_size, hd_durability_name(hd->hdr->durability));
+	       (unsigned long long)hd->heap_size, uh_durability_name(hd->hdr->durability));
 	return 0;
 }
 
@@ -707,7 +707,7 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 	char q[96];
 	hd_log("info", "open", "heap=%s name=%s size=%llu durability=%s format=%u",
 	       hd->path, hd_log_quote(q, sizeof(q), hd->hdr->name),
-	       (unsigned long long)hd->heap_size, hd_durability_name(hd->hdr->durability),
+	       (unsigned long long)hd->heap_size, uh_durability_name(hd->hdr->durability),
 	       hd->hdr->format_version);
 	*out = hd;
 	return 0;

@@ -7,16 +7,6 @@
 #include "core.h"
 #include "rootmap_read.h"
 
-const char *hd_durability_name(uint32_t mode)
-{
-	switch (mode) {
-	case UH_DUR_PMEM: return "pmem";
-	case UH_DUR_SYNC: return "sync";
-	case UH_DUR_MEMORY: return "memory";
-	default: return "unknown";
-	}
-}
-
 static uint32_t count_sessions(struct hd *hd)
 {
 	const struct uh_session_ent *tab = hd_session_tab(hd);

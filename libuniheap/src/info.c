@@ -1,7 +1,7 @@
 /*
  * info.c -- what a program may ask about the library and a connected
- * heap: versions, durability names, the heap's size and name, the
- * session's counters. Nothing here changes any state.
+ * heap: versions, the heap's size and name, the session's counters
+ * (durability names: common/names.c). Nothing here changes any state.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,16 +16,6 @@ const char *uh_version(void)
 uint32_t uh_format_version(void)
 {
 	return UH_FORMAT_VERSION;
-}
-
-const char *uh_durability_name(uint32_t mode)
-{
-	switch (mode) {
-	case UH_DUR_PMEM: return "pmem";
-	case UH_DUR_SYNC: return "sync";
-	case UH_DUR_MEMORY: return "memory";
-	default: return "unknown";
-	}
 }
 
 int uh_heap_info(uh_heap *h, uh_info *out)
