@@ -48,8 +48,8 @@
 #include <string.h>
 
 #include "core.h"
+#include "u64.h"
 
-#define GC_STACK_INIT 65536u
 #define GC_REPORT_MAX 10u	/* nulled references logged one by one */
 
 struct gc_ref {
@@ -75,8 +75,7 @@ struct gc {
 	struct gc_class *cls;	/* [ncls], indexed by class id */
 	uint32_t ncls;
 	struct gc_ref *refbuf;
-	uint64_t *stack;
-	size_t n, cap;
+	struct u64vec stack;	/* objects marked, not yet scanned */
 	uint64_t maxv;
 	uint64_t live, freed, nulled, locks_cleared, roots_dropped;
 };
@@ -177,16 +176,7 @@ static const struct uh_objhdr *gc_check(struct gc *g, uint64_t ref, uint32_t wan
 
 static int gc_push(struct gc *g, uint64_t off)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap * 2;
-		uint64_t *s = realloc(g->stack, cap * sizeof(*s));
-		if (!s)
-			return UH_ENOMEM;
-		g->stack = s;
-		g->cap = cap;
-	}
-	g->stack[g->n++] = off;
-	return 0;
+	return u64vec_push(&g->stack, off);
 }
 
 /* Set the object's bit. On the first visit clear its lock word (keeping
@@ -414,8 +404,8 @@ static int gc_mark_all(struct gc *g, char *err, size_t errlen)
 			      "%llu); refusing to collect garbage, which would free every object",
 			      hd->path, (unsigned long long)root);
 	int rc = gc_mark(g, root, s, slot);
-	while (!rc && g->n > 0)
-		rc = gc_scan(g, g->stack[--g->n]);
+	while (!rc && g->stack.n > 0)
+		rc = gc_scan(g, g->stack.v[--g->stack.n]);
 	if (rc)
 		return hd_err(err, errlen, rc, "out of memory during recovery GC of %s "
 			      "(%llu live objects marked)", hd->path, (unsigned long long)g->live);
@@ -486,8 +476,8 @@ static int mark_live_arenas(struct gc *g)
 				rc = gc_mark(g, off, sp, slot);
 		}
 	}
-	while (!rc && g->n > 0)
-		rc = gc_scan(g, g->stack[--g->n]);
+	while (!rc && g->stack.n > 0)
+		rc = gc_scan(g, g->stack.v[--g->stack.n]);
 	return rc;
 }
 
@@ -594,7 +584,7 @@ static void gc_free(struct gc *g)
 	free(g->side);
 	free(g->cls);
 	free(g->refbuf);
-	free(g->stack);
+	free(g->stack.v);
 }
 
 int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen)
@@ -605,9 +595,7 @@ int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen)
 	g.running = hd->ninherited ? hd->inherited : NULL;
 	g.base = hd->base;
 	g.ix = &hd->ix;
-	g.cap = GC_STACK_INIT;
-	g.stack = malloc(g.cap * sizeof(*g.stack));
-	int rc = (!g.stack || gc_classes(&g) || side_bitmaps(&g)) ? UH_ENOMEM : 0;
+	int rc = (gc_classes(&g) || side_bitmaps(&g)) ? UH_ENOMEM : 0;
 	if (rc) {
 		gc_free(&g);
 		return hd_err(err, errlen, rc, "out of memory before recovery GC of %s", hd->path);

@@ -10,8 +10,8 @@
  * never below (scripts/cycles.py checks it, with the #include graph and
  * the symbols of the object files):
  *   shared     common/ (format.h, arena, persist.h, logapply, error,
- *              pmtrace, sockpath, utf8, rootmap_read: heapd's too);
- *              control.cc (the gRPC client), util (u64map, u64vec)
+ *              pmtrace, sockpath, utf8, rootmap_read, names, u64:
+ *              heapd's too); control.cc (the gRPC client)
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
  *              bound to the handle), wake.c (after a commit: change
@@ -44,31 +44,11 @@
 #include "error.h"
 #include "format.h"
 #include "persist.h"
+#include "u64.h"
 #include "uniheap.h"
 
 struct pmem2_map;
 struct pmem2_source;
-
-/* u64 -> u64 open-addressing map, cleared in O(1) by bumping gen. */
-struct u64map {
-	uint64_t *keys;
-	uint64_t *vals;
-	uint32_t *gens;
-	uint32_t cap;		/* power of two */
-	uint32_t n;
-	uint32_t gen;
-};
-int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
-uint64_t *u64map_get(struct u64map *m, uint64_t key);
-void u64map_clear(struct u64map *m);
-void u64map_free(struct u64map *m);
-
-/* A growable list of u64. */
-struct u64vec {
-	uint64_t *v;
-	uint32_t n, cap;
-};
-int u64vec_push(struct u64vec *v, uint64_t x);
 
 /* The block in progress (one per handle). */
 struct uh_tx {

@@ -1,10 +1,12 @@
 /*
- * util.c -- the small containers the client uses for block state.
+ * u64.c -- the containers of u64.h: libuniheap's block state, heapd's
+ * mark stack.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "uhint.h"
+#include "u64.h"
+#include "uniheap.h"
 
 static inline uint32_t slot_hash(uint64_t k, uint32_t cap)
 {
@@ -92,7 +94,7 @@ void u64map_free(struct u64map *m)
 int u64vec_push(struct u64vec *v, uint64_t x)
 {
 	if (v->n == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 32;
+		size_t cap = v->cap ? v->cap * 2 : 32;
 		uint64_t *n = realloc(v->v, cap * sizeof(uint64_t));
 		if (!n)
 			return UH_ENOMEM;
