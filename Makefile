@@ -153,12 +153,15 @@ deps:
 	@YCSB_JAVA_HOME=$(YCSB_JAVA_HOME) bench/ycsb/deps.sh
 
 # Every runner always runs (each ends with its own summary); the exit
-# status fails if any failed. tests/service: heapd as installed and run as
+# status fails if any failed. scripts/cycles.py: no file-level circle of
+# calls or includes in common/, libuniheap, heapd, the Python extension.
+# tests/service: heapd as installed and run as
 # a service (default socket, readiness, reflection, install, units).
 # bench/ycsb: the YCSB ports' generator tests and a small end-to-end run;
 # tests/demo: make demo on a temporary heap, every language's line present.
 test: deps all ycsb-java
-	@ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
+	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
+	ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
@@ -167,7 +170,7 @@ test: deps all ycsb-java
 		$(PY) -m pytest bench/ycsb/python/tests tests/demo -q -p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
-	exit $$(( c || p || s || y || n || j ))
+	exit $$(( k || c || p || s || y || n || j ))
 
 # The C tests under AddressSanitizer + UndefinedBehaviorSanitizer (every
 # target but the protoc-generated code is instrumented; gRPC and protobuf
