@@ -251,6 +251,8 @@ bench: deps all
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bench/node/bench.js
 	@echo "== bench/java (JMH)"
 	@$(MAKE) --no-print-directory java-bench
+	@echo "== bench/notify/latency.py (wake-up latency across languages, and Redis pub/sub)"
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/notify/latency.py 5000
 	@echo "== YCSB A-F from Python: uniheap, LMDB, in-process (20,000 records, memory class)"
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) YCSB_RECORDS=20000 YCSB_OPS=100000 YCSB_THREADS=1 \
 		YCSB_LANGS=python YCSB_BACKENDS=uniheap,lmdb,memory YCSB_CLASSES=memory \
