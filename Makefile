@@ -84,6 +84,9 @@ node: $(BUILD)/build.ninja
 # make java, java-deps, java-test, java-bench (after all: the default goal).
 include bindings-java/java.mk
 
+# make ispn, ispn-deps, ispn-test: the Infinispan store (cluster/infinispan).
+include cluster/infinispan/ispn.mk
+
 # Configure once; later builds re-run cmake by themselves when a
 # CMakeLists.txt or a globbed folder changes.
 $(BUILD)/build.ninja:
