@@ -111,6 +111,10 @@ final class Heapd implements AutoCloseable {
         }
     }
 
+    boolean running() {
+        return proc != null && proc.isAlive();
+    }
+
     /** SIGTERM and wait (SIGKILL after 10 s). */
     void stop() {
         if (proc == null)

@@ -1,0 +1,89 @@
+package org.uniheap.infinispan;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Three JVMs on 127.0.0.1 (JGroups over loopback TCP, TCPPING), a
+ * distributed cache with 2 owners, each node's store on its own heapd:
+ * entries written from node A are read on node C; node B is SIGKILLed with
+ * its heapd and comes back (rebalance), and every entry is still there on
+ * every node; then the whole cluster is shut down (cache.shutdown(), heapds
+ * stopped too) and restarted, and every entry is there again, preloaded
+ * from the heaps. -Dispn.entries sets the count (default 10000).
+ */
+class ClusterTest {
+    private final List<NodeProcess> nodes = new ArrayList<>();
+
+    @AfterEach
+    void down() throws Exception {
+        for (NodeProcess n : nodes)
+            n.close();
+    }
+
+    private void startAll(List<NodeProcess> which) throws Exception {
+        for (NodeProcess n : which)
+            n.launch();
+        for (NodeProcess n : which)
+            assertEquals("started", n.read(), n.name);
+    }
+
+    private void allReady() throws Exception {
+        for (NodeProcess n : nodes)
+            assertEquals("ready", n.ask("wait " + nodes.size()), n.name);
+    }
+
+    private void everyEntryEverywhere(int count) throws Exception {
+        for (NodeProcess n : nodes)
+            assertEquals("missing 0 -", n.ask("verify 0 " + count), "read on node " + n.name);
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void survivesNodeLossAndWholeClusterRestart() throws Exception {
+        int count = Integer.getInteger("ispn.entries", 10_000);
+        int base = ThreadLocalRandom.current().nextInt(20_000, 40_000);
+        String hosts = "127.0.0.1[" + base + "],127.0.0.1[" + (base + 1) + "],127.0.0.1[" + (base + 2) + "]";
+        for (String name : List.of("A", "B", "C"))
+            nodes.add(new NodeProcess(name, base + nodes.size(), hosts));
+        NodeProcess a = nodes.get(0), b = nodes.get(1), c = nodes.get(2);
+
+        startAll(nodes);
+        allReady();
+        assertEquals("done", a.ask("write 0 " + count));
+        assertEquals("missing 0 -", c.ask("verify 0 " + count), "written on A, read on C");
+
+        b.kill();
+        nodes.remove(b);
+        allReady();
+        everyEntryEverywhere(count);
+        nodes.add(1, b);
+        startAll(List.of(b));
+        allReady();
+        everyEntryEverywhere(count);
+        long stored = 0;
+        for (NodeProcess n : nodes)
+            stored += Long.parseLong(n.ask("stored").split(" ")[1]);
+        System.out.println("cluster test: " + count + " entries, " + stored
+                + " in the three stores after the rebalance");
+
+        a.quit("shutdown");
+        b.quit("exit");
+        c.quit("exit");
+        for (NodeProcess n : nodes) {
+            n.heapd.stop();
+            n.heapd.start();
+        }
+        startAll(nodes);
+        allReady();
+        everyEntryEverywhere(count);
+    }
+}
