@@ -153,6 +153,7 @@ deps:
 		echo "deps: all npm packages present"; \
 	fi
 	@$(MAKE) --no-print-directory java-deps
+	@$(MAKE) --no-print-directory ispn-deps
 	@YCSB_JAVA_HOME=$(YCSB_JAVA_HOME) bench/ycsb/deps.sh
 
 # Every runner always runs (each ends with its own summary); the exit
