@@ -2,6 +2,7 @@
 # bindings-java/java.mk, whose JDK 25 selection and MVN it uses).
 #   make ispn        build cluster/infinispan/target/uniheap-infinispan-<v>.jar
 #   make ispn-test   its JUnit tests (store contract, three-node cluster) against ./build
+#   make ispn-ycsb   YCSB on one node: uniheap store vs SoftIndexFileStore vs none
 #   make ispn-deps   (part of make deps) fetch what the module needs, so that
 #                    the other targets run offline
 # The module depends on the Java binding's jar from the local repository:
@@ -10,7 +11,7 @@
 
 ISPN_ENTRIES ?= 10000
 
-.PHONY: ispn ispn-deps ispn-test
+.PHONY: ispn ispn-deps ispn-test ispn-ycsb
 
 ispn-deps: java-check-jdk
 	@$(MVN) -q -f bindings-java -DskipTests install
@@ -23,3 +24,11 @@ ispn: java-check-jdk
 ispn-test: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
 	@$(MVN_OFFLINE) -f cluster/infinispan -Dispn.entries=$(ISPN_ENTRIES) test
+
+# YCSB A-D, F on one embedded node: uniheap store vs SoftIndexFileStore vs
+# no store (cluster/infinispan/ycsb.sh; a benchmark, not part of make test).
+ispn-ycsb: java-check-jdk
+	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
+	@$(MVN_OFFLINE) -q -f cluster/infinispan -DskipTests package dependency:build-classpath \
+		-Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
+	@JAVA=$(JAVA25_HOME)/bin/java UNIHEAP_BUILD=$(abspath $(BUILD)) cluster/infinispan/ycsb.sh

@@ -1,0 +1,146 @@
+package org.uniheap.infinispan.ycsb;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.Vector;
+
+import org.infinispan.Cache;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.uniheap.infinispan.UniheapStoreConfigurationBuilder;
+
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.DBException;
+import site.ycsb.Status;
+import site.ycsb.workloads.CoreWorkload;
+
+/**
+ * YCSB on an embedded (local) Infinispan cache, one per JVM shared by the
+ * client threads, over one of three stores with the same cache settings:
+ *   ispn.store=uniheap  the uniheap store (ispn.socket, else $UNIHEAP_SOCKET)
+ *   ispn.store=sifs     SoftIndexFileStore, Infinispan's default file store,
+ *                       under ispn.dir
+ *   ispn.store=none     no store (memory only)
+ * ispn.memory=N keeps at most N entries in memory (eviction; reads of the
+ * others go to the store); -1 (default) keeps them all. A record is one
+ * byte[] value (Records). Keys are YCSB's strings; scans are not supported
+ * by a hash-partitioned cache (Status.NOT_IMPLEMENTED), as in J-NVM's runs.
+ *
+ * The official client loads and runs in separate JVMs; with a store the run
+ * finds the table in it. With no store a run loads the table itself, once
+ * per JVM, in setProperties (before the client's clock starts).
+ */
+public final class InfinispanDB extends DB {
+    private static DefaultCacheManager manager;
+    private static Cache<String, byte[]> cache;
+    private static int users;
+
+    @Override
+    public void init() throws DBException {
+        synchronized (InfinispanDB.class) {
+            if (cache == null)
+                start(getProperties());
+            users++;
+        }
+    }
+
+    @Override
+    public void cleanup() {
+        synchronized (InfinispanDB.class) {
+            if (--users == 0) {
+                manager.stop();
+                manager = null;
+                cache = null;
+            }
+        }
+    }
+
+    private static void start(Properties p) throws DBException {
+        String store = p.getProperty("ispn.store", "uniheap");
+        long memory = Long.parseLong(p.getProperty("ispn.memory", "-1"));
+        GlobalConfigurationBuilder g = new GlobalConfigurationBuilder().nonClusteredDefault();
+        ConfigurationBuilder c = new ConfigurationBuilder();
+        if (memory >= 0)
+            c.memory().maxCount(memory);
+        switch (store) {
+            case "uniheap" -> {
+                g.globalState().disable();
+                var s = c.persistence().addStore(UniheapStoreConfigurationBuilder.class);
+                String socket = p.getProperty("ispn.socket");
+                if (socket != null)
+                    s.socket(socket);
+            }
+            case "sifs" -> {
+                String dir = p.getProperty("ispn.dir");
+                if (dir == null)
+                    throw new DBException("ispn.store=sifs needs ispn.dir");
+                g.globalState().enable().persistentLocation(dir);
+                c.persistence().addSoftIndexFileStore().dataLocation("data").indexLocation("index");
+            }
+            case "none" -> g.globalState().disable();
+            default -> throw new DBException("ispn.store: uniheap, sifs or none, not " + store);
+        }
+        manager = new DefaultCacheManager(g.build());
+        manager.defineConfiguration("ycsb", c.build());
+        cache = manager.getCache("ycsb");
+        boolean run = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
+        if (run && store.equals("none"))
+            loadHere(p);
+    }
+
+    /** Insert the table through CoreWorkload's own insert path. */
+    private static void loadHere(Properties p) throws DBException {
+        try {
+            CoreWorkload w = new CoreWorkload();
+            w.init(p);
+            long records = Long.parseLong(p.getProperty("recordcount", "0"));
+            InfinispanDB db = new InfinispanDB();
+            for (long i = 0; i < records; i++)
+                if (!w.doInsert(db, null))
+                    throw new DBException("load insert " + i + " failed");
+        } catch (site.ycsb.WorkloadException e) {
+            throw new DBException(e);
+        }
+    }
+
+    @Override
+    public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
+        byte[] rec = cache.get(key);
+        if (rec == null)
+            return Status.NOT_FOUND;
+        Records.copy(Records.decode(rec), fields, result);
+        return Status.OK;
+    }
+
+    @Override
+    public Status scan(String table, String startkey, int count, Set<String> fields,
+            Vector<HashMap<String, ByteIterator>> result) {
+        return Status.NOT_IMPLEMENTED;
+    }
+
+    @Override
+    public Status update(String table, String key, Map<String, ByteIterator> values) {
+        Map<String, byte[]> changes = Records.bytesOf(values);
+        byte[] merged = cache.computeIfPresent(key, (k, old) -> {
+            Map<String, byte[]> rec = Records.decode(old);
+            rec.putAll(changes);
+            return Records.encode(rec);
+        });
+        return merged == null ? Status.NOT_FOUND : Status.OK;
+    }
+
+    @Override
+    public Status insert(String table, String key, Map<String, ByteIterator> values) {
+        cache.put(key, Records.encode(Records.bytesOf(values)));
+        return Status.OK;
+    }
+
+    @Override
+    public Status delete(String table, String key) {
+        return cache.remove(key) == null ? Status.NOT_FOUND : Status.OK;
+    }
+}
