@@ -28,7 +28,7 @@ base=${ISPN_YCSB_DIR:-/dev/shm}
 work=$(mktemp -d "$base/uniheap-ispn-ycsb-XXXXXX")
 heapd_pid=""
 cleanup() {
-	[ -n "$heapd_pid" ] && kill "$heapd_pid" 2>/dev/null && wait "$heapd_pid" 2>/dev/null
+	if [ -n "$heapd_pid" ]; then kill "$heapd_pid" 2>/dev/null; wait "$heapd_pid" 2>/dev/null; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -62,14 +62,19 @@ ycsb() { # store phase workload
 
 for store in $stores; do
 	for w in $workloads; do
-		[ "$store" = uniheap ] && start_heapd
+		if [ "$store" = uniheap ]; then start_heapd; fi
 		rm -rf "$work/sifs"
 		if [ "$store" != none ]; then
 			ycsb "$store" -load "$w" >"$work/load.out" || { cat "$work/client.err" >&2; exit 1; }
 		fi
 		ycsb "$store" -t "$w" >"$work/run.out" || { cat "$work/client.err" >&2; exit 1; }
 		tput=$(sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p' "$work/run.out")
+		if [ -z "$tput" ]; then
+			echo "$store workload$w: no throughput in the client's report" >&2
+			tail -n 20 "$work/run.out" "$work/client.err" >&2
+			exit 1
+		fi
 		echo "$store workload$w $tput"
-		[ "$store" = uniheap ] && stop_heapd
+		if [ "$store" = uniheap ]; then stop_heapd; fi
 	done
 done
