@@ -26,7 +26,8 @@ import site.ycsb.workloads.CoreWorkload;
  *                       under ispn.dir
  *   ispn.store=none     no store (memory only)
  * ispn.memory=N keeps at most N entries in memory (eviction; reads of the
- * others go to the store); -1 (default) keeps them all. A record is one
+ * others go to the store); -1 (default) keeps them all. ispn.preload=true
+ * fills memory from the store when the cache starts (a node's restart). A record is one
  * byte[] value (Records). Keys are YCSB's strings; scans are not supported
  * by a hash-partitioned cache (Status.NOT_IMPLEMENTED), as in J-NVM's runs.
  *
@@ -64,12 +65,14 @@ public final class InfinispanDB extends DB {
         long memory = Long.parseLong(p.getProperty("ispn.memory", "-1"));
         GlobalConfigurationBuilder g = new GlobalConfigurationBuilder().nonClusteredDefault();
         ConfigurationBuilder c = new ConfigurationBuilder();
+        boolean preload = Boolean.parseBoolean(p.getProperty("ispn.preload", "false"));
         if (memory >= 0)
             c.memory().maxCount(memory);
         switch (store) {
             case "uniheap" -> {
                 g.globalState().disable();
-                var s = c.persistence().addStore(UniheapStoreConfigurationBuilder.class);
+                var s = c.persistence().addStore(UniheapStoreConfigurationBuilder.class)
+                        .preload(preload);
                 String socket = p.getProperty("ispn.socket");
                 if (socket != null)
                     s.socket(socket);
@@ -79,7 +82,8 @@ public final class InfinispanDB extends DB {
                 if (dir == null)
                     throw new DBException("ispn.store=sifs needs ispn.dir");
                 g.globalState().enable().persistentLocation(dir);
-                c.persistence().addSoftIndexFileStore().dataLocation("data").indexLocation("index");
+                c.persistence().addSoftIndexFileStore().dataLocation("data").indexLocation("index")
+                        .preload(preload);
             }
             case "none" -> g.globalState().disable();
             default -> throw new DBException("ispn.store: uniheap, sifs or none, not " + store);
