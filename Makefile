@@ -163,6 +163,7 @@ deps:
 # a service (default socket, readiness, reflection, install, units).
 # bench/ycsb: the YCSB ports' generator tests and a small end-to-end run;
 # tests/demo: make demo on a temporary heap, every language's line present.
+# ispn-test: the Infinispan store's contract tests and a three-JVM cluster.
 test: deps all ycsb-java
 	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
 	ctest --test-dir $(BUILD) $(CTEST_FLAGS); c=$$?; \
@@ -174,7 +175,8 @@ test: deps all ycsb-java
 		$(PY) -m pytest bench/ycsb/python/tests tests/demo -q -p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
-	exit $$(( k || c || p || s || y || n || j ))
+	$(MAKE) --no-print-directory ispn-test; i=$$?; \
+	exit $$(( k || c || p || s || y || n || j || i ))
 
 # The C tests under AddressSanitizer + UndefinedBehaviorSanitizer (every
 # target but the protoc-generated code is instrumented; gRPC and protobuf
