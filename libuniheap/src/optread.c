@@ -68,9 +68,10 @@
  *
  * A hash-map get in the common case (its header's view kept, a short
  * chain, no commit being applied) runs this same protocol without the
- * try's bookkeeping: map.c, get_lean; so do a sorted-map get (smap.c,
- * sm_get_lean) and a run of sorted-map iteration steps that stays in its
- * leaf or moves to the next one (sm_next_lean).
+ * try's bookkeeping: map.c, get_lean; so do a sorted-map get
+ * (smap_search.c, sm_get_lean) and a run of sorted-map iteration steps
+ * that stays in its leaf or moves to the next one (smap_scan.c,
+ * sm_next_lean).
  * The sorted map's other reads note each node and key object once
  * (sm_opt_obj) and then read its slots in place.
  *

@@ -2,7 +2,7 @@
  * smap_leaf.h -- the sorted map's packed leaf (format 6, class
  * UH_CLASS_SMAP_LEAF, kind PACKED): a leaf whose keys lie inside it, so
  * that a search compares keys without leaving the leaf and a scan reads
- * no object per entry. smap.c builds the tree of it; the functions here
+ * no object per entry. smap*.c build the tree of it; the functions here
  * only lay out one leaf's bytes (a copy, an image in the block's log, or
  * the leaf in place) and never touch the heap otherwise.
  *

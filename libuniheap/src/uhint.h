@@ -376,10 +376,10 @@ static inline int uh_lock_still(uh_heap *h, uint64_t obj, uint64_t w)
 	return __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE) == w;
 }
 /* For reads in place that a later check of lock words vouches for
- * (optread.c; map.c, get_lean; smap.c): the header of the object ref
- * names, if it and `bytes` of payload after it lie inside the mapping at
- * an 8-byte boundary, as every object's header does (a damaged or stale
- * reference may be anything); else NULL. */
+ * (optread.c; map.c, get_lean; smap_search.c, smap_scan.c): the header
+ * of the object ref names, if it and `bytes` of payload after it lie
+ * inside the mapping at an 8-byte boundary, as every object's header
+ * does (a damaged or stale reference may be anything); else NULL. */
 static inline const struct uh_objhdr *uh_obj_in_map(const uh_heap *h, uh_off ref,
 						     uint64_t bytes)
 {

@@ -615,7 +615,7 @@ static void test_scan_delete(uh_heap *h)
  * Session h scans (both directions) while session h2, between every two
  * steps, puts and removes keys, sometimes the key just returned or the
  * one after it. Each step must return what the scan's contract says
- * (smap.c, "scans"): the next key after the last one returned if that
+ * (smap_scan.c): the next key after the last one returned if that
  * key is still there. If it was removed: a key of at most 32 bytes is
  * kept whole by the scan, which goes on after it as before; a longer one
  * is kept by its key object, and the scan goes on at the key that
