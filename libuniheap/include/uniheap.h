@@ -710,6 +710,18 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
  * uh_smap_next's are (uh_key): in place, or copied for this call. */
 int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *vals,
 		   uint32_t max, uint32_t *n);
+/** Flag of uh_smap_next_until: a key equal to the bound is still returned. */
+#define UH_SCAN_INCLUSIVE 0x2u
+/** uh_smap_next_n up to a bound: only the entries whose keys lie before to
+ * in the scan's order (ascending: < to, descending: > to; with
+ * UH_SCAN_INCLUSIVE also = to); the first key past it ends the scan
+ * (UH_ENOTFOUND, *n = 0, then and on every later call). to NULL: no bound.
+ * A binding keeps to beside its iterator and passes it on every call, so
+ * key order is decided here, never again in the binding. keys may be NULL
+ * (then at most one leaf's run is returned per call, as ever).
+ * @return as uh_smap_next_n; UH_ETYPE for a bound of another key kind. */
+int uh_smap_next_until(uh_heap *h, uh_off m, uh_iter *it, const uh_key *to, uint32_t flags,
+		       uh_key *keys, uh_value *vals, uint32_t max, uint32_t *n);
 /** Structural check (order, fill, depth, counts). */
 int uh_smap_check(uh_heap *h, uh_off m);
 

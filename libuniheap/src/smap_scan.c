@@ -773,3 +773,69 @@ int uh_smap_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v)
 
 	return uh_smap_next_n(h, m, it, k, v, 1, &n);
 }
+
+/* ---- a scan up to a bound ---- */
+
+/* Key k lies past the bound to: ascending, after it (or at it, unless
+ * incl); descending, before it (or at it). */
+static int sm_past(const uh_key *k, const uh_key *to, int rev, int incl)
+{
+	int c = uh_key_cmp(k, to);
+
+	if (rev)
+		c = -c;
+	return incl ? c > 0 : c >= 0;
+}
+
+/* The scan it is over: later calls return UH_ENOTFOUND, as at the end. */
+static void sm_it_done(uh_iter *it)
+{
+	struct sm_it x;
+
+	if (it_unpack(it->s, &x)) {
+		x.flags |= IT_DONE;
+		it_pack(&x, it->s);
+	}
+}
+
+/* A batch of uh_smap_next_n, cut at the first key past to. The keys of a
+ * batch are in scan order, so one comparison (the last key) settles a
+ * batch wholly inside the bound, and a binary search finds the cut of
+ * the one that crosses it; the scan is then over. */
+int uh_smap_next_until(uh_heap *h, uh_off m, uh_iter *it, const uh_key *to, uint32_t flags,
+		       uh_key *keys, uh_value *vals, uint32_t max, uint32_t *n)
+{
+	uh_key own[SM_NEXT_MAX];
+	struct sm_it x;
+	uint32_t lo = 0, hi;
+	int rev, incl = (flags & UH_SCAN_INCLUSIVE) != 0, rc;
+
+	if (!to)
+		return uh_smap_next_n(h, m, it, keys, vals, max, n);
+	if (!keys) {	/* the bound needs the keys: at most a leaf's run */
+		keys = own;
+		max = max < SM_NEXT_MAX ? max : SM_NEXT_MAX;
+	}
+	if ((rc = uh_smap_next_n(h, m, it, keys, vals, max, n)) != 0)
+		return rc;
+	if (keys[0].kind != to->kind) {
+		sm_it_done(it);
+		*n = 0;
+		return uh_err_set(UH_ETYPE, "uh_smap_next_until: the bound is a key of "
+				  "another kind than the sorted map's");
+	}
+	rev = it_unpack(it->s, &x) && (x.flags & IT_REV);
+	hi = *n;
+	if (!sm_past(&keys[hi - 1], to, rev, incl))
+		return 0;
+	while (lo < hi) {	/* bound: log2(SM_NEXT_MAX) steps */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (sm_past(&keys[mid], to, rev, incl))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	sm_it_done(it);
+	*n = lo;
+	return lo ? 0 : uh_err_set(UH_ENOTFOUND, "no more entries in the sorted map scan");
+}

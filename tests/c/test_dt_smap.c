@@ -1078,6 +1078,128 @@ static void test_packed_damage(uh_heap *h)
 	TH_CHECK_RC(uh_smap_check(h, m));
 }
 
+/* ---- a scan up to a bound (uh_smap_next_until) ----
+ *
+ * Keys 0, 2, ..., 2 (UN - 1) (i64; or "u%05d" as string and bytes keys,
+ * which sort as the numbers do), 150 of them: several leaves. Every scan
+ * from a start (none, a key, between keys) in both directions, to a
+ * bound before the first key, at the first, at a key, between keys, at
+ * the last and after it, exclusive and inclusive, in batches of 1, 7 and
+ * 40 (and once without keys[]), must return exactly the model's keys. */
+
+#define UN 150
+
+static void un_key(uint32_t kind, int64_t x, char *buf, uh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->i64 = x;
+	if (kind != UH_KEY_I64) {
+		/* negative and past-the-end bounds stay in order: "-" < "0" < "u" */
+		if (x < 0)
+			k->len = (size_t)snprintf(buf, 16, "-");
+		else
+			k->len = (size_t)snprintf(buf, 16, "u%05lld", (long long)x);
+		k->data = buf;
+	}
+}
+
+/* The model: does even x come next in a scan from f (or an end) to b? */
+static int un_in(int64_t x, int has_f, int64_t f, int64_t b, int rev, int incl)
+{
+	if (has_f && (rev ? x > f : x < f))
+		return 0;
+	return rev ? (incl ? x >= b : x > b) : (incl ? x <= b : x < b);
+}
+
+static void un_scan(uh_heap *h, uh_off m, uint32_t kind, int has_f, int64_t f, int64_t b,
+		    int rev, int incl, uint32_t batch, int no_keys)
+{
+	char fb[16], bb[16];
+	uh_key fk, bk, ks[40];
+	uh_value vs[40];
+	uh_iter it;
+	uint32_t n;
+	int64_t want = rev ? 2 * (UN - 1) : 0;
+	int rc, bad = 0;
+
+	un_key(kind, f, fb, &fk);
+	un_key(kind, b, bb, &bk);
+	TH_CHECK_RC(uh_smap_scan(h, m, has_f ? &fk : NULL, rev ? UH_SCAN_REVERSE : 0, &it));
+	while (has_f && want >= 0 && want < 2 * UN && (rev ? want > f : want < f))
+		want += rev ? -2 : 2;	/* bound: UN; before the start */
+	for (;;) {	/* bound: UN entries */
+		rc = uh_smap_next_until(h, m, &it, &bk, incl ? UH_SCAN_INCLUSIVE : 0,
+					no_keys ? NULL : ks, vs, batch, &n);
+		if (rc)
+			break;
+		for (uint32_t j = 0; j < n; j++) {
+			if (want < 0 || want >= 2 * UN || !un_in(want, has_f, f, b, rev, incl) ||
+			    vs[j].u.i != want)
+				bad = 1;
+			want += rev ? -2 : 2;
+		}
+		if (bad)
+			break;
+	}
+	TH_CHECK_ERR(rc, UH_ENOTFOUND);
+	TH_CHECK(n == 0);
+	/* Every entry the model has was returned, and the scan stays over. */
+	TH_CHECK(!bad && !(want >= 0 && want < 2 * UN && un_in(want, has_f, f, b, rev, incl)));
+	if (bad || (want >= 0 && want < 2 * UN && un_in(want, has_f, f, b, rev, incl)))
+		printf("  kind %u from %s%lld to %lld rev %d incl %d batch %u: wrong at %lld\n",
+		       kind, has_f ? "" : "(none) ", (long long)f, (long long)b, rev, incl, batch,
+		       (long long)want);
+	TH_CHECK_ERR(uh_smap_next_until(h, m, &it, &bk, 0, ks, vs, batch, &n), UH_ENOTFOUND);
+}
+
+static void test_scan_until(uh_heap *h)
+{
+	static const uint32_t kinds[] = { UH_KEY_I64, UH_KEY_STRING, UH_KEY_BYTES };
+	static const int64_t bounds[] = { -1, 0, 50, 51, 2 * (UN - 1), 2 * UN + 1 };
+	static const int64_t froms[] = { 0, 60, 61, 2 * (UN - 1) };
+	static const uint32_t batches[] = { 1, 7, 40 };
+	char buf[16];
+
+	for (size_t ki = 0; ki < 3; ki++) {
+		uint32_t kd = kinds[ki];
+		uh_value v = { .type = UH_T_I64 };
+		uh_off m = 0;
+		uh_key k;
+
+		TH_CHECK_RC(uh_smap_new(h, kd, &m));
+		for (int i = 0; i < UN; i++) {
+			un_key(kd, 2 * i, buf, &k);
+			v.u.i = 2 * i;
+			TH_CHECK_RC(uh_smap_put(h, m, &k, &v, 0));
+		}
+		TH_CHECK(height(h, m) >= 2);
+		for (size_t bi = 0; bi < sizeof(bounds) / sizeof(bounds[0]); bi++)
+			for (int rev = 0; rev < 2; rev++)
+				for (int incl = 0; incl < 2; incl++) {
+					for (size_t si = 0; si < 3; si++)
+						un_scan(h, m, kd, 0, 0, bounds[bi], rev, incl,
+							batches[si], 0);
+					for (size_t fi = 0; fi < 4; fi++)
+						un_scan(h, m, kd, 1, froms[fi], bounds[bi], rev,
+							incl, batches[fi % 3], fi == 3);
+				}
+		/* No bound: the whole map; a bound of another kind: UH_ETYPE. */
+		uh_iter it;
+		uh_key ks[40], other = { .kind = kd == UH_KEY_I64 ? UH_KEY_STRING : UH_KEY_I64,
+					  .data = "x", .len = 1 };
+		uint32_t n, total = 0;
+		TH_CHECK_RC(uh_smap_scan(h, m, NULL, 0, &it));
+		while (uh_smap_next_until(h, m, &it, NULL, 0, ks, NULL, 40, &n) == 0)
+			total += n;	/* bound: UN entries */
+		TH_CHECK_EQ(total, UN);
+		TH_CHECK_RC(uh_smap_scan(h, m, NULL, 0, &it));
+		TH_CHECK_ERR(uh_smap_next_until(h, m, &it, &other, 0, ks, NULL, 40, &n), UH_ETYPE);
+		TH_CHECK_ERR(uh_smap_next_until(h, m, &it, &other, 0, ks, NULL, 40, &n),
+			     UH_ENOTFOUND);
+	}
+}
+
 /* Reads work on a read-only handle; writes say why they cannot. */
 static void test_readonly(uh_heap *h)
 {
@@ -1135,6 +1257,7 @@ int main(void)
 	test_damage(h);
 	test_packed_damage(h);
 	test_readonly(h);
+	test_scan_until(h);
 	run_kind(&h, UH_KEY_I64, "smap.i64");
 	if (h)
 		run_kind(&h, UH_KEY_STRING, "smap.string");
