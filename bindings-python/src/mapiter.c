@@ -100,14 +100,6 @@ static void iter_dealloc(IterObject *it)
 	Py_DECREF(tp);
 }
 
-/* 1 if key is at or past the scan's stop key. */
-static int past_stop(IterObject *it, PyObject *key)
-{
-	if (!it->stop)
-		return 0;
-	return PyObject_RichCompareBool(key, it->stop, it->reverse ? Py_LE : Py_GE);
-}
-
 /* The next batch of a sorted-map scan into it->keys/vals: 1, 0 at the end
  * (it->done set), -1 with an exception. After a drop the scan starts
  * again at the last key handed out (the first entry is then skipped if it
@@ -129,7 +121,13 @@ static int iter_fetch(IterObject *it)
 		if (rc)
 			return uhpy_raise(rc, "scan"), -1;
 	}
-	rc = uh_smap_next_n(p->heap->h, p->off, &it->it, keys, vals, it->batch, &n);
+	/* The stop key ends the scan in libuniheap (exclusive), which orders
+	 * keys as the map does: no comparison of keys here. */
+	uh_key stop;
+	if (it->stop && uhpy_map_key(p, it->stop, &stop) < 0)
+		return -1;
+	rc = uh_smap_next_until(p->heap->h, p->off, &it->it, it->stop ? &stop : NULL, 0, keys,
+				vals, it->batch, &n);
 	if (rc == UH_ENOTFOUND) {
 		it->done = 1;
 		return 0;
@@ -246,13 +244,6 @@ static PyObject *iter_next(IterObject *it)
 		if ((rc = iter_sorted(it, &key, &val)) <= 0)
 			return NULL;	/* StopIteration, or the exception */
 	} else if ((rc = iter_hashed(it, &key, &val)) <= 0) {
-		return NULL;
-	}
-	if ((rc = past_stop(it, key)) != 0) {
-		Py_DECREF(key);
-		Py_XDECREF(val);
-		it->done = 1;
-		iter_drop(it);
 		return NULL;
 	}
 	if (it->mode == IT_KEYS)
