@@ -103,14 +103,16 @@ let smapWrites = 0;
 const BATCH_FIRST = 4;
 const BATCH_MAX = 32;
 
-function* scanSorted(st, o, g, kind, from, reverse) {
+// to: the exclusive end key (undefined: none); libuniheap stops the scan
+// there (uh_smap_next_until), so keys are not compared here.
+function* scanSorted(st, o, g, kind, from, reverse, to) {
   const s = st.s;
   let state = s.mapIter(o, g, true, kind, from, reverse);
   let batch = BATCH_FIRST;
   let last;
   let restart = false;
   for (;;) {
-    const kv = s.iterNextN(o, g, state, batch);
+    const kv = s.iterNextN(o, g, state, batch, kind, to);
     if (kv === null) return;
     for (let i = 1; i < kv.length; i += 2) {   // a value of its own (native iterNextN)
       const v = kv[i];
@@ -152,10 +154,9 @@ function* scanHash(st, o, g, kind) {
 function* scan(m, from, to, reverse, mode) {
   const kind = keyKind(m);
   const st = m[kH];
-  const entries = m.constructor.sorted ? scanSorted(st, m[kO], m[kG], kind, from, reverse)
+  const entries = m.constructor.sorted ? scanSorted(st, m[kO], m[kG], kind, from, reverse, to)
     : scanHash(st, m[kO], m[kG], kind);
   for (const kv of entries) {
-    if (to !== undefined && past(kind, kv[0], to, reverse)) return;
     yield mode === 0 ? kv[0] : mode === 1 ? kv[1] : kv;
   }
 }
@@ -321,11 +322,6 @@ function compareKeys(kind, a, b) {
   if (kind === KEY_KINDS.string) return cmpStrings(a, b);
   if (kind === KEY_KINDS.bytes) return Buffer.compare(a, b);
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function past(kind, key, stop, reverse) {
-  const c = compareKeys(kind, key, stop);
-  return reverse ? c <= 0 : c >= 0;
 }
 
 class PSortedMap extends PMap {

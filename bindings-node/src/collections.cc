@@ -403,25 +403,31 @@ static Read batch_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at
 	return bytes_batched(env, h, ref, at, out);
 }
 
-/* iterNextN(off, gen, state, max) -> [key0, value0, key1, value1, ...]
- * of a sorted-map scan (uh_smap_next_n: at most max entries, from one
- * leaf read at one instant; keys copied out during the call; values as
- * batch_value gives them), or null at the end */
+/* iterNextN(off, gen, state, max, kind, to) -> [key0, value0, key1,
+ * value1, ...] of a sorted-map scan (uh_smap_next_n: at most max entries,
+ * from one leaf read at one instant; keys copied out during the call;
+ * values as batch_value gives them), or null at the end. to (a key of
+ * kind, optional): the exclusive end of the scan, which libuniheap
+ * applies (uh_smap_next_until), so keys are never compared here. */
 Napi::Value Session::IterNextN(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	uh_key keys[ITER_BATCH_MAX];
 	uh_value vals[ITER_BATCH_MAX];
 	uint32_t max = info[3].As<Napi::Number>().Uint32Value(), n = 0;
+	bool bounded = info.Length() > 5 && !info[5].IsUndefined();
 	uh_off m;
 	uh_iter *it;
+	Key to;
 	int rc;
 
 	if (!open(env) || !arg_ref(info, 0, &m) || !(it = iter_state(env, info[2])))
 		return env.Undefined();
 	if (max < 1 || max > ITER_BATCH_MAX)
 		return type_error(env, "a batch is 1 to 32 entries");
-	rc = uh_smap_next_n(h, m, it, keys, vals, max, &n);
+	if (bounded && !to_key(env, info[4].As<Napi::Number>().Uint32Value(), info[5], &to))
+		return env.Undefined();
+	rc = uh_smap_next_until(h, m, it, bounded ? &to.k : nullptr, 0, keys, vals, max, &n);
 	if (rc == UH_ENOTFOUND)
 		return env.Null();
 	if (rc)
