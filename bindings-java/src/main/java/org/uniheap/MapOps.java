@@ -222,6 +222,9 @@ final class MapOps {
         private final int kind;
         private final Object from;
         private final boolean reverse;
+        /* sorted: the bound libuniheap ends the scan at, or null */
+        private final Object to;
+        private final boolean toIncl;
         private final long[] it = new long[8];
         private boolean started, ended;
         private Map.Entry<K, V> next;
@@ -241,12 +244,19 @@ final class MapOps {
         private byte[] keyBytes = new byte[256];
 
         Cursor(Heap heap, long ref, boolean sorted, int kind, Object from, boolean reverse) {
+            this(heap, ref, sorted, kind, from, reverse, null, false);
+        }
+
+        Cursor(Heap heap, long ref, boolean sorted, int kind, Object from, boolean reverse,
+                Object to, boolean toIncl) {
             this.heap = heap;
             this.ref = ref;
             this.sorted = sorted;
             this.kind = kind;
             this.from = from;
             this.reverse = reverse;
+            this.to = to;
+            this.toIncl = toIncl;
         }
 
         @Override
@@ -324,7 +334,12 @@ final class MapOps {
                     m.set(JAVA_LONG, Session.ITER + 8L * i, it[i]);
                 writes = heap.sortedWrites.get();
                 int rc;
-                if (sorted) {
+                if (sorted && to != null) {   // the bound's order is libuniheap's to decide
+                    Keys.put(s, kind, to);
+                    rc = (int) Native.SMAP_NEXT_UNTIL.invokeExact(s.h, ref, s.at + Session.ITER,
+                            s.at + Session.KEY, toIncl ? 2 : 0, s.at + Session.BATCH_KEYS,
+                            s.at + Session.BATCH_VALS, batch, s.at + Session.OUT);
+                } else if (sorted) {
                     rc = (int) Native.SMAP_NEXT_N.invokeExact(s.h, ref, s.at + Session.ITER,
                             s.at + Session.BATCH_KEYS, s.at + Session.BATCH_VALS, batch,
                             s.at + Session.OUT);

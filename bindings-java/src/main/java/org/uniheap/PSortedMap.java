@@ -79,6 +79,12 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
         return new MapOps.Cursor<>(heap, ref, true, kind(), from, reverse);
     }
 
+    /* A scan that libuniheap ends at to (null: none; toIncl: a key equal to
+     * it is still returned), in either direction (uh_smap_next_until). */
+    MapOps.Cursor<K, V> cursor(Object from, boolean reverse, Object to, boolean toIncl) {
+        return new MapOps.Cursor<>(heap, ref, true, kind(), from, reverse, to, toIncl);
+    }
+
     @SuppressWarnings("unchecked")
     V getRaw(Object key) {
         Object v = MapOps.get(heap, ref, true, kind(), key);

@@ -117,19 +117,19 @@ abstract class SortedView<K, V> extends AbstractMap<K, V> implements NavigableMa
 
     /** Entries in this view's order. */
     final Iterator<Map.Entry<K, V>> entryIterator() {
-        MapOps.Cursor<K, V> c = desc ? base().cursor(hasHi ? hi : null, true)
-                : base().cursor(hasLo ? lo : null, false);
+        // The far bound ends the scan in libuniheap; only an exclusive near
+        // bound (the scan starts at it) is skipped here.
+        MapOps.Cursor<K, V> c = desc
+                ? base().cursor(hasHi ? hi : null, true, hasLo ? lo : null, loIncl)
+                : base().cursor(hasLo ? lo : null, false, hasHi ? hi : null, hiIncl);
         Iterator<Map.Entry<K, V>> ranged = new Iterator<>() {
             private Map.Entry<K, V> next;
-            private boolean done;
 
             @Override
             public boolean hasNext() {
-                while (next == null && !done && c.hasNext()) {   // bound: one skipped bound key
+                while (next == null && c.hasNext()) {   // bound: one skipped bound key
                     Map.Entry<K, V> e = c.next();
-                    if (desc ? tooLow(e.getKey()) : tooHigh(e.getKey()))
-                        done = true;
-                    else if (inRange(e.getKey()))
+                    if (!(desc ? tooHigh(e.getKey()) : tooLow(e.getKey())))
                         next = e;
                 }
                 return next != null;
