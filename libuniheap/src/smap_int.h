@@ -134,6 +134,7 @@ int sm_slots_wr(uh_heap *h, uh_off obj, uint32_t from, uint32_t n,
 int sm_obj_hdr(uh_heap *h, uh_off ref, uint32_t *cls, uint32_t *payload, int *valid,
 	       uint32_t *slot_size);
 int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb);
+int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key);
 __attribute__((noinline))	/* keeps sm_bound's lean path short */
 int sm_key_get(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kbuf *kb);
 int sm_hint_keys(uh_heap *h, uint32_t kind, struct uh_slot *keys, uint32_t n,
@@ -149,8 +150,6 @@ int sm_node_load(uh_heap *h, uh_off off, int want_leaf, struct sm_node *nd,
 int sm_inner_meta(uh_heap *h, uint32_t kind, uh_off off, uint32_t n, uint32_t hint,
 		  const struct uh_slot *ks);
 int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out);
-int sm_leaf_val(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s);
-int sm_leaf_kref(uh_heap *h, const struct sm_node *nd, uint32_t i, struct sm_kref *kr);
 int sm_kref_key(uh_heap *h, uint32_t kind, const struct sm_kref *kr, struct sm_kbuf *kb);
 int sm_args_k(uh_heap *h, uh_off m, const uh_key *k, int writes, int key_opt);
 
@@ -220,20 +219,6 @@ static inline int sm_key_view(uh_heap *h, uint32_t kind, uh_off ref, const struc
 	key->data = (const unsigned char *)(o + 1);
 	key->len = len;
 	return 0;
-}
-
-/* The key of key slot ks, in place, into *key: 0, else 1. */
-static inline int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
-{
-	key->kind = kind;
-	if (kind == UH_KEY_I64) {
-		key->i64 = (int64_t)ks->value;
-		return uh_slot_type(ks->tag) != UH_T_I64;
-	}
-	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
-	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
-		return 1;
-	return sm_key_view(h, kind, ks->value, o, key);
 }
 
 /* A key slot for k: a new object for string/bytes keys. */
@@ -352,6 +337,28 @@ static inline int sm_exec(uh_heap *h, uh_block_fn body, void *arg)
 		return rc ? rc : sm_doomed(h, 0);
 	}
 	return uh_run(h, body, arg, 0);
+}
+
+/* Value of entry i of leaf nd (of a leaf read in place: a plain load,
+ * which the caller's check of its lock word vouches for; never fails). */
+static inline int sm_leaf_val(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s)
+{
+	if (nd->pk) {
+		pl_slot(nd->pk, i, s);
+		return 0;
+	}
+	return sm_at(h, nd, SM_VAL(i), s);
+}
+
+/* Key of entry i of leaf nd, as the leaf holds it. */
+static inline int sm_leaf_kref(uh_heap *h, const struct sm_node *nd, uint32_t i, struct sm_kref *kr)
+{
+	if (nd->pk) {
+		pl_kref(nd->pk, i, kr);
+		return 0;
+	}
+	kr->inl = 0;
+	return sm_at(h, nd, SM_KEY(i), &kr->s);
 }
 
 #endif

@@ -252,6 +252,20 @@ int sm_key_read(uh_heap *h, uint32_t kind, const struct uh_slot *s, struct sm_kb
 	return 0;
 }
 
+/* The key of key slot ks, in place, into *key: 0, else 1. */
+int sm_lean_key(uh_heap *h, uint32_t kind, const struct uh_slot *ks, uh_key *key)
+{
+	key->kind = kind;
+	if (kind == UH_KEY_I64) {
+		key->i64 = (int64_t)ks->value;
+		return uh_slot_type(ks->tag) != UH_T_I64;
+	}
+	const struct uh_objhdr *o = uh_obj_in_map(h, ks->value, 0);
+	if (uh_slot_type(ks->tag) != sm_key_type(kind) || !o)
+		return 1;
+	return sm_key_view(h, kind, ks->value, o, key);
+}
+
 /* In a block, the string or bytes key of slot s of a node the block read
  * (its version in the read set) or holds, copied from its object in place
  * into kb: 0, else 1 (the validated read answers then). A key object
@@ -624,28 +638,6 @@ int sm_child(uh_heap *h, const struct sm_node *nd, uint32_t i, uh_off *out)
 			      (unsigned long long)nd->off, i);
 	*out = s.value;
 	return 0;
-}
-
-/* Value of entry i of leaf nd (of a leaf read in place: a plain load,
- * which the caller's check of its lock word vouches for; never fails). */
-int sm_leaf_val(uh_heap *h, const struct sm_node *nd, uint32_t i, struct uh_slot *s)
-{
-	if (nd->pk) {
-		pl_slot(nd->pk, i, s);
-		return 0;
-	}
-	return sm_at(h, nd, SM_VAL(i), s);
-}
-
-/* Key of entry i of leaf nd, as the leaf holds it. */
-int sm_leaf_kref(uh_heap *h, const struct sm_node *nd, uint32_t i, struct sm_kref *kr)
-{
-	if (nd->pk) {
-		pl_kref(nd->pk, i, kr);
-		return 0;
-	}
-	kr->inl = 0;
-	return sm_at(h, nd, SM_KEY(i), &kr->s);
 }
 
 /* The key kr names, into kb (an inline key copied, as a key object's
