@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,15 +120,37 @@ class PairOutput:
         return f"writer:\n{self.writer}\nwaiter:\n{self.waiter}"
 
 
+def sessions(sock):
+    """heapd's count of attached sessions (heapctl status)."""
+    out = subprocess.run([str(build_dir() / "heapctl"), "--socket", sock, "status"],
+                         capture_output=True, text=True, timeout=30).stdout
+    m = re.search(r"^sessions\s+(\d+)", out, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def wait_attached(proc, sock, before, timeout=60.0):
+    """Wait until proc has attached (one session more than before), so that
+    the other peer's first wait does not include this one's start-up (a
+    JVM compiles its peer first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if sessions(sock) > before:
+            return
+        time.sleep(0.05)
+
+
 def run_pair(sock, root, writer, waiter, rounds, timeout=300):
     """Run waiter then writer peers to the end; both must exit 0."""
     env = peer_env()
     procs = []
     try:
         for lang, role in ((waiter, "waiter"), (writer, "writer")):
+            before = sessions(sock)
             procs.append(subprocess.Popen(peer_argv(lang, sock, root, role, rounds),
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                           text=True, env=env, cwd=REPO))
+            if role == "waiter":
+                wait_attached(procs[-1], sock, before)
         outs = [p.communicate(timeout=timeout)[0] for p in procs]
     finally:
         for p in procs:
