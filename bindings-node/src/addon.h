@@ -107,42 +107,78 @@ int alloc_value(uh_heap *h, Stored *v);
  * with no lock, and the session that replaces it (a field, map or list
  * slot given a new value) frees it in the same commit: a copy is good only
  * if the object is still the one the reference named afterwards. When it
- * is not, the read is CHANGED, not failed: the caller reads the slot again
- * (read_again), which then holds the new value. Inside a block libuniheap
- * reports a replaced value as a conflict (UH_ECONFLICT), which stands.
+ * is not, the place it was read from is read again, which then holds the
+ * new value. uh_copy_values (uniheap.h) is that loop, bounded by
+ * UH_READ_TRIES; it calls the C++ callables below through two C
+ * trampolines (copy_values). Inside a block libuniheap reports a replaced
+ * value as a conflict (UH_ECONFLICT), which stands.
  */
 enum Read { COPIED, CHANGED, FAILED };	/* FAILED: an exception is pending */
-
-/* Reads of one value a session gives up after (kept_changing): a writer
- * could replace the value between every two of them. */
-enum : int { MAX_READS = 1000 };
 
 /* CHANGED for UH_EFREED outside a block; else FAILED, with the error of rc
  * thrown as "what: ...". */
 Read changed_or_raise(Napi::Env env, uh_heap *h, int rc, const std::string &what);
 
-/* The one copy of a string (type UH_T_STRING) or bytes (UH_T_BYTES)
- * object s: *out = make(payload, length), kept only if s still names a
- * live object after the copy (make must only copy). */
-template <typename Make>
-Read copy_blob(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Napi::Value *out, Make make)
-{
-	const void *p;
-	size_t len;
-	uint32_t cls;
-	int rc = type == UH_T_STRING ? uh_string_get(h, s, (const char **)&p, &len)
-				     : uh_bytes_get(h, s, &p, &len);
+/* Codes of a fetch of our own (uh_copy_values returns them as they are):
+ * the fetch gave the answer itself (DONE), or a value that cannot be read
+ * again from where it is kept was replaced under its copy (READ_CHANGED). */
+enum : int { READ_DONE = 1, READ_CHANGED = 2 };
 
-	if (rc)
-		return changed_or_raise(env, h, rc, type == UH_T_STRING ? "string" : "bytes");
-	Napi::Value v = make(p, len);
-	/* uh_obj_class() checks the valid bit and the generation: a slot
-	 * freed during the copy, even if reused since, fails it. */
-	if ((rc = uh_obj_class(h, s, &cls)) != 0)
-		return changed_or_raise(env, h, rc, "string or bytes value freed while it was read");
-	*out = v;
-	return COPIED;
+/* How the copies of a set of values are made as JS values: a string as a
+ * string; a bytes value as a Buffer of its own (BUFFER), or through the
+ * bytes buffer: a lone value that fits (VIA_BUF: the copy is its length,
+ * in_buf tells), or values of a batch at `at` on while they fit, each as
+ * its length (IN_BUF; with span, only those of bytes fields). outs[i] is
+ * value i's copy. Each try starts again at `from` (restart). */
+struct Copier {
+	enum Hand { BUFFER, VIA_BUF, IN_BUF };
+	Napi::Env env;
+	Hand hand;
+	Napi::Value *outs;
+	size_t from = 0, at = 0;
+	bool in_buf = false;
+	const int32_t *span = nullptr;	/* readFields' span: field i's type is span[2 + 2i] */
+
+	Copier(Napi::Env e, Hand how, Napi::Value *o) : env(e), hand(how), outs(o) {}
+	void restart() { at = from; in_buf = false; }
+	int copy(uint32_t i, uint32_t type, const void *p, size_t len);
+};
+
+template <typename FetchFn>
+struct CopyArgs {
+	FetchFn *fetch;
+	Copier *copier;
+	const uh_value *vals;
+};
+
+template <typename FetchFn>
+int fetch_trampoline(uh_heap *, void *arg, uh_value *vals, uint32_t *n)
+{
+	auto *a = static_cast<CopyArgs<FetchFn> *>(arg);
+	a->copier->restart();
+	return (*a->fetch)(vals, n);
 }
+
+template <typename FetchFn>
+int copy_trampoline(void *arg, uint32_t i, const void *p, size_t len)
+{
+	auto *a = static_cast<CopyArgs<FetchFn> *>(arg);
+	return a->copier->copy(i, a->vals[i].type, p, len);
+}
+
+/* uh_copy_values with fetch(vals, &n) (as uh_values_fetch_fn) and c's
+ * copies: 0, or fetch's or libuniheap's code. */
+template <typename FetchFn>
+int copy_values(uh_heap *h, FetchFn fetch, Copier *c, uh_value *vals, uint32_t cap)
+{
+	CopyArgs<FetchFn> a{&fetch, c, vals};
+	return uh_copy_values(h, fetch_trampoline<FetchFn>, copy_trampoline<FetchFn>, &a, vals, cap);
+}
+
+/* A reference to a string or bytes object is read as that value: v is
+ * retyped so that uh_copy_values copies it. 0, or the error of a reference
+ * to no live object (an error, not a change: it does not own its target). */
+int ref_as_copied(uh_heap *h, uh_value *v);
 
 /* A stored value as JS in *out; a reference sets the scratch words. With
  * via_buf, a bytes value that fits goes to the bytes buffer instead of a
@@ -165,47 +201,35 @@ Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls);
 Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out);
 Read bytes_in_buf(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out);
 
-/* The ConflictError of a value read MAX_READS times, changed each time. */
-Napi::Value kept_changing(Napi::Env env, const std::string &what);
-
-/*
- * The value attempt(&out) reads, tried again, at most MAX_READS times,
- * while it finds a string or bytes value replaced under its copy (CHANGED);
- * `what` names it in the ConflictError after that. The one loop of every
- * read that copies such values outside a block.
- */
-template <typename AttemptFn>
-Napi::Value read_until_copied(Napi::Env env, const std::string &what, AttemptFn attempt)
-{
-	for (int i = 0; i < MAX_READS; i++) {	/* bound: MAX_READS */
-		Napi::Value out = env.Undefined();
-		Read r = attempt(&out);
-		if (r == COPIED)
-			return out;
-		if (r == FAILED)
-			return env.Undefined();
-	}
-	return kept_changing(env, what);
-}
-
 /* What fetch() found where a value is stored. */
 enum Fetch { FOUND, DONE };	/* DONE: *out is the answer (or an exception pending) */
 
+/* read_again's answer from copy_values' code rc, the value v it read
+ * and its copy (c). */
+Napi::Value read_answer(Napi::Env env, uh_heap *h, const std::string &what, bool via_buf, int rc,
+			const uh_value &v, const Copier &c, Napi::Value out);
+
 /*
- * The value fetch(&v, &out) finds, as JS: fetched again, at most
- * MAX_READS times, while the read finds it changed.
- * Returns out as fetch left it when fetch says DONE.
+ * The value fetch(&v, &out) finds, as JS: fetched again (uh_copy_values,
+ * at most UH_READ_TRIES times) while a string or bytes value it names is
+ * replaced under its copy. Returns out as fetch left it when fetch says
+ * DONE.
  */
 template <typename FetchFn>
 Napi::Value read_again(Napi::Env env, uh_heap *h, const std::string &what, bool via_buf,
 		       FetchFn fetch)
 {
-	return read_until_copied(env, what, [&](Napi::Value *out) {
-		uh_value v{};
-		if (fetch(&v, out) == DONE)
-			return env.IsExceptionPending() ? FAILED : COPIED;
-		return read_value(env, h, v, via_buf, out);
-	});
+	Napi::Value out = env.Undefined(), copy;
+	Copier c(env, via_buf ? Copier::VIA_BUF : Copier::BUFFER, &copy);
+	uh_value v{};
+	int rc = copy_values(h, [&](uh_value *vals, uint32_t *n) {
+		*n = 1;
+		vals[0] = uh_value{};
+		if (fetch(vals, &out) == DONE)
+			return (int)READ_DONE;
+		return ref_as_copied(h, vals);
+	}, &c, &v, 1);
+	return read_answer(env, h, what, via_buf, rc, v, c, out);
 }
 Napi::Value int_value(Napi::Env env, int64_t i);
 

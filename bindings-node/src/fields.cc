@@ -250,19 +250,14 @@ static uh_value field_at(const uint8_t *p, uint32_t type)
 	return v;
 }
 
-/* Value v of a field read by readFields in *out: a reference to an object
+/* Value v of a field read by readFields, not a string or bytes value
+ * (those are copied by uh_copy_values), in *out: a reference to an object
  * as ref_triple gives it (the scratch words describe one value, and there
- * are several); a bytes value that fits the rest of the bytes buffer
- * copied there at *at, as its length alone (the JS side finds each at the
- * sum of the lengths before it: a number is cheaper to make than
- * bytes_batched's [at, length], bytes_in_buf); anything else as read_value gives it.
- * CHANGED as read_value. */
-static Read field_value(Napi::Env env, uh_heap *h, const uh_value &v, size_t *at, Napi::Value *out)
+ * are several); anything else as read_value gives it. */
+static Read field_value(Napi::Env env, uh_heap *h, const uh_value &v, Napi::Value *out)
 {
 	uint32_t *scr = data(env)->scratch;
 
-	if (v.type == UH_T_BYTES && v.u.ref)
-		return bytes_in_buf(env, h, v.u.ref, at, out);
 	Read r = read_value(env, h, v, false, out);
 	if (r == COPIED && v.type == UH_T_REF && scr[SCR_IS_REF] == 1) {
 		scr[SCR_IS_REF] = 0;
@@ -294,11 +289,14 @@ static bool span_ok(const int32_t *s, size_t words)
  * optimistic read of the object, inside one the block's snapshot and its
  * own writes); the fields are then decoded from the copy, values as
  * field_value gives them. A string or bytes value replaced (freed) under
- * its copy outside a block makes the whole read start again: its field
- * and every other field are then read at the later instant. span (an
- * Int32Array the JS side keeps per class): lo and hi, the 8-byte aligned
- * bytes [lo, hi) of the payload to read, then each field's type and
- * offset. `what` (the class name) names the object in errors. */
+ * its copy outside a block makes the whole read start again
+ * (uh_copy_values): its field and every other field are then read at the
+ * later instant. A bytes field's value that fits the rest of the bytes
+ * buffer is copied there, as its length alone (the JS side finds each at
+ * the sum of the lengths before it: a number is cheaper to make than
+ * [at, length]). span (an Int32Array the JS side keeps per class): lo and
+ * hi, the 8-byte aligned bytes [lo, hi) of the payload to read, then each
+ * field's type and offset. `what` (the class name) names the object in errors. */
 Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -319,25 +317,34 @@ Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
 	std::vector<uint8_t> heap_buf(len > sizeof(stack) ? len : 0);
 	uint8_t *buf = len > sizeof(stack) ? heap_buf.data() : stack;
 
-	return read_until_copied(env, what, [&](Napi::Value *out) {
-		int rc = uh_read(h, ref, lo, buf, len);
-		if (rc) {
-			raise(env, rc, what);
-			return FAILED;
+	uint32_t n = (uint32_t)(words / 2 - 1);
+	std::vector<uh_value> vals(n);
+	std::vector<Napi::Value> copies(n);
+	Copier c(env, Copier::IN_BUF, copies.data());
+
+	c.span = s;
+	int rc = copy_values(h, [&](uh_value *vs, uint32_t *got) {
+		int rc2 = uh_read(h, ref, lo, buf, len);
+		for (uint32_t i = 0; i < n && !rc2; i++) {	/* bound: the fields */
+			vs[i] = field_at(buf + (s[2 + 2 * i + 1] - s[0]), (uint32_t)s[2 + 2 * i]);
+			rc2 = ref_as_copied(h, &vs[i]);
 		}
-		Napi::Array vals = Napi::Array::New(env, words / 2 - 1);
-		size_t at = 0;
-		for (size_t i = 2; i < words; i += 2) {	/* bound: words */
-			Napi::Value v;
-			Read r = field_value(env, h, field_at(buf + (s[i + 1] - s[0]), (uint32_t)s[i]),
-					     &at, &v);
-			if (r != COPIED)
-				return r;
-			vals.Set((uint32_t)(i / 2 - 1), v);
+		*got = n;
+		return rc2;
+	}, &c, vals.data(), n);
+	if (rc)
+		return raise(env, rc, what);
+	Napi::Array out = Napi::Array::New(env, n);
+	for (uint32_t i = 0; i < n; i++) {	/* bound: the fields */
+		Napi::Value v = copies[i];
+		if ((vals[i].type != UH_T_STRING && vals[i].type != UH_T_BYTES) || !vals[i].u.ref) {
+			/* No string or bytes value: nothing to copy, nothing changes. */
+			if (field_value(env, h, vals[i], &v) != COPIED)
+				return env.Undefined();
 		}
-		*out = vals;
-		return COPIED;
-	});
+		out.Set(i, v);
+	}
+	return out;
 }
 
 /* stringAt(off, gen, type, viaBuf) -> the string or Buffer value of a

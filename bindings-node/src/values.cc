@@ -64,23 +64,76 @@ Read changed_or_raise(Napi::Env env, uh_heap *h, int rc, const std::string &what
 	return FAILED;
 }
 
+int Copier::copy(uint32_t i, uint32_t type, const void *p, size_t len)
+{
+	bool own = hand == BUFFER || (span && span[2 + 2 * i] != (int32_t)UH_T_BYTES);
+
+	if (type == UH_T_STRING) {
+		outs[i] = Napi::String::New(env, (const char *)p, len);
+	} else if (own || len > BYTES_BUF_SIZE - at) {	/* a Buffer of its own */
+		outs[i] = Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len);
+	} else {
+		/* The JS side copies the buffer's bytes into a pooled Buffer,
+		 * several times faster than the addon making one. */
+		memcpy(data(env)->bytes + at, p, len);
+		outs[i] = Napi::Number::New(env, (double)len);
+		in_buf = true;
+		if (hand == IN_BUF)
+			at += len;
+	}
+	return 0;
+}
+
+int ref_as_copied(uh_heap *h, uh_value *v)
+{
+	uint32_t cls;
+	int rc;
+
+	if (v->type != UH_T_REF || v->u.ref == 0)
+		return 0;
+	if ((rc = uh_obj_class(h, v->u.ref, &cls)) != 0)
+		return rc;
+	if (cls == UH_CLASS_STRING || cls == UH_CLASS_BYTES)
+		v->type = cls == UH_CLASS_STRING ? UH_T_STRING : UH_T_BYTES;
+	return 0;
+}
+
+/* The copy of string or bytes object s, a reference that cannot be read
+ * again from where it was kept: CHANGED when it was replaced (freed) under
+ * the copy, or before it. */
+static Read copy_held(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Copier *c,
+		      Napi::Value *out)
+{
+	bool fetched = false;
+	uh_value v{};
+	int rc = copy_values(h, [&](uh_value *vals, uint32_t *n) {
+		if (fetched)
+			return (int)READ_CHANGED;
+		fetched = true;
+		vals[0] = uh_value{};
+		vals[0].type = type;
+		vals[0].u.ref = s;
+		*n = 1;
+		return 0;
+	}, c, &v, 1);
+
+	if (rc == READ_CHANGED)
+		return CHANGED;
+	if (rc)
+		return changed_or_raise(env, h, rc, type == UH_T_STRING ? "string" : "bytes");
+	*out = c->outs[0];
+	return COPIED;
+}
+
 Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out)
 {
-	AddonData *d = data(env);
-	bool in_buf = false;
-	Read r = copy_blob(env, h, s, type, out, [&](const void *p, size_t len) {
-		if (via_buf && type == UH_T_BYTES && len <= BYTES_BUF_SIZE) {
-			memcpy(d->bytes, p, len);
-			in_buf = true;
-			return Napi::Value(Napi::Number::New(env, (double)len));
-		}
-		return type == UH_T_STRING
-			? Napi::Value(Napi::String::New(env, (const char *)p, len))
-			: Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len));
-	});
+	Napi::Value copy;
+	Copier c(env, via_buf ? Copier::VIA_BUF : Copier::BUFFER, &copy);
+	Read r = copy_held(env, h, s, type, &c, out);
+
 	/* Only a good copy tells the JS side to take it from the buffer. */
-	if (r == COPIED && in_buf)
-		d->scratch[SCR_IS_REF] = SCR_BYTES;
+	if (r == COPIED && c.in_buf)
+		data(env)->scratch[SCR_IS_REF] = SCR_BYTES;
 	return r;
 }
 
@@ -150,18 +203,13 @@ Napi::Value ref_triple(Napi::Env env, uh_off ref, uint32_t cls)
 
 Read bytes_in_buf(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *out)
 {
-	size_t len = 0;
-	Read r = copy_blob(env, h, s, UH_T_BYTES, out, [&](const void *p, size_t n) {
-		len = n;
-		/* The JS side copies the buffer's bytes into a pooled Buffer,
-		 * several times faster than the addon making one. */
-		if (n > BYTES_BUF_SIZE - *at)	/* a large value: a Buffer of its own */
-			return Napi::Value(Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, n));
-		memcpy(data(env)->bytes + *at, p, n);
-		return Napi::Value(Napi::Number::New(env, (double)n));
-	});
-	if (r == COPIED && out->IsNumber())
-		*at += len;
+	Napi::Value copy;
+	Copier c(env, Copier::IN_BUF, &copy);
+
+	c.from = *at;
+	Read r = copy_held(env, h, s, UH_T_BYTES, &c, out);
+	if (r == COPIED)
+		*at = c.at;
 	return r;
 }
 
@@ -179,11 +227,20 @@ Read bytes_batched(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value 
 	return r;
 }
 
-Napi::Value kept_changing(Napi::Env env, const std::string &what)
+Napi::Value read_answer(Napi::Env env, uh_heap *h, const std::string &what, bool via_buf, int rc,
+			const uh_value &v, const Copier &c, Napi::Value out)
 {
-	return raise_msg(env, UH_ECONFLICT, what + ": the value kept changing while being read "
-			 "(another session replaced it " + std::to_string(MAX_READS) + " times in a "
-			 "row); read it inside a block (heap.atomic), which holds it still");
+	if (rc == READ_DONE)
+		return env.IsExceptionPending() ? env.Undefined() : out;
+	if (rc)
+		return raise(env, rc, what);
+	if ((v.type == UH_T_STRING || v.type == UH_T_BYTES) && v.u.ref) {
+		/* Only a good copy tells the JS side to take it from the buffer. */
+		data(env)->scratch[SCR_IS_REF] = c.in_buf ? (uint32_t)SCR_BYTES : 0u;
+		return c.outs[0];
+	}
+	/* No string or bytes value: nothing is copied, nothing changes. */
+	return read_value(env, h, v, via_buf, &out) == COPIED ? out : env.Undefined();
 }
 
 /* An integer of a JS number or bigint; false and a pending exception if v
