@@ -131,12 +131,3 @@ PyObject *uhpy_freed(uh_off ref)
 		     (unsigned long long)UH_REF_OFFSET(ref), (unsigned)UH_REF_GEN(ref));
 	return NULL;
 }
-
-PyObject *uhpy_kept_changing(const char *what, PyObject *name)
-{
-	PyErr_Format(uhpy_st->by_code[-UH_ECONFLICT],
-		     "%s %R: the value was replaced while it was being read, %d times in a row; "
-		     "read it inside a block (with heap.atomic(): ...), which waits for the "
-		     "writers", what, name, UHPY_READ_TRIES);
-	return NULL;
-}

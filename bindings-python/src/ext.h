@@ -122,9 +122,6 @@ int uhpy_errors_init(PyObject *m, uhpy_state *st);
 PyObject *uhpy_raise(int rc, const char *what);
 PyObject *uhpy_closed(void);		/* HeapClosedError */
 PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
-/* Conflict: a value read outside a block was replaced under its copy
- * UHPY_READ_TRIES times in a row (what: "field", "key"...; name: which). */
-PyObject *uhpy_kept_changing(const char *what, PyObject *name);
 
 /* session.c */
 /* 0 if the heap can be used (open, of this process, no block of another
@@ -151,13 +148,40 @@ int uhpy_step_end(HeapObject *hp, int outer, int rc);
 /* Heap.atomic(): the reusable context, or atomic(fn, *args, **kw). */
 PyObject *uhpy_heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw);
 
-/* strings.c: str/bytes values copied from the mapping. uhpy_string_try
- * gives 0 when, outside a block, the value was replaced under the copy;
- * the caller then reads the slot again, at most UHPY_READ_TRIES times (a
- * writer may replace it every time), and then raises uhpy_kept_changing.
- * uhpy_string_at is for a reference that stays put: there 0 means freed. */
-#define UHPY_READ_TRIES 1000
-int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out);
+/* strings.c: str/bytes values copied from the mapping with
+ * uh_copy_values (uniheap.h): fetch(h, arg, vals, n) reads where the
+ * values are kept, again on every try (at most UH_READ_TRIES).
+ * uhpy_copy_values returns 0 with objs[i] the copy (a new reference) of
+ * each str/bytes value i among vals[0, cap), NULL for the others;
+ * UHPY_RAISED with an exception (a copy failed, e.g. on bytes that are not
+ * UTF-8, or fetch raised one and said so); else fetch's own code or
+ * libuniheap's, with no exception and no copies.
+ * Its first try is made here, inline, where the compiler sees fetch: the
+ * values are seldom replaced under the copy, and a check by the header
+ * alone (uhpy_live) costs less than libuniheap's, which finds the
+ * object's arena first. uhpy_copy_in_place: 0, every copy made and
+ * checked; UHPY_RAISED; or -1, a value is not as the header check wants
+ * it: uhpy_copy_checked then runs uh_copy_values from those values (its
+ * first try's, the fetched), to say why or to read them again.
+ * uhpy_string_at is for a reference that stays put (replaced there means
+ * freed). */
+#define UHPY_RAISED 1
+int uhpy_copy_in_place(HeapObject *hp, const uh_value *vals, uint32_t n, PyObject **objs);
+int uhpy_copy_checked(HeapObject *hp, uh_values_fetch_fn fetch, void *arg, uh_value *vals,
+		      PyObject **objs, uint32_t cap, uint32_t fetched);
+static inline int uhpy_copy_values(HeapObject *hp, uh_values_fetch_fn fetch, void *arg,
+				   uh_value *vals, PyObject **objs, uint32_t cap)
+{
+	uint32_t n = 0;
+	int rc;
+
+	memset(objs, 0, cap * sizeof(*objs));
+	if ((rc = fetch(hp->h, arg, vals, &n)) != 0)
+		return rc;
+	if (n <= cap && (rc = uhpy_copy_in_place(hp, vals, n, objs)) != -1)
+		return rc;
+	return uhpy_copy_checked(hp, fetch, arg, vals, objs, cap, n);
+}
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
 /* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
  * exception. */
@@ -179,9 +203,6 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v);
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
 int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
-/* uhpy_from_value, or 0 as uhpy_string_try gives it for a str/bytes
- * value replaced under its copy. */
-int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out);
 int uhpy_value_allocates(PyObject *o);
 /* String and bytes values belong to the slot holding them: a put, set,
  * remove or pop that replaces one frees it. */

@@ -154,52 +154,79 @@ static uint64_t load_raw(const char *at, uint32_t size)
 	}
 }
 
-/* Field f's Python value from raw, its bytes zero-extended: 1 with *out,
- * 0 if a str/bytes value was replaced under its copy (outside a block:
- * read the field again), -1 with an exception. */
-static int value_of(ProxyObject *p, FieldObject *f, uint64_t raw, PyObject **out)
+/* Field f's Python value from raw, its bytes zero-extended; a str or
+ * bytes value is copy, the copy uhpy_copy_values made of it (a new
+ * reference, taken; NULL when raw is 0). NULL with an exception. */
+static PyObject *value_of(ProxyObject *p, FieldObject *f, uint64_t raw, PyObject *copy)
 {
 	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
 		float f32; double f64; } v = { .u = raw };
 
 	switch (f->type) {
-	case UH_T_BOOL: *out = PyBool_FromLong(v.b != 0); break;
-	case UH_T_I8: *out = PyLong_FromLong(v.i8); break;
-	case UH_T_I16: *out = PyLong_FromLong(v.i16); break;
-	case UH_T_I32: *out = PyLong_FromLong(v.i32); break;
-	case UH_T_I64: *out = PyLong_FromLongLong(v.i64); break;
-	case UH_T_F32: *out = PyFloat_FromDouble(v.f32); break;
-	case UH_T_F64: *out = PyFloat_FromDouble(v.f64); break;
-	case UH_T_REF: *out = uhpy_wrap_ref(p->heap, v.u); break;
-	default:
-		if (v.u == 0) {
-			*out = Py_NewRef(Py_None);
-			break;
-		}
-		return uhpy_string_try(p->heap, v.u, f->type, out);
+	case UH_T_BOOL: return PyBool_FromLong(v.b != 0);
+	case UH_T_I8: return PyLong_FromLong(v.i8);
+	case UH_T_I16: return PyLong_FromLong(v.i16);
+	case UH_T_I32: return PyLong_FromLong(v.i32);
+	case UH_T_I64: return PyLong_FromLongLong(v.i64);
+	case UH_T_F32: return PyFloat_FromDouble(v.f32);
+	case UH_T_F64: return PyFloat_FromDouble(v.f64);
+	case UH_T_REF: return uhpy_wrap_ref(p->heap, v.u);
 	}
-	return *out ? 1 : -1;
+	return copy ? copy : Py_NewRef(Py_None);
 }
 
-static PyObject *read_direct(ProxyObject *p, FieldObject *f)
+static int is_copied(uint32_t type)
+{
+	return type == UH_T_STRING || type == UH_T_BYTES;
+}
+
+/* Field f's raw bytes, loaded from the mapping: 0, or UHPY_RAISED when
+ * the object is not live after the load (the allocator writes a new
+ * generation before the new object's bytes, so a load the header still
+ * names afterwards is the object's). */
+static int load_field(ProxyObject *p, FieldObject *f, uint64_t *raw)
 {
 	const char *base = p->heap->base;
-	PyObject *r;
 
-	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
-		uint64_t raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset,
-					field_size[f->type]);
+	*raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset, field_size[f->type]);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!uhpy_live(base, p->off, p->cls))
+		return uhpy_freed(p->off), UHPY_RAISED;
+	return 0;
+}
 
-		/* Copy, then check: the bytes were the object's if its header
-		 * still names it (the allocator writes a new generation before
-		 * the new object's bytes). */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (!uhpy_live(base, p->off, p->cls))
-			return uhpy_freed(p->off);
-		if (value_of(p, f, raw, &r) != 0)
-			return r;
-	}
-	return uhpy_kept_changing("field", f->name);
+struct field_at {
+	ProxyObject *p;
+	FieldObject *f;
+};
+
+static int fetch_field(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct field_at *at = arg;
+	uint64_t raw;
+	int rc = load_field(at->p, at->f, &raw);
+
+	(void)h;
+	vals[0] = (uh_value){ .type = at->f->type, .u.ref = raw };
+	*n = 1;
+	return rc;
+}
+
+/* Outside a block: a str or bytes value replaced under its copy sends the
+ * read round again (uhpy_copy_values). */
+static PyObject *read_direct(ProxyObject *p, FieldObject *f)
+{
+	struct field_at at = { p, f };
+	PyObject *copy;
+	uint64_t raw;
+	uh_value v;
+	int rc;
+
+	if (!is_copied(f->type))
+		return load_field(p, f, &raw) ? NULL : value_of(p, f, raw, NULL);
+	if ((rc = uhpy_copy_values(p->heap, fetch_field, &at, &v, &copy, 1)) != 0)
+		return rc == UHPY_RAISED ? NULL : raise_at(f, rc);
+	return value_of(p, f, v.u.ref, copy);
 }
 
 static PyObject *read_in_block(ProxyObject *p, FieldObject *f)
@@ -272,20 +299,9 @@ static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
 
 /* ---- all fields at once (uniheap.asdict, uniheap.astuple) ---- */
 
-/* Field f's value from buf, the object's bytes from offset lo on, as
- * value_of gives it. */
-static int decode_at(ProxyObject *p, FieldObject *f, const unsigned char *buf, int32_t lo,
-		     PyObject **out)
-{
-	uint64_t raw = 0;
-
-	memcpy(&raw, buf + (f->offset - lo), field_size[f->type]);
-	return value_of(p, f, raw, out);
-}
-
 /* Start loading the header and first bytes of every str/bytes value the
  * fields name: their cache misses overlap instead of coming one per
- * value as decode_at copies them. */
+ * value as they are copied. */
 static void prefetch_values(ProxyObject *p, PyObject *fields, const unsigned char *buf,
 			    int32_t lo)
 {
@@ -303,56 +319,96 @@ static void prefetch_values(ProxyObject *p, PyObject *fields, const unsigned cha
 	}
 }
 
-/* The values of fields (a tuple of bound Fields of obj's class, in
- * layout order) as a dict or a tuple, from one uh_read of the bytes they
- * span: every field as of one instant. A str or bytes value replaced
- * before it was copied sends the whole read round again. */
+/* The bytes of p that fields (a tuple of bound Fields of p's class, in
+ * layout order) span, read with one uh_read into buf: every field as of
+ * one instant. */
+struct fields_at {
+	ProxyObject *p;
+	PyObject *fields;
+	unsigned char *buf;
+	int32_t lo, hi;
+};
+
+static int fetch_fields(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct fields_at *at = arg;
+	Py_ssize_t nf = PyTuple_GET_SIZE(at->fields);
+	int rc = uh_read(h, at->p->off, (uint32_t)at->lo, at->buf, (uint32_t)(at->hi - at->lo));
+
+	if (rc)
+		return rc;
+	prefetch_values(at->p, at->fields, at->buf, at->lo);
+	for (Py_ssize_t i = 0; i < nf; i++) {	/* bound: fields */
+		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(at->fields, i);
+		vals[i] = (uh_value){ .type = f->type };
+		memcpy(&vals[i].u.ref, at->buf + (f->offset - at->lo), field_size[f->type]);
+	}
+	*n = (uint32_t)nf;
+	return 0;
+}
+
+/* The fields' values, vals as fetch_fields left them and the copies made
+ * of the str/bytes ones (taken), as a dict or a tuple. */
+static PyObject *fields_object(ProxyObject *p, PyObject *fields, const uh_value *vals,
+			       PyObject **copies, int as_dict)
+{
+	Py_ssize_t n = PyTuple_GET_SIZE(fields);
+	PyObject *out = as_dict ? PyDict_New() : PyTuple_New(n);
+	Py_ssize_t i;
+
+	for (i = 0; out && i < n; i++) {	/* bound: fields */
+		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
+		PyObject *v = value_of(p, f, vals[i].u.ref, copies[i]);
+		copies[i] = NULL;
+		if (v && !as_dict) {
+			PyTuple_SET_ITEM(out, i, v);
+			continue;
+		}
+		if (!v || PyDict_SetItem(out, f->name, v) < 0)
+			Py_CLEAR(out);
+		Py_XDECREF(v);
+	}
+	for (; i < n; i++)	/* bound: fields; after an error */
+		Py_CLEAR(copies[i]);
+	return out;
+}
+
+/* The values of fields as a dict or a tuple, from one uh_read of the
+ * bytes they span. A str or bytes value replaced before it was copied
+ * sends the whole read round again (uhpy_copy_values). */
 static PyObject *read_fields(ProxyObject *p, PyObject *fields, int as_dict)
 {
 	Py_ssize_t n = PyTuple_GET_SIZE(fields);
 	FieldObject *first = (FieldObject *)PyTuple_GET_ITEM(fields, 0);
 	FieldObject *last = (FieldObject *)PyTuple_GET_ITEM(fields, n - 1);
 	int32_t lo = first->offset & ~7, hi = (last->offset + (int32_t)field_size[last->type] + 7) & ~7;
-	unsigned char stack[512], *buf = stack;
-	PyObject *out = NULL;
+	unsigned char stack[512];
+	uh_value vstack[32], *vals = vstack;
+	PyObject *cstack[32], **copies = cstack, *out = NULL;
+	struct fields_at at = { p, fields, stack, lo, hi };
 	int rc;
 
-	if (hi - lo > (int32_t)sizeof(stack) && !(buf = PyMem_Malloc((size_t)(hi - lo))))
+	if (hi - lo > (int32_t)sizeof(stack) && !(at.buf = PyMem_Malloc((size_t)(hi - lo))))
 		return PyErr_NoMemory();
-	for (int tries = 0; tries < UHPY_READ_TRIES && !out; tries++) {
-		if ((rc = uh_read(p->heap->h, p->off, (uint32_t)lo, buf, (uint32_t)(hi - lo))) != 0) {
-			if (rc == UH_EFREED)
-				uhpy_freed(p->off);
-			else
-				uhpy_raise(rc, "reading the fields");
-			break;
-		}
-		if (!(out = as_dict ? PyDict_New() : PyTuple_New(n)))
-			break;
-		prefetch_values(p, fields, buf, lo);
-		for (Py_ssize_t i = 0; i < n; i++) {	/* bound: fields */
-			FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
-			PyObject *v;
-			if ((rc = decode_at(p, f, buf, lo, &v)) == 1 && !as_dict) {
-				PyTuple_SET_ITEM(out, i, v);
-				continue;
-			}
-			if (rc == 1) {
-				rc = PyDict_SetItem(out, f->name, v) == 0 ? 1 : -1;
-				Py_DECREF(v);
-			}
-			if (rc != 1) {
-				Py_CLEAR(out);
-				break;
-			}
-		}
-		if (!out && PyErr_Occurred())
-			break;
+	if (n > 32 && (!(vals = PyMem_Malloc(n * sizeof(*vals))) ||
+		       !(copies = PyMem_Malloc(n * sizeof(*copies))))) {
+		PyErr_NoMemory();
+		goto out;
 	}
-	if (buf != stack)
-		PyMem_Free(buf);
-	if (!out && !PyErr_Occurred())
-		uhpy_kept_changing("the fields of", (PyObject *)Py_TYPE(p));
+	rc = uhpy_copy_values(p->heap, fetch_fields, &at, vals, copies, (uint32_t)n);
+	if (rc == UH_EFREED)
+		uhpy_freed(p->off);
+	else if (rc && rc != UHPY_RAISED)
+		uhpy_raise(rc, "reading the fields");
+	else if (!rc)
+		out = fields_object(p, fields, vals, copies, as_dict);
+out:
+	if (at.buf != stack)
+		PyMem_Free(at.buf);
+	if (vals != vstack)
+		PyMem_Free(vals);
+	if (copies != cstack)
+		PyMem_Free(copies);
 	return out;
 }
 

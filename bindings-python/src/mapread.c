@@ -48,22 +48,59 @@ int uhpy_map_lookup(ProxyObject *p, PyObject *key, uh_value *v)
 	return 1;
 }
 
-/* The value of key as a Python object: 1 with *out, 0 if key is not in
- * the map, -1 with an exception. A str or bytes value replaced under its
- * copy is looked up again (uhpy_from_value_try). */
-int uhpy_map_read(ProxyObject *p, PyObject *key, PyObject **out)
+/* Where a key's value is read from: first the value a step already read
+ * (if any), then key looked up, converted on its first lookup. */
+struct entry {
+	ProxyObject *p;
+	PyObject *key;
+	const uh_value *first;
+	uh_key k;
+	int converted;
+};
+
+enum { NOT_FOUND = UHPY_RAISED + 1 };	/* fetch_entry's own code */
+
+static int fetch_entry(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
 {
-	uh_value v;
+	struct entry *e = arg;
 	int rc;
 
-	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
-		if ((rc = uhpy_map_lookup(p, key, &v)) != 1)
-			return rc;
-		if ((rc = uhpy_from_value_try(p->heap, &v, out)) != 0)
-			return rc;
+	*n = 1;
+	if (e->first) {
+		vals[0] = *e->first;
+		e->first = NULL;
+		return 0;
 	}
-	uhpy_kept_changing("key", key);
-	return -1;
+	if (!e->converted && uhpy_map_key(e->p, e->key, &e->k) < 0)
+		return UHPY_RAISED;
+	e->converted = 1;
+	rc = uhpy_map_sorted(e->p) ? uh_smap_get(h, e->p->off, &e->k, vals)
+				   : uh_map_get(h, e->p->off, &e->k, vals);
+	return rc == UH_ENOTFOUND ? NOT_FOUND : rc;
+}
+
+/* The value e fetches as a Python object: 1 with *out, 0 if the key is
+ * not in the map, -1 with an exception. A str or bytes value replaced
+ * under its copy is looked up again (uhpy_copy_values). */
+static int read_entry(struct entry *e, PyObject **out)
+{
+	uh_value v;
+	PyObject *copy;
+	int rc = uhpy_copy_values(e->p->heap, fetch_entry, e, &v, &copy, 1);
+
+	if (rc == NOT_FOUND)
+		return 0;
+	if (rc)
+		return rc == UHPY_RAISED ? -1 : (uhpy_raise(rc, "map get"), -1);
+	*out = copy ? copy : uhpy_from_value(e->p->heap, &v);
+	return *out ? 1 : -1;
+}
+
+int uhpy_map_read(ProxyObject *p, PyObject *key, PyObject **out)
+{
+	struct entry e = { .p = p, .key = key };
+
+	return read_entry(&e, out);
 }
 
 /* The Python value of v, the value of key a step read: 1 with *out; if
@@ -72,9 +109,9 @@ int uhpy_map_read(ProxyObject *p, PyObject *key, PyObject **out)
 int uhpy_map_value_or_lookup(ProxyObject *p, PyObject *key, const uh_value *v,
 			      PyObject **out)
 {
-	int rc = uhpy_from_value_try(p->heap, v, out);
+	struct entry e = { .p = p, .key = key, .first = v };
 
-	return rc == 0 ? uhpy_map_read(p, key, out) : rc;
+	return read_entry(&e, out);
 }
 
 /* Puts and removes on sorted maps by this process: a scan drops the

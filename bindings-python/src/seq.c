@@ -34,10 +34,26 @@ static int index_error(int rc, const char *what)
 	return uhpy_raise(rc, what), -1;
 }
 
-/* sq_item gets i >= 0 after Python added len to a negative index. */
+struct item {
+	ProxyObject *p;
+	uint64_t i;
+};
+
+static int fetch_item(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct item *it = arg;
+
+	*n = 1;
+	return is_array(it->p) ? uh_array_get(h, it->p->off, it->i, vals)
+			       : uh_list_get(h, it->p->off, it->i, vals);
+}
+
+/* sq_item gets i >= 0 after Python added len to a negative index. A str
+ * or bytes item replaced under its copy is read again (uhpy_copy_values). */
 static PyObject *seq_item(ProxyObject *p, Py_ssize_t i)
 {
-	PyObject *r;
+	struct item it = { p, (uint64_t)i };
+	PyObject *copy;
 	uh_value v;
 	int rc;
 
@@ -47,20 +63,11 @@ static PyObject *seq_item(ProxyObject *p, Py_ssize_t i)
 		PyErr_SetString(PyExc_IndexError, "index out of range");
 		return NULL;
 	}
-	for (int tries = 0; tries < UHPY_READ_TRIES; tries++) {
-		rc = is_array(p) ? uh_array_get(p->heap->h, p->off, (uint64_t)i, &v)
-				 : uh_list_get(p->heap->h, p->off, (uint64_t)i, &v);
-		if (rc)
-			return index_error(rc, "index out of range"), NULL;
-		/* 0: a str or bytes item replaced under its copy: read again. */
-		if (uhpy_from_value_try(p->heap, &v, &r) != 0)
-			return r;
-	}
-	PyObject *at = PyLong_FromSsize_t(i);
-	if (at)
-		uhpy_kept_changing("item", at);
-	Py_XDECREF(at);
-	return NULL;
+	if ((rc = uhpy_copy_values(p->heap, fetch_item, &it, &v, &copy, 1)) == UHPY_RAISED)
+		return NULL;
+	if (rc)
+		return index_error(rc, rc == UH_ERANGE ? "index out of range" : "item"), NULL;
+	return copy ? copy : uhpy_from_value(p->heap, &v);
 }
 
 static int set_fn(uh_heap *h, ProxyObject *p, const void *where, const uh_value *v)

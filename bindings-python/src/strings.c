@@ -6,7 +6,10 @@
  * the value frees the old object with it. Its bytes never change while it
  * lives, so a copy is read in place and then checked: the copy is the
  * value's if the object is still there afterwards (uniheap.h, "direct").
- * Calls only errors.c.
+ * uh_copy_values (uniheap.h) is the one loop that copies them, checks each
+ * copy and reads again where a value was replaced under its copy; here
+ * its copies are Python objects, made with the GIL held. Calls only
+ * errors.c.
  */
 #include "ext.h"
 
@@ -44,57 +47,126 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
 	return 0;
 }
 
-/* The Python copy of str/bytes object s (type UH_T_STRING or UH_T_BYTES):
- * 1 with *out, -1 with an exception, or 0 when, outside a block, s no
- * longer names a live object before or after the copy. The slot s was
- * read from was then replaced meanwhile (the commit that replaces a
- * string or bytes value frees the old one with it), and the caller reads
- * that slot again: its value is the old or the new one, never an error. */
-int uhpy_string_try(HeapObject *hp, uh_off s, uint32_t type, PyObject **out)
-{
-	const uint32_t cls = type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
-	const char *what = type == UH_T_STRING ? "string" : "bytes";
-	const void *data;
-	size_t len;
-	uint32_t now;
-	int rc;
+/* uh_copy_values' arg: the caller's fetch and its arg, the values fetch
+ * stores (their types say str or bytes) and the copies made of them;
+ * replay: the number of values the in-place try fetched, which
+ * uh_copy_values' first try takes as its own fetch's (not 0: a try with no
+ * value copies nothing, so it never comes here). */
+struct copies {
+	uh_values_fetch_fn fetch;
+	void *arg;
+	const uh_value *vals;
+	PyObject **objs;
+	uint32_t cap, replay;
+};
 
-	*out = NULL;
-	if (!string_direct(hp, s, cls, &data, &len)) {
-		rc = type == UH_T_STRING ? uh_string_get(hp->h, s, (const char **)&data, &len)
-					 : uh_bytes_get(hp->h, s, &data, &len);
-		if (rc == UH_EFREED && !uh_in_block(hp->h))
-			return 0;
-		if (rc)
-			return uhpy_raise(rc, what), -1;
-	}
-	PyObject *r = type == UH_T_STRING ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
-					  : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
-	/* Copied in place: the copy is the value's only if the object is
-	 * still there afterwards (uniheap.h, "direct"). */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (uhpy_live(hp->base, s, cls)) {
-		*out = r;
-		return r ? 1 : -1;
-	}
-	if (!r && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-		return -1;
-	Py_XDECREF(r);
+static void drop_copies(struct copies *c)
+{
+	for (uint32_t i = 0; i < c->cap; i++)	/* bound: cap */
+		Py_CLEAR(c->objs[i]);
+}
+
+/* Each try starts afresh: no copies, and no exception of an earlier
+ * try's failed copy (its bytes were not the value's, uh_copy_values
+ * found). */
+static int fetch_afresh(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct copies *c = arg;
+
+	drop_copies(c);
 	PyErr_Clear();
-	if (!uh_in_block(hp->h))
+	if (c->replay) {
+		*n = c->replay;
+		c->replay = 0;
 		return 0;
-	/* Inside a block libuniheap says why: a stale snapshot is a conflict
-	 * (the block re-runs), else it was freed. */
-	if ((rc = uh_obj_class(hp->h, s, &now)) != 0)
-		uhpy_raise(rc, what);
-	else
-		uhpy_freed(s);
-	return -1;
+	}
+	return c->fetch(h, c->arg, vals, n);
+}
+
+static PyObject *make_copy(uint32_t type, const void *data, size_t len)
+{
+	return type == UH_T_STRING ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
+				   : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+}
+
+static int copy_value(void *arg, uint32_t i, const void *data, size_t len)
+{
+	struct copies *c = arg;
+
+	Py_CLEAR(c->objs[i]);
+	c->objs[i] = make_copy(c->vals[i].type, data, len);
+	return c->objs[i] ? 0 : UHPY_RAISED;
+}
+
+int uhpy_copy_in_place(HeapObject *hp, const uh_value *vals, uint32_t n, PyObject **objs)
+{
+	for (uint32_t i = 0; i < n; i++) {	/* bound: n <= cap */
+		uint32_t type = vals[i].type, cls = type == UH_T_STRING ? UH_CLASS_STRING
+									 : UH_CLASS_BYTES;
+		const void *data;
+		size_t len;
+		if ((type != UH_T_STRING && type != UH_T_BYTES) || !vals[i].u.ref)
+			continue;
+		if (!string_direct(hp, vals[i].u.ref, cls, &data, &len))
+			return -1;
+		objs[i] = make_copy(type, data, len);
+		/* Copied in place: the copy is the value's only if the object is
+		 * still there afterwards (uniheap.h, "direct"). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!uhpy_live(hp->base, vals[i].u.ref, cls))
+			return -1;
+		if (!objs[i]) {
+			for (uint32_t j = 0; j < i; j++)	/* bound: i */
+				Py_CLEAR(objs[j]);
+			return UHPY_RAISED;
+		}
+	}
+	return 0;
+}
+
+int uhpy_copy_checked(HeapObject *hp, uh_values_fetch_fn fetch, void *arg, uh_value *vals,
+		      PyObject **objs, uint32_t cap, uint32_t fetched)
+{
+	struct copies c = { fetch, arg, vals, objs, cap, fetched };
+	int rc = uh_copy_values(hp->h, fetch_afresh, copy_value, &c, vals, cap);
+
+	if (rc) {
+		drop_copies(&c);
+		if (rc != UHPY_RAISED)
+			PyErr_Clear();	/* a failed copy of the last try */
+	}
+	return rc;
+}
+
+/* The reference s, which the caller holds: it cannot be read again. */
+struct held {
+	uh_off s;
+	uint32_t type;
+	int fetched;
+};
+
+static int fetch_held(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct held *r = arg;
+
+	(void)h;
+	if (r->fetched++)
+		return UH_EFREED;	/* replaced under the first copy: freed */
+	vals[0] = (uh_value){ .type = r->type, .u.ref = r->s };
+	*n = 1;
+	return 0;
 }
 
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
 {
-	PyObject *r;
+	struct held r = { s, type, 0 };
+	uh_value v;
+	PyObject *copy;
+	int rc = uhpy_copy_values(hp, fetch_held, &r, &v, &copy, 1);
 
-	return uhpy_string_try(hp, s, type, &r) == 0 ? uhpy_freed(s) : r;
+	if (rc == UH_EFREED)
+		return uhpy_freed(s);
+	if (rc)
+		return rc == UHPY_RAISED ? NULL : uhpy_raise(rc, type == UH_T_STRING ? "string" : "bytes");
+	return copy;
 }

@@ -104,14 +104,6 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v)
 	return 0;
 }
 
-int uhpy_from_value_try(HeapObject *hp, const uh_value *v, PyObject **out)
-{
-	if ((v->type == UH_T_STRING || v->type == UH_T_BYTES) && v->u.ref)
-		return uhpy_string_try(hp, v->u.ref, v->type, out);
-	*out = uhpy_from_value(hp, v);
-	return *out ? 1 : -1;
-}
-
 PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)
 {
 	switch (v->type) {
