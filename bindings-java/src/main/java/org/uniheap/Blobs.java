@@ -10,8 +10,18 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * bindings"): check the header, copy the payload, check the header again.
  * No libuniheap call: the value's reference came from libuniheap or from a
  * field written through it.
+ *
+ * <p>libuniheap's uh_copy_values is the same loop in C, for the other
+ * bindings; this one stays in Java, where it would add a downcall and two
+ * upcalls to every read of a copy the JVM now makes in place. Its bound is
+ * the same.
  */
 final class Blobs {
+    /** Reads of a value (or of all fields at once) before a read that keeps
+     * finding a string or bytes value replaced under its copy gives up:
+     * uniheap.h's UH_READ_TRIES. */
+    static final int READ_TRIES = 1000;
+
     private Blobs() {
     }
 

@@ -21,7 +21,6 @@ final class MapOps {
     /** get()'s answer for an absent key (null is a stored value). */
     static final Object MISSING = new Object();
     private static final int FREE_OLD_VALUE = 2;   // UH_FREE_OLD_VALUE
-    private static final int MAX_RETRIES = 1000;
 
     static int keyKind(Heap heap, long ref, boolean sorted) {
         return (int) DataTypes.query(heap, ref, sorted ? Native.SMAP_KEY_KIND : Native.MAP_KEY_KIND, "map");
@@ -49,7 +48,7 @@ final class MapOps {
     /** What reader makes of the value of key, or MISSING. get() and view()
      * share this lookup, retries included. */
     static Object get(Heap heap, long ref, boolean sorted, int kind, Object key, Reader reader) {
-        for (int tries = 0; tries < MAX_RETRIES; tries++) {   // bound: a writer replacing it each time
+        for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing it each time
             BlockState b = heap.current();
             Session s = heap.acquire(b);
             int type;

@@ -28,8 +28,6 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 public abstract class ProxyBase implements PObject {
     static final long OFFSET_MASK = 0xffff_ffff_ffffL;
     static final VarHandle LONG_AT = JAVA_LONG.varHandle();
-    /** Reads of all fields before fieldValues() gives up on values that keep changing. */
-    private static final int MAX_TRIES = 1000;
 
     final Heap heap;
     final ProxyType type;
@@ -206,7 +204,7 @@ public abstract class ProxyBase implements PObject {
             }
             return new Object[0];
         }
-        for (int tries = 0; tries < MAX_TRIES; tries++) {   // bound: a writer replacing a value each time
+        for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing a value each time
             BlockState b = block();
             Object[] v = decode(FieldIO.readFields(b, this));
             if (v != null)
@@ -218,7 +216,7 @@ public abstract class ProxyBase implements PObject {
         }
         throw new ConflictException("the fields of the " + type.name + " at offset " + offset
                 + " kept changing while being read (a string or bytes value was replaced under "
-                + "each of " + MAX_TRIES + " reads)");
+                + "each of " + Blobs.READ_TRIES + " reads)");
     }
 
     /* The fields' values from the words readFields copied; null when a

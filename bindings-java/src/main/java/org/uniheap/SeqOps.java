@@ -11,7 +11,6 @@ final class SeqOps {
     }
 
     private static final int FREE_OLD_VALUE = 2;   // UH_FREE_OLD_VALUE
-    private static final int MAX_RETRIES = 1000;
 
     static IndexOutOfBoundsException outOfRange(long index, String what) {
         return new IndexOutOfBoundsException(what + ": index " + index + " is out of range");
@@ -21,7 +20,7 @@ final class SeqOps {
     static Object get(Heap heap, long ref, MethodHandle getFn, long index, String what) {
         if (index < 0)
             throw outOfRange(index, what);
-        for (int tries = 0; tries < MAX_RETRIES; tries++) {   // bound: a writer replacing it each time
+        for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing it each time
             BlockState b = heap.current();
             Session s = heap.acquire(b);
             int type;
