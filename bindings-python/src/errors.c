@@ -32,6 +32,8 @@ static const struct err_class err_classes[] = {
 	{ UH_ERANGE, "ValueRangeError", "ValueError",
 	  "A value or index does not fit its field or collection." },
 	{ UH_EINVAL, "InvalidValue", "ValueError", "Bad argument." },
+	{ UH_ESTATE, "StateError", "RuntimeError",
+	  "Not allowed in this state, e.g. a wait inside a block." },
 	{ 0, "HeapClosedError", NULL, "The heap (or the proxy's heap) is closed." },
 };
 

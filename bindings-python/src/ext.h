@@ -14,6 +14,8 @@
  *
  *   module.c    the module: registers the types, the fork guard     (top)
  *   heap.c      the Heap type: connect, close, classes, alloc, roots
+ *   wait.c      waiting for changes: token, wait, the Waiter, ROOTS and
+ *               the heap's pool of wait sessions
  *   map.c seq.c field.c
  *               the proxy types of maps, lists and arrays; the Field
  *               descriptor of persistent classes
@@ -81,7 +83,11 @@ typedef struct {
 	PyObject *error;		/* uniheap.Error */
 	PyObject *by_code[-UH_LAST_ERRCODE + 1];	/* error code -> class */
 	PyObject *closed_error;		/* HeapClosedError */
+	PyTypeObject *waiter_type;
+	PyObject *roots;		/* uniheap.ROOTS: wait on the roots */
 } uhpy_state;
+
+struct uhpy_wslot;
 
 typedef struct HeapObject {
 	PyObject_HEAD
@@ -100,6 +106,9 @@ typedef struct HeapObject {
 	Py_ssize_t exports;	/* buffers of zero-copy views exported (view.c) */
 	uh_heap *parked;	/* closed while views were exported: disconnected
 				 * when the last one is released */
+	struct uhpy_wslot *wslots;	/* owned: the wait sessions (wait.c) */
+	int wopening;		/* atomic: wait sessions being opened */
+	int wclosing;		/* close() is ending the wait sessions */
 } HeapObject;
 
 typedef struct {
@@ -256,6 +265,16 @@ PyObject *uhpy_type_names(void);
 /* All fields of persistent object obj, read at one instant: a dict by
  * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
 PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
+
+/* wait.c: waiting for changes (uniheap.h "Waiting for changes"). Waits
+ * run on the heap's own wait sessions, never on hp->h. */
+extern PyType_Spec uhpy_waiter_spec;
+int uhpy_wait_init(PyObject *m, uhpy_state *st);	/* ROOTS */
+PyObject *uhpy_heap_token(HeapObject *hp, PyObject *obj);
+PyObject *uhpy_heap_wait(HeapObject *hp, PyObject *args, PyObject *kw);
+PyObject *uhpy_heap_wait_pool(HeapObject *hp, PyObject *unused);
+/* close(): cancels the waits in progress and ends the wait sessions. */
+void uhpy_waits_close(HeapObject *hp);
 
 /* map.c, seq.c: the proxy types of the data types. */
 extern PyType_Spec uhpy_map_spec;

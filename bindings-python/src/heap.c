@@ -6,7 +6,8 @@
  * classes, allocation and roots, one call into libuniheap each. Below it:
  * when a heap can be used and how its session ends (session.c), blocks
  * (block.c, whose atomic() is a Heap method) and the wrapping of what it
- * returns into proxies (proxy.c).
+ * returns into proxies (proxy.c); waiting for changes (wait.c: token and
+ * wait are Heap methods, close() ends the wait sessions first).
  */
 #include "ext.h"
 
@@ -86,6 +87,7 @@ static void heap_dealloc(HeapObject *hp)
 	PyObject_GC_UnTrack(hp);
 	if (hp->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)hp);
+	uhpy_waits_close(hp);
 	uhpy_heap_disconnect(hp);
 	heap_clear(hp);
 	tp->tp_free(hp);
@@ -95,6 +97,7 @@ static void heap_dealloc(HeapObject *hp)
 static PyObject *heap_close(HeapObject *hp, PyObject *unused)
 {
 	(void)unused;
+	uhpy_waits_close(hp);	/* first: its waits may still be running */
 	uhpy_heap_disconnect(hp);
 	Py_RETURN_NONE;
 }
@@ -519,6 +522,14 @@ static PyMethodDef heap_methods[] = {
 	{ "atomic", (PyCFunction)(void (*)(void))uhpy_heap_atomic, METH_VARARGS | METH_KEYWORDS,
 	  "atomic() -> context manager of a failure-atomic block;\n"
 	  "atomic(fn, *args, **kwargs) -> fn's result, run in a block re-run on Conflict." },
+	{ "token", (PyCFunction)uhpy_heap_token, METH_O,
+	  "token(obj) -> int: obj's change token (an object, a collection or uniheap.ROOTS); "
+	  "any commit that changes obj moves it." },
+	{ "wait", (PyCFunction)(void (*)(void))uhpy_heap_wait, METH_VARARGS | METH_KEYWORDS,
+	  "wait(obj, since=None, timeout=None) -> int | None: sleep until obj's token differs "
+	  "from since (None: its token now); the new token, or None after timeout seconds. "
+	  "obj may be a list of up to 64 objects (since then a list too): the list of tokens." },
+	{ "_wait_pool", (PyCFunction)uhpy_heap_wait_pool, METH_NOARGS, NULL },
 	{ "_class_info", (PyCFunction)heap_class_info, METH_O, NULL },
 	{ "_class_table", (PyCFunction)heap_class_table, METH_NOARGS, NULL },
 	{ "_class_find", (PyCFunction)heap_class_find, METH_O, NULL },

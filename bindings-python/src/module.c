@@ -86,9 +86,12 @@ static int module_exec(PyObject *m)
 	    !(st->atomic_type = add_type(m, &uhpy_atomic_spec, NULL, "Atomic")) ||
 	    !(st->iter_type = add_type(m, &uhpy_iter_spec, NULL, "MapIterator")) ||
 	    !(st->view_type = add_type(m, &uhpy_view_spec, NULL, "BytesView")) ||
+	    !(st->waiter_type = add_type(m, &uhpy_waiter_spec, NULL, "Waiter")) ||
 	    !(st->map_type = add_type(m, &uhpy_map_spec, st->proxy_type, "MapBase")) ||
 	    !(st->list_type = add_type(m, &uhpy_list_spec, st->proxy_type, "ListBase")) ||
 	    !(st->array_type = add_type(m, &uhpy_array_spec, st->proxy_type, "ArrayBase")))
+		return -1;
+	if (uhpy_wait_init(m, st) < 0)
 		return -1;
 	PyObject *names = uhpy_type_names();
 	if (!names || PyModule_AddObject(m, "TYPE_NAMES", names) < 0) {
