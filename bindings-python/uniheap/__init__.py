@@ -16,8 +16,8 @@ See bindings-python/README.md for the whole API.
 """
 from ._uniheap import (FORMAT_VERSION, LIB_VERSION, Atomic, BlockTooLarge, BytesView, ClassMismatch,
                        Conflict, Disconnected, Error, Field, ForkedError, FreedObjectError,
-                       HeapClosedError, HeapFull, InvalidValue, Proxy, ReadOnlyError,
-                       TypeMismatch, ValueRangeError, asdict, astuple, default_socket)
+                       HeapClosedError, HeapFull, InvalidValue, Proxy, ReadOnlyError, ROOTS,
+                       StateError, TypeMismatch, ValueRangeError, asdict, astuple, default_socket)
 from ._fields import bool_, bytes_, f32, f64, i8, i16, i32, i64, ref, string
 from ._objects import PObject
 from ._collections import PArray, PList, PMap, PSortedMap
@@ -31,6 +31,6 @@ __all__ = [
     "i8", "i16", "i32", "i64", "f32", "f64", "bool_", "string", "bytes_", "ref",
     "Error", "Conflict", "FreedObjectError", "ClassMismatch", "HeapClosedError",
     "ForkedError", "Disconnected", "HeapFull", "ReadOnlyError", "BlockTooLarge",
-    "TypeMismatch", "ValueRangeError", "InvalidValue",
+    "TypeMismatch", "ValueRangeError", "InvalidValue", "StateError", "ROOTS",
     "FORMAT_VERSION", "LIB_VERSION", "__version__",
 ]

@@ -1,6 +1,6 @@
 # Type stubs of the uniheap package (the public API).
-from collections.abc import (Callable, Iterable, Iterator, Mapping, MutableMapping,
-                             MutableSequence, Sequence)
+from collections.abc import (AsyncIterator, Callable, Iterable, Iterator, Mapping,
+                             MutableMapping, MutableSequence, Sequence)
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar, overload
 
@@ -23,6 +23,7 @@ class BlockTooLarge(Error): ...                  # kept for compatibility: redo 
 class TypeMismatch(Error, TypeError): ...        # wrong field/element type or class
 class ValueRangeError(Error, ValueError): ...    # integer does not fit the field type
 class InvalidValue(Error, ValueError): ...       # bad argument (bad name, bad UTF-8, key too long)
+class StateError(Error, RuntimeError): ...       # not allowed now (e.g. a wait inside a block)
 
 # ---- field declarations (class attributes of PObject subclasses) ----
 class Field:
@@ -142,6 +143,28 @@ class Heap:
     def check(self) -> int: ...           # whole-heap structural check; returns objects visited
     def proxy(self, offset: int) -> Proxy: ...   # proxy of the object at a persistent reference
     def classes(self) -> list[dict[str, Any]]: ...  # the heap's class table
+    # ---- waiting for changes (obj: a proxy or ROOTS; a list of up to 64 in wait/changed) ----
+    def token(self, obj: Proxy | _Roots) -> int: ...   # moves with every commit that changes obj
+    @overload
+    def wait(self, obj: Proxy | _Roots, since: int | None = None,
+             timeout: float | None = None) -> int | None: ...   # new token; None on timeout
+    @overload
+    def wait(self, obj: Sequence[Proxy | _Roots], since: Sequence[int] | None = None,
+             timeout: float | None = None) -> list[int] | None: ...
+    @overload
+    async def changed(self, obj: Proxy | _Roots, since: int | None = None,
+                      timeout: float | None = None) -> int | None: ...   # asyncio; cancel = cancel the wait
+    @overload
+    async def changed(self, obj: Sequence[Proxy | _Roots], since: Sequence[int] | None = None,
+                      timeout: float | None = None) -> list[int] | None: ...
+    def watch(self, obj: Any) -> Watch: ...   # for / async for: a new token after each change
+
+class Watch(Iterator[Any], AsyncIterator[Any]):
+    def __next__(self) -> Any: ...
+    async def __anext__(self) -> Any: ...
+
+class _Roots: ...
+ROOTS: _Roots                             # wait on the roots: any root set or removed
 
 def connect(socket: str | None = None, *, readonly: bool = False) -> Heap: ...
 def default_socket() -> str: ...

@@ -1,7 +1,7 @@
 """The Heap connection: roots, class registration, proxy types."""
 from collections.abc import MutableMapping
 
-from . import _uniheap
+from . import _uniheap, _wait
 from ._collections import PArray, PList, PMap, PSortedMap
 from ._objects import PObject, _declared, generic_class
 from ._uniheap import ClassMismatch, Proxy
@@ -64,6 +64,17 @@ class Heap(_uniheap.Heap):
             return "<uniheap.Heap (closed)>"
         i = self.info()
         return f"<uniheap.Heap {i['name']!r} {i['durability']} {i['heap_size']} bytes>"
+
+    async def changed(self, obj, since=None, timeout=None):
+        """await heap.changed(obj, since=None, timeout=None): heap.wait()
+        for asyncio; the event loop keeps running meanwhile, and
+        cancelling the task cancels the wait."""
+        return await _wait.changed(self, obj, since, timeout)
+
+    def watch(self, obj):
+        """An iterator (for and async for) over obj's new token after
+        each change, from now on; it ends when the heap is closed."""
+        return _wait.Watch(self, obj)
 
     def classes(self):
         """The heap's class table, one dict per class."""
