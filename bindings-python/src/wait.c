@@ -130,6 +130,16 @@ void uhpy_waits_close(HeapObject *hp)
 
 	if (!hp->wslots && !__atomic_load_n(&hp->wopening, __ATOMIC_SEQ_CST))
 		return;
+	if (hp->epoch != uhpy_fork_epoch) {
+		/* A forked child: its parent's waits and sessions are not its
+		 * own; only the memory is. */
+		for (s = hp->wslots; s; s = next) {
+			next = s->next;
+			PyMem_RawFree(s);
+		}
+		hp->wslots = NULL;
+		return;
+	}
 	hp->wclosing = 1;
 	Py_BEGIN_ALLOW_THREADS
 	while (cancel_running(hp))
@@ -142,8 +152,7 @@ void uhpy_waits_close(HeapObject *hp)
 		s->h = NULL;
 		if (!inuse)
 			PyMem_RawFree(s);
-		/* A forked child must not end its parent's sessions. */
-		if (h && hp->epoch == uhpy_fork_epoch) {
+		if (h) {
 			Py_BEGIN_ALLOW_THREADS
 			uh_disconnect(h);
 			Py_END_ALLOW_THREADS
@@ -240,19 +249,18 @@ static int wait_timeout(PyObject *timeout, int64_t *ns)
 	return 0;
 }
 
-/* 0 if hp can be waited on here: open, of this process, and no block
- * of this thread open (a wait sees no change inside one: libuniheap
- * says so, asked on the block's own session). */
-static int wait_usable(HeapObject *hp, uh_off ref)
+/* 0 if hp can be waited on by this thread: open, of this process, and no
+ * block of this thread open (a wait sees no change inside one: libuniheap
+ * says so, asked on the block's own session). A block of another thread
+ * is no reason not to wait: the wait does not use the block's session. */
+static int wait_usable(HeapObject *hp)
 {
 	uint64_t now;
 
-	/* A block of another thread is no reason not to wait: the wait does
-	 * not use the block's session. */
 	if (!hp->h || hp->epoch != uhpy_fork_epoch)
 		return uhpy_heap_usable(hp);
 	if (hp->block_thread == PyThread_get_thread_ident()) {
-		int rc = uh_wait(hp->h, ref, 0, 0, &now);
+		int rc = uh_wait(hp->h, UH_WAIT_ROOTS, 0, 0, &now);
 		uhpy_raise(rc < 0 ? rc : UH_ESTATE, "wait");
 		return -1;
 	}
@@ -288,7 +296,7 @@ static PyObject *wait_run(HeapObject *hp, WaiterObject *w, PyObject *obj, PyObje
 
 	if (wait_refs(hp, obj, refs, &n, &many) < 0 || wait_timeout(timeout_o, &timeout) < 0 ||
 	    (since_o != Py_None && wait_since(since_o, many, n, since) < 0) ||
-	    wait_usable(hp, refs[0]) < 0)
+	    wait_usable(hp) < 0)
 		return NULL;
 	struct uhpy_wslot *s = slot_take(hp);
 	if (!s)
@@ -359,6 +367,9 @@ static PyObject *waiter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	PyObject *heap;
 
 	if (!PyArg_ParseTuple(args, "O!:Waiter", uhpy_st->heap_type, &heap))
+		return NULL;
+	/* Made in the thread that awaits: a block open there forbids it. */
+	if (wait_usable((HeapObject *)heap) < 0)
 		return NULL;
 	(void)kw;
 	WaiterObject *w = (WaiterObject *)type->tp_alloc(type, 0);

@@ -150,6 +150,24 @@ def test_wait_inside_a_block_raises(heap):
             heap.wait(c, timeout=0)
     assert heap.wait(c, timeout=0) is None      # fine again outside
 
+    async def changed_in_block():
+        with heap.atomic():
+            with pytest.raises(uniheap.StateError):
+                await heap.changed(c, timeout=0)
+
+    asyncio.run(changed_in_block())
+
+
+def test_another_threads_block_does_not_stop_a_wait(heap):
+    c = Counter(heap)
+    out = []
+    with heap.atomic():
+        c.n = 1
+        t = threading.Thread(target=lambda: out.append(heap.wait(c, timeout=0.05)))
+        t.start()
+        t.join(10)
+    assert out == [None]
+
 
 def test_close_ends_a_wait_of_another_thread(heap):
     c = Counter(heap)
