@@ -6,8 +6,8 @@ What wakes a wait (a change in another process; tokens of records,
 collections and the roots), `since` (no change lost between token and
 wait), timeouts, errors, asyncio (the loop keeps running; cancelling
 cancels the native wait), the missed-wake-up race (ping-pong between two
-processes of tests/notify/peer.py: UNIHEAP_WAIT_ROUNDS rounds, 2000 by
-default, 100000 for the full run), and a waiter killed while it waits."""
+processes of tests/notify/peer.py: UNIHEAP_WAIT_ROUNDS rounds, 100000 by
+default, a few seconds; fewer where that is too slow), and a waiter killed while it waits."""
 
 import asyncio
 import os
@@ -23,7 +23,7 @@ import uniheap
 from conftest import REPO, spawn_python, stop_process, wait_for
 
 PEER = REPO / "tests" / "notify" / "peer.py"
-ROUNDS = int(os.environ.get("UNIHEAP_WAIT_ROUNDS", "2000"))
+ROUNDS = int(os.environ.get("UNIHEAP_WAIT_ROUNDS", "100000"))
 
 
 class Counter(uniheap.PObject, name="test.wait.Counter"):
