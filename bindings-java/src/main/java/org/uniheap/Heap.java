@@ -4,12 +4,17 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -45,11 +50,27 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * throws {@link HeapClosedException}), and disconnects the sessions: idle
  * ones at once, borrowed ones when their thread gives them back, so no
  * thread ever touches an unmapped page.
+ *
+ * <p><b>Waiting for changes.</b> {@link #token(Object)} and
+ * {@link #await(Object, long, Duration)}, {@link #changed(Object, long)},
+ * {@link #onChange(Object, Executor, LongConsumer)}: sleep until another
+ * thread's or process's commit changes an object, a collection or the
+ * roots ({@link #ROOTS}), with no polling.
  */
 public final class Heap implements AutoCloseable {
     private static final int UH_READONLY = 1;
     private static final int DEFAULT_MAX_SESSIONS = 64;
     private static final int STATS_ROOM = 64;   // u64s of uh_stats room, >= HeapStats.COUNT
+    private static final long WAIT_ROOTS = 1;   // UH_WAIT_ROOTS
+
+    /** Stands for the heap's roots wherever the wait methods take an
+     * object: its token moves when any root is set or removed. */
+    public static final Object ROOTS = new Object() {
+        @Override
+        public String toString() {
+            return "Heap.ROOTS";
+        }
+    };
 
     /** The whole mapping; closed (accesses throw) when the heap closes. */
     final MemorySegment seg;
@@ -60,6 +81,7 @@ public final class Heap implements AutoCloseable {
     private final SessionPool pool;
     final HeapClasses classes;
     private final Blocks blocks;
+    private final Waits waits;
     private final Roots roots = new Roots(this);
     /** Sorted-map puts and removes, per stripe of threads: a cursor that
      * read entries ahead reads them again after its thread wrote one. */
@@ -109,6 +131,7 @@ public final class Heap implements AutoCloseable {
         this.seg = Native.mapping(base, size, arena);
         this.pool = new SessionPool(first, readOnly ? UH_READONLY : 0, maxSessions);
         this.blocks = new Blocks(this, pool);
+        this.waits = new Waits(first, readOnly ? UH_READONLY : 0);
         this.classes = new HeapClasses(this);
     }
 
@@ -156,7 +179,10 @@ public final class Heap implements AutoCloseable {
 
     /**
      * Roll back a block this thread has open, stop every use of the heap
-     * and its proxies, and detach from heapd. Idempotent. Blocks of other
+     * and its proxies, end the waits in progress ({@code await} and the
+     * {@code changed} futures then throw {@link HeapClosedException};
+     * {@code onChange} subscriptions stop), and detach from heapd.
+     * Idempotent. Blocks of other
      * threads are rolled back when they end (their next operation throws
      * {@link HeapClosedException}).
      */
@@ -168,6 +194,7 @@ public final class Heap implements AutoCloseable {
             closed = true;
         }
         blocks.rollbackHere();
+        waits.close();    // before pool.close() disconnects the session waits open from
         arena.close();    // waits for direct reads in flight; later ones throw
         pool.close();
     }
@@ -489,6 +516,139 @@ public final class Heap implements AutoCloseable {
      */
     public <E> PArray<E> newArray(Class<E> elemType, long length) {
         return PArray.create(this, elemType, length);
+    }
+
+    // ---- waiting for changes ----
+
+    /**
+     * The change token of obj: a number that every commit changing it
+     * moves. For a record, string, bytes value or array, its version; for a
+     * {@link PList}, {@link PMap} or {@link PSortedMap}, a change counter
+     * (shared by hashing with other collections: it may also move when
+     * another one changed); for {@link #ROOTS}, a counter that moves when
+     * any root is set or removed. Take the token, read what you need, then
+     * {@link #await(Object, long, Duration) await} with it: a change
+     * committed in between is not lost.
+     * @param obj a proxy of this heap, or {@link #ROOTS}
+     * @throws FreedObjectException if obj has been freed
+     * @throws InvalidValueException if obj is neither
+     */
+    public long token(Object obj) {
+        long target = waitTarget(obj);
+        BlockState b = current();
+        Session s = acquire(b);
+        try {
+            int rc = s.changeToken(target);
+            if (rc != 0)
+                throw Errors.of(rc, "change token");
+            return s.outLong();
+        } finally {
+            release(b, s);
+        }
+    }
+
+    /**
+     * Block until obj's token differs from since (a commit changed obj
+     * after the token was taken), or timeout passes. A platform thread
+     * sleeps in libuniheap on a wait session of its own; a virtual thread
+     * parks (unmounts) while a platform thread of the heap waits for it.
+     * @param since a token of obj, from {@link #token(Object)}
+     * @param timeout null for none; {@link Duration#ZERO} just compares
+     * @return the new token, or empty when the timeout passed first (never
+     *         before it)
+     * @throws IllegalStateException inside a block (it sees one snapshot:
+     *         wait outside blocks)
+     * @throws FreedObjectException if obj is (or gets) freed
+     * @throws HeapClosedException if the heap is closed, or closes meanwhile
+     * @throws DisconnectedException if heapd restarted and did not come back
+     */
+    public OptionalLong await(Object obj, long since, Duration timeout) {
+        long target = waitTarget(obj);
+        if (inBlock())
+            throw new IllegalStateException("await: inside a block, which sees one snapshot; "
+                    + "wait outside blocks");
+        long ns = timeoutNanos(timeout);
+        if (ns == 0) {
+            long now = token(obj);
+            return now != since ? OptionalLong.of(now) : OptionalLong.empty();
+        }
+        if (closed)
+            throw closedError();
+        return waits.await(target, since, ns);
+    }
+
+    /**
+     * Block until obj changes after this call, or timeout passes:
+     * {@code await(obj, token(obj), timeout)}. A change committed before
+     * the call is not seen: take the token first when that matters.
+     * @return the new token, or empty on timeout
+     * @see #await(Object, long, Duration)
+     */
+    public OptionalLong await(Object obj, Duration timeout) {
+        return await(obj, token(obj), timeout);
+    }
+
+    /**
+     * A future of obj's next token other than since, completed by a
+     * platform thread of the heap when a commit changes obj. It blocks no
+     * thread of the caller; {@code cancel} ends the native wait (when no
+     * other caller waits for the same object and token); for a timeout use
+     * {@link CompletableFuture#orTimeout}. Completes exceptionally with
+     * {@link FreedObjectException} if obj is freed, {@link
+     * HeapClosedException} if the heap closes first.
+     * @throws IllegalStateException inside a block
+     */
+    public CompletableFuture<Long> changed(Object obj, long since) {
+        long target = waitTarget(obj);
+        if (inBlock())
+            throw new IllegalStateException("changed: inside a block, which sees one snapshot; "
+                    + "wait outside blocks");
+        if (closed)
+            throw closedError();
+        return waits.changed(new Waits.Key(target, since));
+    }
+
+    /**
+     * Call back after each change of obj, from now on, until closed: the
+     * callback runs on executor with the new token. Changes committed while
+     * a callback runs are not lost (the next wait starts with the token
+     * the last one returned, before the callback runs); several of them
+     * may give one callback. On a single-threaded executor callbacks run in
+     * order. Closing the returned handle stops the callbacks (one running
+     * finishes) and cancels the native wait; the subscription also ends
+     * when obj is freed or the heap closes.
+     * @throws FreedObjectException if obj has been freed
+     */
+    public AutoCloseable onChange(Object obj, Executor executor, LongConsumer callback) {
+        Objects.requireNonNull(executor, "executor");
+        Objects.requireNonNull(callback, "callback");
+        long since = token(obj);
+        ChangeListener l = new ChangeListener(waits, waitTarget(obj), executor, callback);
+        l.start(since);
+        return l;
+    }
+
+    /* What the C wait functions take for obj: a reference or UH_WAIT_ROOTS. */
+    private long waitTarget(Object obj) {
+        Objects.requireNonNull(obj, "obj");
+        if (obj == ROOTS || obj == roots)
+            return WAIT_ROOTS;
+        if (obj instanceof PObject p)
+            return refOf(p);
+        throw new InvalidValueException("wait for a change of a " + obj.getClass().getName()
+                + ": only proxies of this heap and Heap.ROOTS have change tokens");
+    }
+
+    private static long timeoutNanos(Duration timeout) {
+        if (timeout == null)
+            return Long.MAX_VALUE;
+        if (timeout.isNegative())
+            throw new IllegalArgumentException("timeout is negative: " + timeout);
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     // ---- introspection ----

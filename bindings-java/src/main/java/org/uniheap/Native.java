@@ -152,6 +152,8 @@ final class Native {
     /* Commit of a nested level, or of a block that wrote nothing: no log,
      * no lock, no persist. Block decides which commit to call. */
     static final MethodHandle COMMIT_QUICK = fn("uh_commit", true, I, P);
+    /* A change token: one word of the mapping, read beside a header check. */
+    static final MethodHandle CHANGE_TOKEN = fn("uh_change_token", true, I, P, J, P);
 
     // ---- ordinary downcalls: may wait, sleep, persist or talk to heapd ----
     static final MethodHandle CONNECT = fn("uh_connect", false, I, P, I, P);
@@ -180,6 +182,12 @@ final class Native {
     static final MethodHandle ROOT_NEXT = fn("uh_root_next", false, I, P, P, P, P, P);
     static final MethodHandle ROOT_COUNT = fn("uh_root_count", false, I, P, P);
     static final MethodHandle HEAP_CHECK = fn("uh_heap_check", false, I, P, P);
+    /* Waiting for changes (Waits): the waits sleep in the kernel, so they run
+     * on platform threads of their own, never on a critical path; the cancel
+     * is a futex wake, called from another thread than the waiting one. */
+    static final MethodHandle WAIT = fn("uh_wait", false, I, P, J, J, J, P);
+    static final MethodHandle WAIT_ANY = fn("uh_wait_any", false, I, P, I, P, P, J, P);
+    static final MethodHandle WAIT_CANCEL = fn("uh_wait_cancel", false, null, P);
 
     static final MethodHandle ARRAY_NEW = fn("uh_array_new", false, I, P, I, J, P);
     static final MethodHandle ARRAY_LEN = fn("uh_array_len", false, I, P, J, P);

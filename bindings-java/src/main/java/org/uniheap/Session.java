@@ -267,6 +267,36 @@ final class Session {
         }
     }
 
+    /** uh_change_token of obj (a reference, or 1 for the roots) into OUT. */
+    int changeToken(long obj) {
+        try {
+            return (int) Native.CHANGE_TOKEN.invokeExact(h, obj, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_wait: sleep until obj's token differs from since, at most
+     * timeoutNs; the token then in OUT. Blocks this session (Waits runs it
+     * on a wait session, never on one of the pool's). */
+    int waitChange(long obj, long since, long timeoutNs) {
+        try {
+            return (int) Native.WAIT.invokeExact(h, obj, since, timeoutNs, at + OUT);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_wait_cancel: end the wait in progress on this session at once;
+     * the one call made from another thread than the session's user. */
+    void waitCancel() {
+        try {
+            Native.WAIT_CANCEL.invokeExact(h);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
     /** Put a NUL-terminated UTF-8 name into DATA; its address, or 0 if it
      * does not fit (the caller reports the name as too long). */
     long cName(byte[] utf8) {
