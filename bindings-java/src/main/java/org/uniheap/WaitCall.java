@@ -23,8 +23,10 @@ import java.util.concurrent.CompletableFuture;
  * session or another caller's wait.
  */
 final class WaitCall {
-    /** Longest uh_wait between two looks at {@code cancelled}. */
-    static final long SLICE_NS = 200_000_000L;
+    /** Longest uh_wait between two looks at {@code cancelled}: 200 ms, or
+     * libuniheap's knob $UH_WAIT_SLICE_MS, which tests lengthen so that a
+     * lost wake-up shows as a hang rather than a late wake at a slice's end. */
+    static final long SLICE_NS = sliceNs();
 
     final Waits owner;
     final Waits.Key key;
@@ -40,6 +42,17 @@ final class WaitCall {
         this.owner = owner;
         this.key = key;
         this.deadline = deadline;
+    }
+
+    private static long sliceNs() {
+        try {
+            long ms = Long.parseLong(System.getenv().getOrDefault("UH_WAIT_SLICE_MS", "0"));
+            if (ms > 0)
+                return Math.min(ms, Long.MAX_VALUE / 1_000_000L) * 1_000_000L;
+        } catch (NumberFormatException e) {
+            // not a number: the default, as libuniheap does
+        }
+        return 200_000_000L;
     }
 
     /** Wait on the calling thread (a platform thread) until done. */

@@ -149,6 +149,22 @@ class WaitTest extends HeapTest {
     }
 
     @Test
+    void freeingTheObjectEndsAWait() throws Exception {
+        NotifyCell c = cell("w.freed");
+        NotifyCell other = on(connect(), c);
+        long tok = heap.token(c);
+        Thread t = Thread.ofPlatform().start(() -> {
+            sleep(100);
+            other.heap().atomic(() -> {
+                other.heap().roots().remove("w.freed");
+                other.heap().free(other);
+            });
+        });
+        assertThrows(FreedObjectException.class, () -> heap.await(c, tok, BOUND));
+        t.join();
+    }
+
+    @Test
     void waitingInsideABlockThrows() {
         NotifyCell c = cell("w.block");
         long tok = heap.token(c);
@@ -250,22 +266,35 @@ class WaitTest extends HeapTest {
      * the long run. */
     @Test
     void pingPongLosesNoWakeUp() throws Exception {
-        int rounds = Integer.getInteger("uniheap.waitRounds", 20_000);
-        NotifyCell c = cell("w.pingpong");
+        pingPong("w.pingpong", Integer.getInteger("uniheap.waitRounds", 20_000), Thread.ofPlatform());
+    }
+
+    /** The same on virtual threads: each wait is a native wait of the
+     * heap's pool, handed over through a future. */
+    @Test
+    void pingPongOnVirtualThreadsLosesNoWakeUp() throws Exception {
+        pingPong("w.vpingpong", Integer.getInteger("uniheap.waitRounds", 20_000) / 4, Thread.ofVirtual());
+    }
+
+    private void pingPong(String root, int rounds, Thread.Builder threads) throws Exception {
+        NotifyCell c = cell(root);
         NotifyCell a = on(connect(), c), b = on(connect(), c);
         AtomicReference<String> fail = new AtomicReference<>();
-        Thread waiter = Thread.ofPlatform().start(() -> {
+        Thread waiter = threads.start(() -> {
             for (long i = 1; i <= rounds && fail.get() == null; i++) {
                 if (!waitFor(b, () -> b.ping(), i, fail))
                     return;
                 b.pong(i);
             }
         });
-        for (long i = 1; i <= rounds && fail.get() == null; i++) {
-            a.ping(i);
-            if (!waitFor(a, () -> a.pong(), i, fail))
-                break;
-        }
+        Thread writer = threads.start(() -> {
+            for (long i = 1; i <= rounds && fail.get() == null; i++) {
+                a.ping(i);
+                if (!waitFor(a, () -> a.pong(), i, fail))
+                    return;
+            }
+        });
+        writer.join();
         waiter.join();
         assertNull(fail.get());
         assertEquals(rounds, c.pong());
