@@ -552,6 +552,10 @@ public final class Heap implements AutoCloseable {
      * after the token was taken), or timeout passes. A platform thread
      * sleeps in libuniheap on a wait session of its own; a virtual thread
      * parks (unmounts) while a platform thread of the heap waits for it.
+     * Callers on virtual threads waiting for the same object and token
+     * share one native wait. An interrupt ends a virtual thread's wait
+     * (with a {@link UniheapException}, the interrupt status set), not a
+     * platform thread's: there, use a timeout or {@link #changed}.
      * @param since a token of obj, from {@link #token(Object)}
      * @param timeout null for none; {@link Duration#ZERO} just compares
      * @return the new token, or empty when the timeout passed first (never
