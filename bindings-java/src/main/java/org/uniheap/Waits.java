@@ -11,6 +11,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -71,11 +72,10 @@ final class Waits {
     /** Block until obj's token differs from since, or timeoutNs passes
      * (Long.MAX_VALUE: never). Not inside a block (Heap checks). */
     OptionalLong await(long obj, long since, long timeoutNs) {
-        long deadline = deadline(timeoutNs);
         Key key = new Key(obj, since);
         if (Thread.currentThread().isVirtual())
             return awaitShared(key, timeoutNs);
-        WaitCall c = new WaitCall(this, key, deadline);
+        WaitCall c = new WaitCall(this, key, deadline(timeoutNs));
         start(c);
         c.run();
         return result(c.done);
@@ -122,8 +122,8 @@ final class Waits {
         mine.whenComplete((v, e) -> release(call));
         c.done.whenComplete((v, e) -> {
             if (e != null)
-                mine.completeExceptionally(e instanceof java.util.concurrent.CompletionException
-                        && e.getCause() != null ? e.getCause() : e);
+                mine.completeExceptionally(e instanceof CompletionException && e.getCause() != null
+                        ? e.getCause() : e);
             else
                 mine.complete(v);
         });
