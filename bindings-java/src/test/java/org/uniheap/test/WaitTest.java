@@ -2,9 +2,13 @@ package org.uniheap.test;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -23,6 +27,7 @@ import org.uniheap.HeapClosedException;
 import org.uniheap.PList;
 import org.uniheap.PMap;
 import org.uniheap.PSortedMap;
+import org.uniheap.test.workers.AwaitOnce;
 import org.uniheap.test.workers.Poke;
 
 /**
@@ -75,6 +80,32 @@ class WaitTest extends HeapTest {
             assertEquals(42, c.pong());
             assertTrue(p.waitFor(60, TimeUnit.SECONDS));
             assertEquals(0, p.exitValue());
+        } finally {
+            Heapd.stop(p, 1000);
+        }
+    }
+
+    /** A waiter in another JVM keeps waiting across a heapd restart and
+     * wakes on the next change. It runs with libuniheap's default slices:
+     * a new heapd forgets the waiters it counted, and a waiter counts
+     * itself again at the end of its slice. */
+    @Test
+    void aWaitOutlivesAHeapdRestart() throws Exception {
+        NotifyCell c = cell("w.restart");
+        Path out = heapd.dir.resolve("await-once.log");
+        Map<String, String> env = new HashMap<>(Procs.env(heapd));
+        env.put("UH_WAIT_SLICE_MS", "200");
+        Process p = Heapd.spawn(Procs.jvm(AwaitOnce.class, "w.restart", "60"), out, env);
+        try {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!Files.readString(out).contains("waiting") && System.nanoTime() < end)
+                sleep(20);
+            sleep(200);   // into its wait
+            heapd.restart();
+            c.ping(5);    // reattaches, then commits
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the waiter did not finish");
+            assertEquals(0, p.exitValue(), Files.readString(out));
+            assertTrue(Files.readString(out).contains("woken"), Files.readString(out));
         } finally {
             Heapd.stop(p, 1000);
         }
