@@ -18,7 +18,8 @@
         "src/fields.cc",
         "src/registry.cc",
         "src/session.cc",
-        "src/values.cc"
+        "src/values.cc",
+        "src/wait.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

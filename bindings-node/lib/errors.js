@@ -39,6 +39,20 @@ class ValueRangeError extends UniheapError {}
 /** A bad argument (class or field name, key too long, invalid UTF-8, ...). */
 class InvalidValueError extends UniheapError {}
 
+/** A wait ended by its AbortSignal (not a UniheapError: the heap did
+ * nothing wrong). Named and coded as Node's own AbortError; the signal's
+ * reason is its cause. */
+class AbortError extends Error {
+  constructor(message = 'The operation was aborted', options = undefined) {
+    super(message, options);
+    this.code = 'ABORT_ERR';
+  }
+
+  get name() {
+    return 'AbortError';
+  }
+}
+
 // libuniheap's codes (uniheap.h, "Error codes"): name and class.
 const CODES = new Map([
   [-1, ['UH_EINVAL', InvalidValueError]],
@@ -75,5 +89,5 @@ function closedError() {
 module.exports = {
   UniheapError, ConflictError, FreedObjectError, ClassMismatchError, HeapClosedError,
   DisconnectedError, HeapFullError, ReadOnlyError, BlockTooLargeError, TypeMismatchError,
-  ValueRangeError, InvalidValueError, makeError, closedError,
+  ValueRangeError, InvalidValueError, AbortError, makeError, closedError,
 };

@@ -1,6 +1,6 @@
 'use strict';
 // Heap: a session with heapd and the heap mapped into this process; its
-// roots and its blocks.
+// roots and its blocks, and waits for changes (lib/wait.js).
 //
 // Blocks follow libuniheap (and the Python binding): they nest by joining
 // the outermost one; a lost conflict rolls the block back at once and every
@@ -23,6 +23,7 @@ const {
   UniheapError, ConflictError, FreedObjectError, closedError,
 } = require('./errors');
 const { TYPE_NAMES, valueAt } = require('./fields');
+const wait = require('./wait');
 
 const DEFAULT_TRIES = 100;
 
@@ -197,8 +198,9 @@ class Heap {
   }
 
   /** Detach from heapd and unmap (when no other session of this process
-   * uses the mapping). An open block is rolled back; proxies then throw
-   * HeapClosedError. Idempotent. */
+   * uses the mapping). Pending waits are cancelled first (they reject
+   * with HeapClosedError); an open block is rolled back; proxies then
+   * throw HeapClosedError. Idempotent. */
   close() {
     const st = this.#st;
     if (st.closed) return;
@@ -267,6 +269,39 @@ class Heap {
     checkSameHeap(obj, st);
     check(obj);
     st.s.free(obj[kO], obj[kG]);
+  }
+
+  // ---- waiting for changes (lib/wait.js) ----
+
+  /** Stands for the roots in token(), changed(), watch(), waitSync()
+   * (the same as uniheap.ROOTS). */
+  get ROOTS() {
+    return wait.ROOTS;
+  }
+
+  /** The change token of obj (an object, a collection, or ROOTS): a
+   * bigint that every commit changing it moves. */
+  token(obj) {
+    return wait.token(this.#st, obj);
+  }
+
+  /** Resolves obj's new token once it differs from since (default: the
+   * token now), or null once timeout ms pass; signal: an AbortSignal
+   * (rejects with AbortError). Never blocks the event loop. */
+  changed(obj, options) {
+    return wait.changed(this.#st, obj, options);
+  }
+
+  /** for await (const tok of heap.watch(obj, { signal })): a new token
+   * after each change of obj, from now on. */
+  watch(obj, options) {
+    return wait.watch(this.#st, obj, options);
+  }
+
+  /** Block until obj's token differs from since (default: the token
+   * now): the new token, or null once timeout ms pass. */
+  waitSync(obj, options) {
+    return wait.waitSync(this.#st, obj, options);
   }
 
   // ---- blocks ----

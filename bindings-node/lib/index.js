@@ -16,6 +16,7 @@ const { Heap, Roots, connect } = require('./heap');
 const { PObject } = require('./objects');
 const { PCollection, PMap, PSortedMap, PList, PArray } = require('./collections');
 const { BytesView } = require('./views');
+const { ROOTS } = require('./wait');
 
 module.exports = {
   connect,
@@ -29,6 +30,8 @@ module.exports = {
   PList,
   PArray,
   BytesView,
+  /** Stands for the roots in heap.token(), changed(), watch(), waitSync(). */
+  ROOTS,
   /** uniheap.f64(3): store 3 as an f64 in a collection, not as an integer. */
   f64: (value) => new F64(value),
   UniheapError: errors.UniheapError,
@@ -43,6 +46,7 @@ module.exports = {
   TypeMismatchError: errors.TypeMismatchError,
   ValueRangeError: errors.ValueRangeError,
   InvalidValueError: errors.InvalidValueError,
+  AbortError: errors.AbortError,
   FORMAT_VERSION: native.formatVersion,
   LIB_VERSION: native.libVersion,
   version: require('../package.json').version,

@@ -11,7 +11,8 @@ const uniheap = require('./index.js');
 export default uniheap;
 export const {
   connect, defaultSocket, Heap, Roots, PObject, PCollection, PMap, PSortedMap, PList, PArray,
-  BytesView, f64, UniheapError, ConflictError, FreedObjectError, ClassMismatchError,
+  BytesView, ROOTS, f64, UniheapError, ConflictError, FreedObjectError, ClassMismatchError,
   HeapClosedError, DisconnectedError, HeapFullError, ReadOnlyError, BlockTooLargeError,
-  TypeMismatchError, ValueRangeError, InvalidValueError, FORMAT_VERSION, LIB_VERSION, version,
+  TypeMismatchError, ValueRangeError, InvalidValueError, AbortError, FORMAT_VERSION, LIB_VERSION,
+  version,
 } = uniheap;

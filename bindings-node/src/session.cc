@@ -5,6 +5,7 @@
 #include "session.h"
 
 #include "registry.h"
+#include "wait.h"
 
 #include <vector>
 
@@ -35,6 +36,8 @@ Napi::Function Session::Define(Napi::Env env)
 		M("listNew", ListNew), M("seqLen", SeqLen), M("seqGet", SeqGet),
 		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
 		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),
+		M("token", Token), M("waitStart", WaitStart), M("waitCancel", WaitCancel),
+		M("waitSync", WaitSync),
 	});
 }
 
@@ -64,6 +67,7 @@ Session::Session(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Session>(inf
 /* Collected without close(): nothing can reach the mapping any more. */
 Session::~Session()
 {
+	close_waits();
 	registry_close(h);
 	h = nullptr;
 }
@@ -83,12 +87,14 @@ void Session::disconnect()
 			b.Detach();
 		buf.Reset();
 	}
+	close_waits();
 	registry_close(h);
 	h = nullptr;
 }
 
-/* close(): detach the ArrayBuffer first, then the session (an open block
- * is rolled back). Idempotent. */
+/* close(): detach the ArrayBuffer first, then cancel the waits and close
+ * the wait sessions, then the session (an open block is rolled back).
+ * Idempotent. */
 Napi::Value Session::Close(const Napi::CallbackInfo &info)
 {
 	disconnect();

@@ -3,7 +3,8 @@
  *
  * Methods are grouped by file: session.cc (life cycle, blocks, classes,
  * roots, introspection), fields.cc (objects and their fields),
- * collections.cc (maps, sorted maps, lists, arrays and their iterators).
+ * collections.cc (maps, sorted maps, lists, arrays and their iterators),
+ * wait.cc (waiting for changes, on the wait sessions of wait.h).
  * Every method first checks that the session is open (HeapClosedError).
  */
 #ifndef UNIHEAP_NODE_SESSION_H
@@ -12,6 +13,8 @@
 #include "addon.h"
 
 namespace uhn {
+
+class WaitPool;
 
 class Session : public Napi::ObjectWrap<Session> {
 public:
@@ -25,6 +28,13 @@ private:
 	/* nullptr, and HeapClosedError pending, once closed. */
 	uh_heap *open(Napi::Env env);
 	void disconnect();
+
+	/* The wait sessions (wait.h), made at the first wait; closed, their
+	 * waits cancelled, before the session is. */
+	WaitPool *waits = nullptr;
+	uint32_t wait_ids = 0;
+	WaitPool *wait_pool();
+	void close_waits();
 
 	/* The mapping, held weakly (it holds the session), detached at close. */
 	Napi::Reference<Napi::ArrayBuffer> buf;
@@ -86,6 +96,12 @@ private:
 	Napi::Value ListPop(const Napi::CallbackInfo &info);
 	Napi::Value ArrayNew(const Napi::CallbackInfo &info);
 	Napi::Value ArrayElemType(const Napi::CallbackInfo &info);
+
+	/* wait.cc */
+	Napi::Value Token(const Napi::CallbackInfo &info);
+	Napi::Value WaitStart(const Napi::CallbackInfo &info);
+	Napi::Value WaitCancel(const Napi::CallbackInfo &info);
+	Napi::Value WaitSync(const Napi::CallbackInfo &info);
 };
 
 }  // namespace uhn
