@@ -15,6 +15,7 @@
 
 #include "session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -140,10 +141,12 @@ void WaitPool::reap()
 	}
 	for (WaitSession *ws : gone)	/* bound: the sessions */
 		close_one(ws);
+	/* Only those joined: others may have retired meanwhile. */
 	std::lock_guard<std::mutex> g(m);
-	for (size_t i = all.size(); i-- > 0;)	/* bound: the sessions */
-		if (all[i]->retired)
+	for (size_t i = all.size(); i-- > 0;) {	/* bound: the sessions */
+		if (std::find(gone.begin(), gone.end(), all[i].get()) != gone.end())
 			all.erase(all.begin() + (long)i);
+	}
 }
 
 int WaitPool::take(WaitSession **out, Failure *f)
