@@ -261,6 +261,24 @@ export interface ClassInfo {
   fields: { name: string; type: string; offset: number; refClass: number }[];
 }
 
+/** Stands for the roots wherever token(), changed(), watch() and
+ * waitSync() take an object: its token moves when a root is set or removed. */
+export const ROOTS: unique symbol;
+/** What a wait watches: an object, a collection, or ROOTS. */
+export type Watchable = PObject | PCollection | typeof ROOTS;
+
+export interface WaitOptions {
+  /** Wait for a token other than this one; default: the token now. */
+  since?: bigint | number;
+  /** Milliseconds; undefined, null or Infinity: no timeout (0: just look). */
+  timeout?: number | null;
+}
+
+export interface ChangedOptions extends WaitOptions {
+  /** Aborting rejects with AbortError and ends the native wait. */
+  signal?: AbortSignal;
+}
+
 /** A session with heapd and the heap mapped into this process. */
 export class Heap implements Disposable {
   private constructor();
@@ -270,7 +288,8 @@ export class Heap implements Disposable {
   readonly inBlock: boolean;
   /** Tries of atomic(fn) before it gives up with ConflictError (100). */
   maxTries: number;
-  /** Detach and unmap; an open block is rolled back. Idempotent. */
+  /** Detach and unmap; pending waits reject with HeapClosedError, an open
+   * block is rolled back. Idempotent. */
   close(): void;
   [Symbol.dispose](): void;
   info(): HeapInfo;
@@ -290,6 +309,21 @@ export class Heap implements Disposable {
   begin(): void;
   commit(): void;
   abort(): void;
+  /** The same as uniheap.ROOTS. */
+  readonly ROOTS: typeof ROOTS;
+  /** obj's change token: every commit that changes obj moves it. */
+  token(obj: Watchable): bigint;
+  /** obj's new token once it differs from since, or null on timeout.
+   * Never blocks the event loop. Rejects with FreedObjectError when obj is
+   * freed, UniheapError (UH_ESTATE) inside a block, AbortError on abort,
+   * HeapClosedError at close(). */
+  changed(obj: Watchable, options?: ChangedOptions): Promise<bigint | null>;
+  /** A new token after each change of obj, from now on (changes made
+   * while the loop body runs are seen at its next step, several as one). */
+  watch(obj: Watchable, options?: { signal?: AbortSignal }): AsyncGenerator<bigint, void, undefined>;
+  /** Blocks this thread until obj's token differs from since: the new
+   * token, or null on timeout. */
+  waitSync(obj: Watchable, options?: WaitOptions): bigint | null;
 }
 
 export interface ConnectOptions {
@@ -326,6 +360,10 @@ export class BlockTooLargeError extends UniheapError {}
 export class TypeMismatchError extends UniheapError {}
 export class ValueRangeError extends UniheapError {}
 export class InvalidValueError extends UniheapError {}
+/** A wait ended by its AbortSignal; the signal's reason is its cause. */
+export class AbortError extends Error {
+  readonly code: 'ABORT_ERR';
+}
 
 export const FORMAT_VERSION: number;
 export const LIB_VERSION: string;

@@ -48,5 +48,14 @@ const r: number = heap.atomic((h) => { a.balance -= 1; return h.stats().commits;
 heap.begin(); heap.commit();
 try { heap.atomic(() => 1); } catch (e) { if (e instanceof uniheap.ConflictError) console.log(e.code, e.errno); }
 const info: uniheap.HeapInfo = heap.info();
+async function waits(): Promise<void> {
+  const since: bigint = heap.token(m);
+  const now: bigint | null = await heap.changed(m, { since, timeout: 100, signal: AbortSignal.timeout(50) });
+  const roots: bigint | null = heap.waitSync(uniheap.ROOTS, { timeout: null });
+  for await (const tok of heap.watch(heap.ROOTS, { signal: new AbortController().signal })) console.log(tok);
+  try { await heap.changed(p); } catch (e) { if (e instanceof uniheap.AbortError) console.log(e.code); }
+  console.log(now, roots);
+}
+void waits;
 heap[Symbol.dispose]();
 console.log(owner, exact, ref, n, v, first, len, x0, r, info, uniheap.FORMAT_VERSION);
