@@ -22,12 +22,9 @@
 
 const path = require('node:path');
 
-let uniheap;
-try {
-  uniheap = require('uniheap');
-} catch {	// run from a checkout without NODE_PATH
-  uniheap = require(path.join(__dirname, '..', '..', 'bindings-node'));
-}
+// The checkout's package (a test program of the checkout: never an
+// installed uniheap, which may be another version).
+const uniheap = require(path.join(__dirname, '..', '..', 'bindings-node'));
 
 const TIMEOUT_MS = 10000;
 const SYNC = process.env.UNIHEAP_PEER_WAIT === 'sync';
