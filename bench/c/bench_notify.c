@@ -101,7 +101,7 @@ static double transfers(uh_heap *h, long n)
 	uint64_t rng = 88172645463325252ull;
 	uint64_t t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
-		rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+		th_xorshift64(&rng);
 		struct xfer x = { acct[i % 2 ? 0 : 1 + rng % (ACCOUNTS - 2)],
 				  acct[1 + (rng >> 20) % (ACCOUNTS - 1)] };
 		if (x.a == x.b)

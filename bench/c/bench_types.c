@@ -139,10 +139,7 @@ static void make_keys(void)
 static uint64_t rng = 88172645463325252ull;
 static long rand_rec(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (long)(rng % (uint64_t)n_rec);
+	return (long)(th_xorshift64(&rng) % (uint64_t)n_rec);
 }
 
 static void fill_value(long i, char v[VAL_LEN])

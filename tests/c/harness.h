@@ -91,6 +91,16 @@ const char *th_bin(const char *name);
  * fails. */
 /* A 64-bit bit mixer (splitmix64's finalizer): turns (writer, step)
  * numbers into well-spread pseudo-random choices the checkers can recompute. */
+/* The next value of a xorshift64 generator with state *s (not 0): the
+ * tests' and benchmarks' cheap, repeatable random numbers. */
+static inline uint64_t th_xorshift64(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 static inline uint64_t th_mix64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -52,10 +52,7 @@ static long iters_out, iters_in, iters_in_lost;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 static void die(int code, const char *what, int rc)

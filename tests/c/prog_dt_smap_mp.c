@@ -32,10 +32,7 @@ static int lost;	/* scans that lost their place (UH_ESTATE) */
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 static int fail(const char *what)

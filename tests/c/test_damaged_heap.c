@@ -79,10 +79,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 static uint64_t u64_at(uint64_t off)

@@ -51,10 +51,7 @@ static uint64_t target;		/* length the sequence drifts to */
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 static int same(uh_heap *h, const struct elem *e, const uh_value *v)

@@ -67,10 +67,7 @@ static uint64_t nstr;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 /* ---- key pools ---- */

@@ -39,10 +39,7 @@ static uint32_t kind;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return th_xorshift64(&rng);
 }
 
 static void to_key(const struct ent *e, uh_key *k)
