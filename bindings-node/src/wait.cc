@@ -161,7 +161,9 @@ int WaitPool::take(WaitSession **out, Failure *f)
 		}
 	}
 	auto ws = std::make_unique<WaitSession>();
-	int rc = uh_session_open(from, 0, &ws->h);	/* read-only if from is */
+	/* Read-only: a wait writes nothing, and heapd then gives the session
+	 * no log (a writing session's costs 1 MiB of heap). */
+	int rc = uh_session_open(from, UH_READONLY, &ws->h);
 	if (rc) {
 		*f = failure(rc);
 		return rc;

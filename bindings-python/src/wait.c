@@ -65,7 +65,9 @@ static struct uhpy_wslot *slot_take(HeapObject *hp)
 	/* close() waits for this to end before it disconnects h. */
 	__atomic_add_fetch(&hp->wopening, 1, __ATOMIC_SEQ_CST);
 	Py_BEGIN_ALLOW_THREADS
-	rc = uh_session_open(h, 0, &nh);
+	/* Read-only: a wait writes nothing, and heapd then gives the session
+	 * no log (a writing session's costs 1 MiB of heap). */
+	rc = uh_session_open(h, UH_READONLY, &nh);
 	__atomic_sub_fetch(&hp->wopening, 1, __ATOMIC_SEQ_CST);
 	Py_END_ALLOW_THREADS
 	if (rc || hp->wclosing || !hp->h) {

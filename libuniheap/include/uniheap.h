@@ -490,7 +490,8 @@ int uh_root_count(uh_heap *h, uint64_t *count);
  * killed while it waits leaves nothing behind, and a wait survives a
  * heapd restart (it re-attaches, as a block would). Waiting is not
  * allowed inside a block (UH_ESTATE); waits use the handle like any call
- * (one thread at a time): open a session per waiting thread.
+ * (one thread at a time): open a session per waiting thread (read-only is
+ * enough, and spares the session a log).
  * @{ */
 
 /** Wait on the roots instead of an object: uh_wait(h, UH_WAIT_ROOTS, ...). */

@@ -131,7 +131,9 @@ public final class Heap implements AutoCloseable {
         this.seg = Native.mapping(base, size, arena);
         this.pool = new SessionPool(first, readOnly ? UH_READONLY : 0, maxSessions);
         this.blocks = new Blocks(this, pool);
-        this.waits = new Waits(first, readOnly ? UH_READONLY : 0);
+        // A wait writes nothing: its sessions are read-only, so heapd
+        // gives them no log (a writing session's costs 1 MiB of heap).
+        this.waits = new Waits(first, UH_READONLY);
         this.classes = new HeapClasses(this);
     }
 
