@@ -16,6 +16,10 @@ ISPN_ENTRIES ?= 10000
 ispn-deps: java-check-jdk
 	@$(MVN) -q -f bindings-java -DskipTests install
 	@$(MVN) -q -f cluster/infinispan dependency:go-offline
+	@# go-offline leaves out versions that Maven's own resolution picks
+	@# (wildfly-common 2.0.1 from an empty repository): build once online too,
+	@# which resolves the compile and test class paths as the offline runs do.
+	@$(MVN) -q -f cluster/infinispan -DskipTests package
 
 ispn: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
