@@ -112,7 +112,15 @@ struct uh_hdr {
 	 * per channel, advanced by every commit that changed a collection of
 	 * the channel. */
 	uint64_t waiting[UH_LAZY_WORDS];	/* 512 */
-	uint8_t pad3[384];			/* 640 */
+	/* Online GC (FORMAT.md 9.3), run-time state, written by heapd only:
+	 * the cycle and its phase (uh_gc_phase, uh_gc_cycle); the clock when
+	 * the cycle's mark began (objects whose lock word version is at
+	 * least gc_v0 are not swept by it); the session slot whose lock
+	 * word the sweep takes on the objects it frees (0: none yet). */
+	uint64_t gc_state;			/* 640 */
+	uint64_t gc_v0;				/* 648 */
+	uint32_t gc_session;			/* 656 */
+	uint8_t pad3[364];			/* 660 */
 	uint32_t changes[UH_CHANGE_CHANNELS];	/* 1024 */
 };
 
@@ -439,6 +447,8 @@ _Static_assert(offsetof(struct uh_hdr, heapd_starts) == 288, "heapd starts");
 _Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(offsetof(struct uh_hdr, lazy_logs) == 384, "lazy logs");
 _Static_assert(offsetof(struct uh_hdr, waiters) == 328, "waiters");
+_Static_assert(offsetof(struct uh_hdr, gc_state) == 640, "gc state");
+_Static_assert(offsetof(struct uh_hdr, gc_session) == 656, "gc session");
 _Static_assert(offsetof(struct uh_hdr, waiting) == 512, "waiting sessions");
 _Static_assert(offsetof(struct uh_hdr, changes) == 1024, "change counters");
 _Static_assert(sizeof(struct uh_field_desc) == 80, "field descriptor");

@@ -45,6 +45,7 @@
 
 #include "arena.h"
 #include "format.h"
+#include "gcfile.h"
 #include "heapd.h"
 #include "logapply.h"
 #include "persist.h"
@@ -88,7 +89,34 @@ struct hd {
 	 * inherited[slot] != 0; owned, session_cap bytes, NULL if none. */
 	uint8_t *inherited;
 	uint32_t ninherited;
+	/* The GC file (gcfile.c, common/gcfile.h), mapped whole; NULL if
+	 * none. Clients map it too; heapd writes only each ring's tail and
+	 * zeroes an area when its slot changes hands. */
+	char *gcf;
+	uint64_t gcf_size;
+	char *gc_path;			/* owned */
+	struct hd_collector *col;	/* the online collector (collector.c); NULL: not started */
 };
+
+/* ---- gcfile.c ---- the GC file (FORMAT.md 9.3): created, or reused
+ * for the same heap when clients of a previous heapd still map it, at
+ * hd_open; unlinked at hd_close. A session's area is zeroed when the
+ * slot is given to a new session and after the session is reaped. */
+int hd_gcfile_open(struct hd *hd, const char *path, char *err, size_t errlen);
+void hd_gcfile_close(struct hd *hd);
+void hd_gc_area_reset(struct hd *hd, uint32_t slot);
+static inline struct uh_gc_sess *hd_gc_sess(struct hd *hd, uint32_t slot)
+{
+	return hd->gcf ? (struct uh_gc_sess *)(hd->gcf + UH_GC_AREA_OFF(slot)) : NULL;
+}
+static inline uint64_t *hd_gc_ring(struct hd *hd, uint32_t slot)
+{
+	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + sizeof(struct uh_gc_sess));
+}
+static inline uint64_t *hd_gc_pins(struct hd *hd, uint32_t slot)
+{
+	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + UH_GC_PIN_OFF);
+}
 
 /* ---- util.c ---- */
 uint64_t hd_now_ns(void);		/* CLOCK_REALTIME */

@@ -346,6 +346,25 @@ int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out);
  * (which has another generation). @return 0, UH_EFREED, UH_ECONFLICT. */
 int uh_free(uh_heap *h, uh_off obj);
 
+/**
+ * Pin an object for the online garbage collector (FORMAT.md 9.3): an
+ * object that no root reaches is kept while a pin of any session holds
+ * it. Every binding pins one entry per live proxy. A C program pins what
+ * it keeps across blocks without a root: a GC cycle that starts after a
+ * reference was obtained may reclaim the object unless a root, a pin or
+ * the block in progress (its own new objects) holds it. Thread-safe
+ * against uh_unpin on the same handle (a finalizer thread may unpin).
+ * No system call, no lock shared with other processes.
+ * @param[out] pin the pin's id, for uh_unpin.
+ * @return 0; UH_EFREED when the object was already freed (then nothing
+ * is pinned); UH_ENOSPC when the session has UH_PIN_MAX pins.
+ */
+int uh_pin(uh_heap *h, uh_off obj, uint32_t *pin);
+/** Release a pin (any thread). @return 0, UH_EINVAL for an id not pinned. */
+int uh_unpin(uh_heap *h, uint32_t pin);
+/** Pins one session may hold at once. */
+#define UH_PIN_MAX (1u << 24)
+
 /** Class id of a valid object. @return 0 or UH_EFREED. */
 int uh_obj_class(uh_heap *h, uh_off obj, uint32_t *class_id);
 
@@ -765,6 +784,10 @@ typedef struct uh_stats {
 	uint64_t opt_reads;		/**< read-only calls outside blocks answered optimistically */
 	uint64_t opt_retries;		/**< ... tries of them lost to a concurrent change */
 	uint64_t opt_fallbacks;		/**< ... that then ran in an implicit block */
+	uint64_t pins;			/**< pins held now (uh_pin less uh_unpin) */
+	uint64_t gc_cycles;		/**< GC marks this session's commits or pins took part in */
+	uint64_t gc_greys;		/**< references handed to the GC's mark (write barrier, pins) */
+	uint64_t gc_busy_waits;		/**< pushes that waited for the collector to drain */
 } uh_stats;
 
 /** Copy this session's counters. */

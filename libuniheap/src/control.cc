@@ -364,6 +364,7 @@ void fill_welcome(uhc *c, const pb::Welcome &wm, struct uhc_welcome *w)
 	w->log_size = wm.log_size();
 	copy_str(w->heap_path, sizeof(w->heap_path), wm.heap_path());
 	copy_str(w->heap_name, sizeof(w->heap_name), wm.heap_name());
+	copy_str(w->gc_path, sizeof(w->gc_path), wm.gc_path());
 }
 
 /* Send Hello, wait for the first answer, act on it. On failure the

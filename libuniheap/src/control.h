@@ -41,6 +41,7 @@ struct uhc_welcome {
 	uint64_t log_size;
 	char heap_path[4096];
 	char heap_name[64];
+	char gc_path[4096];	/* "" from a heapd without a GC file */
 };
 
 /* Open the session stream and wait for Welcome (5 s deadline). On success

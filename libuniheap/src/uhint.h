@@ -43,6 +43,7 @@
 #include "control.h"
 #include "error.h"
 #include "format.h"
+#include "gcfile.h"
 #include "persist.h"
 #include "u64.h"
 #include "uniheap.h"
@@ -104,6 +105,21 @@ struct uh_opt {
 	uint64_t word[UH_OPT_MAX];
 };
 
+/* This session's side of the online GC (FORMAT.md 9.3, common/gcfile.h):
+ * its area of the GC file, and the pin table's private bookkeeping.
+ * gcring.c (busy sections, grey pushes) and pins.c own it. */
+struct uh_gc_client {
+	struct uh_gc_sess *sess;	/* this session's control line; NULL: no GC file */
+	uint64_t *ring;			/* [UH_GC_RING_CAP] */
+	uint64_t *pins;			/* [UH_GC_PIN_CAP] */
+	uint32_t busy_depth;		/* nested busy sections */
+	uint64_t cycle_seen;		/* last cycle a busy section saw marking */
+	int lock;			/* spin lock of pins/free/deferred: any thread unpins */
+	uint64_t free_head;		/* first free pin id + 1, 0 = none */
+	struct u64vec deferred;		/* pin ids released while the collector marked */
+	uint64_t deferred_cycle;	/* the cycle they were released in */
+};
+
 /* Arenas this session leased, per size class. */
 struct uh_arena_ref {
 	uint64_t arena_off;
@@ -147,6 +163,9 @@ struct uh_mapping {
 	uint64_t dev, ino;		/* the mapped file, to tell another heap */
 	int readonly;			/* mapped without PROT_WRITE */
 	char socket[4096];		/* heapd's socket, for more sessions */
+	char *gc_base;			/* the GC file, mapped whole (pins.c); NULL: none */
+	uint64_t gc_size;
+	uint64_t gc_dev, gc_ino;	/* which file it is, to tell a new one at re-attach */
 };
 
 /* Test-only mutants (UH_MUTANT): a persist of the commit protocol left out. */
@@ -192,6 +211,7 @@ struct uh_heap {
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
 	struct uh_tx tx;
 	struct uh_opt opt;
+	struct uh_gc_client gc;
 	uint32_t wait_cancel;		/* bumped by uh_wait_cancel (any thread) */
 	uh_stats st;
 	char path[4096];
@@ -292,6 +312,31 @@ void uh_alloc_release_all(uh_heap *h);
 int uh_tx_changed(uh_heap *h, uh_off coll);
 void uh_notify_commit(uh_heap *h, const uint64_t *objs, uint32_t n);
 void uh_futex_wake(uint32_t *word);
+
+/* gcring.c: the client's side of the online GC's write barrier
+ * (FORMAT.md 9.3). uh_gc_enter opens a busy section (busy = 1, full
+ * fence, then gc_state is loaded, stored in `seen` and returned); every
+ * store in place of a commit's apply and of a single field write happens
+ * inside one, and while the state it returned is MARK the old bytes go
+ * grey first. Sections nest. Without a GC file: returns IDLE, no-ops. */
+uint64_t uh_gc_enter(uh_heap *h);
+void uh_gc_leave(uh_heap *h);
+/* Hand word to the collector's mark if it may be a reference (nonzero,
+ * 8-aligned offset inside the heap): ring push; a full ring waits for
+ * heapd (bounded), then sets overflow and drops it (the cycle is given
+ * up). Only inside a busy section whose state was MARK. */
+void uh_gc_grey(uh_heap *h, uint64_t word);
+/* uh_gc_grey of every aligned 8-byte word of [p, p + len). */
+void uh_gc_grey_range(uh_heap *h, const void *p, uint64_t len);
+
+/* pins.c: the GC file mapped (shared by sibling sessions through the
+ * mapping) and this session's area bound; after a re-attach the pins
+ * move to the new session's area under the same ids. */
+int uh_gc_attach(uh_heap *h, const char *gc_path, uint32_t session);
+int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
+		   uint32_t new_session);
+void uh_gc_detach(uh_heap *h);
+void uh_gc_unmap(struct uh_mapping *m);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
  * segment emptied, then ACTIVE); reserve: room for need bytes in the

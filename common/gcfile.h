@@ -1,0 +1,70 @@
+/*
+ * gcfile.h -- the GC file: run-time state that clients and heapd's online
+ * collector share beside the heap (FORMAT.md 9.3). It is not part of the
+ * heap file and never persistent: heapd creates it when it starts (path
+ * in Welcome.gc_path, by default the socket's path + ".gc"), every client
+ * maps it whole (it is sparse: only touched pages use memory).
+ *
+ * Layout: a 4096-byte header, then one area per session slot s (1..1023)
+ * at UH_GC_AREA_OFF(s): a control line (struct uh_gc_sess), the session's
+ * ring of grey references (old values a commit overwrote while the
+ * collector marks, and objects pinned meanwhile), then its pin table.
+ *
+ * Writers: each word of a session's area is written by that session's
+ * client only, except `tail` (heapd: ring entries consumed). heapd zeroes
+ * an area when it gives the slot to a new session and after reaping one.
+ *
+ * Pin table entries: 0 = never used; odd = free (the next free index << 1
+ * | 1: references are 8-aligned offsets, so never odd); else a reference
+ * (offset | generation << 48) the session's proxies hold. The collector
+ * reads entries [0, pin_hwm).
+ */
+#ifndef UH_GCFILE_H
+#define UH_GCFILE_H
+
+#include <stdint.h>
+
+#define UH_GC_MAGIC 0x43474855u		/* "UHGC" */
+#define UH_GC_FILE_VERSION 1u
+#define UH_GC_RING_CAP 8192u		/* grey references per session ring */
+#define UH_GC_PIN_OFF (128u << 10)	/* pin table within an area */
+#define UH_GC_PIN_CAP (1u << 24)	/* pins per session: 16M */
+#define UH_GC_AREA_SIZE ((uint64_t)UH_GC_PIN_OFF + 8ull * UH_GC_PIN_CAP)
+#define UH_GC_HDR_SIZE 4096u
+#define UH_GC_AREA_OFF(s) (UH_GC_HDR_SIZE + (uint64_t)(s) * UH_GC_AREA_SIZE)
+#define UH_GC_FILE_SIZE(session_cap) UH_GC_AREA_OFF(session_cap)
+
+/* uh_hdr.gc_state: bits 0..1 the phase, bits 2..63 the cycle number. */
+enum { UH_GC_IDLE = 0, UH_GC_MARK = 1, UH_GC_SWEEP = 2 };
+#define uh_gc_phase(state) ((uint32_t)((state) & 3u))
+#define uh_gc_cycle(state) ((state) >> 2)
+#define uh_gc_state_make(cycle, phase) (((uint64_t)(cycle) << 2) | (phase))
+
+struct uh_gc_filehdr {
+	uint32_t magic;			/* UH_GC_MAGIC */
+	uint32_t version;		/* UH_GC_FILE_VERSION */
+	uint32_t session_cap;		/* areas: slots 0..session_cap-1 (0 unused) */
+	uint32_t ring_cap;		/* UH_GC_RING_CAP */
+	uint64_t area_size;		/* UH_GC_AREA_SIZE */
+	uint64_t pin_off;		/* UH_GC_PIN_OFF */
+	uint64_t pin_cap;		/* UH_GC_PIN_CAP */
+	uint64_t heap_dev, heap_ino;	/* the heap file this GC file serves */
+	uint64_t heapd_starts;		/* uh_hdr.heapd_starts of the heapd that made it */
+};
+
+/* A session's control line, at the start of its area (64 bytes). */
+struct uh_gc_sess {
+	uint32_t busy;			/* client: nonzero while it applies or pins (9.3) */
+	uint32_t overflow;		/* client: a grey reference was dropped (ring full) */
+	uint64_t seen;			/* client: gc_state loaded in its last busy section */
+	uint64_t head;			/* client: grey references pushed */
+	uint64_t tail;			/* heapd: grey references consumed */
+	uint64_t pin_hwm;		/* client: pin entries ever used */
+	uint64_t pins;			/* client: pin entries holding a reference now */
+	uint64_t reserved[2];
+};
+
+_Static_assert(sizeof(struct uh_gc_sess) == 64, "gc session line");
+_Static_assert(64 + 8ull * UH_GC_RING_CAP <= UH_GC_PIN_OFF, "ring fits before the pins");
+
+#endif /* UH_GCFILE_H */
