@@ -14,11 +14,12 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Three JVMs on 127.0.0.1 (JGroups over loopback TCP, TCPPING), a
  * distributed cache with 2 owners, each node's store on its own heapd:
- * entries written from node A are read on node C; node B is SIGKILLed with
- * its heapd and comes back (rebalance), and every entry is still there on
- * every node, and the three stores hold exactly two copies; then the whole
- * cluster is shut down (cache.shutdown(), heapds stopped too) and restarted,
- * and every entry is there again, preloaded from the heaps.
+ * node A starts first (the coordinator throughout); entries written from A
+ * are read on node C; node B is SIGKILLed with its heapd and comes back
+ * (rebalance), and every entry is still there on every node, and the three
+ * stores hold exactly two copies; then the whole cluster is shut down
+ * (cache.shutdown(), heapds stopped too) and restarted, and every entry is
+ * there again, preloaded from the heaps.
  * -Dispn.entries sets the count (default 10000).
  */
 class ClusterTest {
@@ -57,7 +58,12 @@ class ClusterTest {
             nodes.add(new NodeProcess(name, base + nodes.size(), hosts));
         NodeProcess a = nodes.get(0), b = nodes.get(1), c = nodes.get(2);
 
-        startAll(nodes);
+        // A first, alone: JGroups makes the oldest member the coordinator, so
+        // A coordinates until the shutdown and losing B never moves the role.
+        // After a coordinator change, Infinispan 16.0.13's cache.shutdown()
+        // saves no topology and only stops the local cache (README).
+        startAll(List.of(a));
+        startAll(List.of(b, c));
         allReady();
         assertEquals("done", a.ask("write 0 " + count));
         assertEquals("missing 0 -", c.ask("verify 0 " + count), "written on A, read on C");
