@@ -14,6 +14,8 @@ import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.factories.ComponentRegistry;
+import org.infinispan.factories.GlobalComponentRegistry;
+import org.infinispan.globalstate.GlobalStateManager;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.manager.PersistenceManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
@@ -31,8 +33,10 @@ import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
  *   write A B        put k<i> = v<i> for A <= i < B -> "done"
  *   verify A B       read them all -> "missing <count> <first missing key or ->"
  *   stored           entries in this node's store -> "stored <n>"
- *   shutdown         cluster-wide graceful cache shutdown -> "bye", then exits
- *   exit             leave the cluster -> "bye", then exits
+ *   shutdown         cluster-wide graceful cache shutdown, then exit
+ *   exit             leave the cluster (after a shutdown: the cache has stopped), then exit
+ *                    both -> "bye" when this node's global state holds the cache's
+ *                    topology (what a restart restores), "bye without saved topology" if not
  */
 public final class ClusterNode {
     static final int SEGMENTS = 64;
@@ -68,8 +72,9 @@ public final class ClusterNode {
                 case "shutdown", "exit" -> {
                     if (w[0].equals("shutdown"))
                         cache.shutdown();
+                    String saved = topologySaved(manager) ? "bye" : "bye without saved topology";
                     manager.stop();
-                    out.println("bye");
+                    out.println(saved);
                     out.flush();
                     System.exit(0);
                 }
@@ -92,6 +97,17 @@ public final class ClusterNode {
             Thread.sleep(100);
         }
         return "timeout " + manager.getMembers();
+    }
+
+    /**
+     * Whether the graceful shutdown saved the cache's topology in this node's
+     * global state: without it, the next start is a new cluster, whose
+     * rebalance drops from each store the segments it does not own, and the
+     * entries of a segment no new owner preloaded are gone.
+     */
+    private static boolean topologySaved(DefaultCacheManager manager) {
+        return GlobalComponentRegistry.of(manager).getComponent(GlobalStateManager.class)
+                .readScopedState("c").isPresent();
     }
 
     private static void write(Cache<String, String> cache, int from, int to) {

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.Timeout;
  * are read on node C; node B is SIGKILLed with its heapd and comes back
  * (rebalance), and every entry is still there on every node, and the three
  * stores hold exactly two copies; then the whole cluster is shut down
- * (cache.shutdown(), heapds stopped too) and restarted, and every entry is
- * there again, preloaded from the heaps.
+ * (cache.shutdown(), heapds stopped too), every node having saved the
+ * topology, and restarted, and every entry is there again, preloaded from
+ * the heaps.
  * -Dispn.entries sets the count (default 10000).
  */
 class ClusterTest {
@@ -88,9 +89,11 @@ class ClusterTest {
         }
         assertEquals(2L * count, stored, "entries in the three stores");
 
-        a.quit("shutdown");
-        b.quit("exit");
-        c.quit("exit");
+        // Each node must have saved the topology: a restart without it is a
+        // new cluster, not the restored one.
+        assertEquals("bye", a.quit("shutdown"), "graceful shutdown on node A");
+        assertEquals("bye", b.quit("exit"), "node B after the shutdown");
+        assertEquals("bye", c.quit("exit"), "node C after the shutdown");
         for (NodeProcess n : nodes) {
             n.heapd.stop();
             n.heapd.start();

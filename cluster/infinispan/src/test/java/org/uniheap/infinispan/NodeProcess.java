@@ -68,11 +68,12 @@ final class NodeProcess implements AutoCloseable {
         return read();
     }
 
-    /** Ask the node to leave (or shut the cluster's cache down) and wait for its exit. */
-    void quit(String command) throws Exception {
-        ask(command);
+    /** Ask the node to leave (or shut the cluster's cache down), wait for its exit, return its answer. */
+    String quit(String command) throws Exception {
+        String answer = ask(command);
         jvm.waitFor();
         jvm = null;
+        return answer;
     }
 
     /** SIGKILL the JVM and its heapd. */
