@@ -15,6 +15,7 @@
  *   sessions.c          attach, detach, reap; the lock clock
  *   logs.c              session logs and their extents
  *   arenas.c classes.c  the arena directory and leases; the class table
+ *   gcfile.c            the GC file (9.3): made or reused, areas zeroed
  *   util.c log.c        clocks, errors, heap bounds; the structured log
  *
  * The inline accessors of the header's tables below belong to the bottom

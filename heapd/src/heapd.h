@@ -32,6 +32,7 @@ struct hd_opts {
 	const char *name;	/* with create: heap name, NULL = file name */
 	uint32_t log_size;	/* with create: bytes per session log; 0 = default */
 	uint32_t arena_size;	/* with create: 0 = default */
+	const char *gc_path;	/* the GC file (FORMAT.md 9.3); NULL = none */
 };
 
 /* Last start-up recovery, as StatusResponse.last_recovery reports it. */
@@ -53,6 +54,8 @@ void hd_close(struct hd *hd);
 
 /* Read-only views for the adapter (never freed while hd lives). */
 const char *hd_heap_path(struct hd *hd);
+/* The GC file's path for Welcome.gc_path; "" when heapd has none. */
+const char *hd_gc_path(struct hd *hd);
 char *hd_base(struct hd *hd);
 const struct uh_hdr *hd_header(struct hd *hd);
 uint64_t hd_header_off(struct hd *hd);

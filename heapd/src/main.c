@@ -29,7 +29,7 @@
 #define USAGE_LINES \
 	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
-	"             [--group GROUP]\n" \
+	"             [--group GROUP] [--gc-file PATH]\n" \
 	"       heapd --help | --version\n"
 
 static const char usage_text[] = USAGE_LINES
@@ -52,6 +52,9 @@ static const char usage_text[] = USAGE_LINES
 	"                     gid): the socket gets mode 0660, the heap file 0660,\n"
 	"                     both of GROUP, and its members may connect (without it:\n"
 	"                     only heapd's own user and root; modes 0600)\n"
+	"  --gc-file PATH     run-time state shared with clients for the online\n"
+	"                     garbage collector (default: the socket's path + .gc;\n"
+	"                     a sparse file, removed when heapd stops)\n"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
@@ -146,6 +149,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "name", required_argument, NULL, 'n' },
 		{ "log-size", required_argument, NULL, 'l' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "gc-file", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -162,6 +166,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'n': a->o.name = optarg; a->create_only = 1; break;
 		case 'l': parse_log_size(a, optarg); a->create_only = 1; break;
 		case 'g': a->group = parse_group(optarg); break;
+		case 'G': a->o.gc_path = optarg; break;
 		case 'H': fputs(usage_text, stdout); exit(0);
 		case 'V':
 			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,
@@ -293,6 +298,11 @@ int main(int argc, char **argv)
 	check_pmem(&a);
 	char sockbuf[4200];
 	const char *socket = a.socket ? a.socket : default_socket(sockbuf, sizeof(sockbuf));
+	char gcbuf[4300];
+	if (!a.o.gc_path) {
+		snprintf(gcbuf, sizeof(gcbuf), "%s.gc", socket);
+		a.o.gc_path = gcbuf;
+	}
 
 	struct hd *hd = NULL;
 	char err[1024] = "";
@@ -307,6 +317,8 @@ int main(int argc, char **argv)
 	/* Members of the group map the heap read-write, as heapd's user does. */
 	if (a.group != HD_NO_GROUP)
 		rc = hd_share_path(hd_heap_path(hd), a.group, 0660, err, sizeof(err));
+	if (rc == 0 && a.group != HD_NO_GROUP && hd_gc_path(hd)[0])
+		rc = hd_share_path(hd_gc_path(hd), a.group, 0660, err, sizeof(err));
 	if (rc == 0)
 		rc = hd_serve_shared(hd, socket, a.group, err, sizeof(err));
 	hd_close(hd);

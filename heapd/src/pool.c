@@ -284,6 +284,17 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 	return rc;
 }
 
+/* No collector runs yet: a cycle the previous heapd left half done is
+ * over (its clients see the phase IDLE and stop pushing greys); the
+ * cycle number goes on, so a cycle is never taken for an older one. A
+ * run-time word: not persisted (every start sets it). */
+static void gc_state_idle(struct hd *hd)
+{
+	uint64_t s = __atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&hd->hdr->gc_state, uh_gc_state_make(uh_gc_cycle(s), UH_GC_IDLE),
+			 __ATOMIC_SEQ_CST);
+}
+
 /* Format 1 is format 2 with every generation 0, format 2 is format 3
  * without a packed object, format 3 is format 4 without lazy logs,
  * format 4 is format 5 with every log IDLE (recovery has already replayed
@@ -645,6 +656,7 @@ static int open_pool(struct hd *hd, const struct hd_opts *o, const struct stat *
 
 static void hd_free(struct hd *hd)
 {
+	hd_gcfile_close(hd);
 	if (hd->pop)
 		pmemobj_close(hd->pop);
 	uh_arena_index_free(&hd->ix);
@@ -700,6 +712,11 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		rc = hd_recover_locked(hd, err, errlen);
 	if (!rc && hd->hdr->format_version != UH_FORMAT_VERSION)
 		rc = upgrade_format(hd, err, errlen);
+	if (!rc) {
+		gc_state_idle(hd);
+		if (o->gc_path && o->gc_path[0])
+			rc = hd_gcfile_open(hd, o->gc_path, err, errlen);
+	}
 	if (rc) {
 		hd_free(hd);
 		return rc;

@@ -94,6 +94,7 @@ void Service::welcome(const struct hd_session_info &si, pb::Welcome *w)
 	w->set_log_off(si.log_off);
 	w->set_log_size(si.log_size);
 	w->set_heap_name(utf8_clean(hdr->name, strnlen(hdr->name, sizeof(hdr->name))));
+	w->set_gc_path(utf8_clean(hd_gc_path(hd_), strlen(hd_gc_path(hd_))));
 }
 
 /* Welcome the session, wait for Goodbye or the stream's end, reap. The

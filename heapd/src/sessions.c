@@ -249,6 +249,7 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 		goto out;
 	}
 	*out = info;
+	hd_gc_area_reset(hd, info.session);
 	hd->stats.attaches++;
 	if (prev > 0)
 		reattach_locked(hd, (uint32_t)prev, info.session);
@@ -367,13 +368,18 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 	if (log)
 		finish_log(hd, slot, log, r);
 	forget_waiter(hd, slot);
+	volatile int failed = 0;
 	TX_BEGIN(hd->pop) {
 		release_tx(hd, slot, e, log);
 	} TX_ONABORT {
 		/* The slot stays ACTIVE: the next start reaps it again. */
+		failed = 1;
 		hd_log("error", "reap_failed", "session=%u reason=%s", slot,
 		       pmemobj_errormsg());
 	} TX_END
+	/* Its pins and greys die with it (an active slot keeps them). */
+	if (!failed)
+		hd_gc_area_reset(hd, slot);
 }
 
 static void count_reap(struct hd *hd, const struct hd_reap_result *r, int graceful)

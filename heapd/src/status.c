@@ -71,6 +71,11 @@ const char *hd_heap_path(struct hd *hd)
 	return hd->path;
 }
 
+const char *hd_gc_path(struct hd *hd)
+{
+	return hd->gcf ? hd->gc_path : "";
+}
+
 char *hd_base(struct hd *hd)
 {
 	return hd->base;
