@@ -90,6 +90,9 @@ def graph_of(name, build):
     folders, obj_folders = COMPONENTS[name]
     files = source_files(folders)
     modules = {module_of(f) for f in files}
+    # An include names a module of this component only if the header is
+    # here: heapd's gcfile.c is not the module of common/gcfile.h.
+    headers = {os.path.basename(f) for f in files if f.endswith('.h')}
     edges = defaultdict(dict)		# a -> {b: why}
 
     for f in files:
@@ -98,7 +101,8 @@ def graph_of(name, build):
             text = fh.read()
         for inc in INCLUDE.findall(text):
             b = module_of(inc)
-            if b != a and b in modules and not inc.startswith('..'):
+            if (b != a and b in modules and not inc.startswith('..')
+                    and os.path.basename(inc) in headers):
                 edges[a].setdefault(b, '#include "%s" in %s'
                                     % (inc, os.path.basename(f)))
 
