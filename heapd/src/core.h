@@ -101,11 +101,17 @@ struct hd {
 
 /* ---- gcfile.c ---- the GC file (FORMAT.md 9.3): created, or reused
  * for the same heap when clients of a previous heapd still map it, at
- * hd_open; unlinked at hd_close. A session's area is zeroed when the
- * slot is given to a new session and after the session is reaped. */
+ * hd_open; removed at hd_close unless sessions are still attached. A
+ * session's area is zeroed when the slot is given to a new session and
+ * after the session is reaped. */
 int hd_gcfile_open(struct hd *hd, const char *path, char *err, size_t errlen);
 void hd_gcfile_close(struct hd *hd);
 void hd_gc_area_reset(struct hd *hd, uint32_t slot);
+/* Re-attach: the old session's pins [0, pin_hwm) copied to the new
+ * session's area before the old slot is freed, so no moment finds them
+ * in neither active session (the client copies them again, FORMAT.md
+ * 9.3). The old area is left as it is (the client copies from it). */
+void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to);
 static inline struct uh_gc_sess *hd_gc_sess(struct hd *hd, uint32_t slot)
 {
 	return hd->gcf ? (struct uh_gc_sess *)(hd->gcf + UH_GC_AREA_OFF(slot)) : NULL;

@@ -224,3 +224,22 @@ void hd_gc_area_reset(struct hd *hd, uint32_t slot)
 	memset(area, 0, from);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
+
+void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to)
+{
+	if (!hd->gcf || !from || !to || from >= hd->hdr->session_cap ||
+	    to >= hd->hdr->session_cap)
+		return;
+	struct uh_gc_sess *f = hd_gc_sess(hd, from), *t = hd_gc_sess(hd, to);
+	uint64_t hwm = __atomic_load_n(&f->pin_hwm, __ATOMIC_ACQUIRE);
+	if (hwm > UH_GC_PIN_CAP)
+		hwm = UH_GC_PIN_CAP;
+	uint64_t *fp = hd_gc_pins(hd, from), *tp = hd_gc_pins(hd, to);
+	for (uint64_t i = 0; i < hwm; i++)	/* bounded by UH_GC_PIN_CAP */
+		__atomic_store_n(&tp[i], __atomic_load_n(&fp[i], __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pins, __atomic_load_n(&f->pins, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pin_hwm, hwm, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}

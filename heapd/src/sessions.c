@@ -198,6 +198,7 @@ static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
 	if (log)
 		finish_log(hd, old, log, &r);
 	forget_waiter(hd, old);
+	hd_gc_area_move_pins(hd, old, now);
 	TX_BEGIN(hd->pop) {
 		transfer_tx(hd, old, now);
 		release_tx(hd, old, e, log);
