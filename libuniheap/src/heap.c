@@ -75,6 +75,7 @@ static void mapping_put(struct uh_mapping *m)
 {
 	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
+	uh_gc_unmap(m);
 	if (m->map)
 		pmem2_map_delete(&m->map);
 	if (m->src)
@@ -146,6 +147,8 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 		h->size = h->m->size;
 		rc = check_header(h, w);
 	}
+	if (rc == 0)
+		rc = uh_gc_attach(h, w->gc_path, w->session);
 	if (rc != 0) {
 		free(w);
 		uh_disconnect(h);
@@ -211,6 +214,7 @@ void uh_disconnect(uh_heap *h)
 	 * parent still owns it. Only local memory is released. */
 	if (h->ctl && same_process)
 		uhc_detach(h->ctl);
+	uh_gc_detach(h);
 	mapping_put(h->m);
 	uh_arena_index_free(&h->ix);
 	uh_tx_free_state(h);

@@ -8,7 +8,9 @@
  * session and token: heapd recovers the old session's log as it would a
  * dead client's, hands its arenas to the new session and frees its log
  * (FORMAT.md 9). Objects, references and pointers into the mapping are
- * unchanged; only the session slot, its token and its log area are new.
+ * unchanged; only the session slot, its token and its log area are new,
+ * and its area of the GC file, where its pins move under the same ids
+ * (pins.c, FORMAT.md 9.3).
  *
  * A block in flight when heapd ended never commits: uh_commit (or the
  * call that needed heapd) rolls it back with UH_ECONFLICT ("heapd
@@ -55,6 +57,7 @@ static void sleep_ms(long ms)
 /* Take the new session: the old one is heapd's to recover now. */
 static int adopt(uh_heap *h, uhc *ctl, const struct uhc_welcome *w)
 {
+	uint32_t old = h->session;
 	int rc = uh_same_heap(h->m, w);
 
 	if (rc == 0)
@@ -70,7 +73,8 @@ static int adopt(uh_heap *h, uhc *ctl, const struct uhc_welcome *w)
 	h->chain.ext_bytes = 0;
 	h->chain.cur = 0;
 	h->chain.used = 0;
-	return 0;
+	/* The pins move to the new session's area under the same ids. */
+	return uh_gc_reattach(h, w->gc_path, old, h->session);
 }
 
 static int reattach(uh_heap *h)

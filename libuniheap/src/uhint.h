@@ -15,11 +15,13 @@
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
  *              bound to the handle), wake.c (after a commit: change
- *              counters, waking waiters)
+ *              counters, waking waiters), gcring.c (the GC's busy
+ *              sections and grey ring)
  *   log        logchain.c (the redo log's segments)
  *   blocks     tx.c (blocks, lock words, uh_run)
  *   optimistic optread.c (reads outside blocks; falls back to uh_run)
- *   objects    object.c (references checked, class descriptors)
+ *   objects    object.c (references checked, class descriptors), pins.c
+ *              (the GC file mapped, pins for the online GC)
  *   alloc      alloc.c (slots from leased arenas)
  *   API        field.c (fields, strings, bytes), copy.c (string and
  *              bytes values copied out), value.c (slots, keys), classes.c,
@@ -118,6 +120,9 @@ struct uh_gc_client {
 	uint64_t free_head;		/* first free pin id + 1, 0 = none */
 	struct u64vec deferred;		/* pin ids released while the collector marked */
 	uint64_t deferred_cycle;	/* the cycle they were released in */
+	uint64_t *deferred_bits;	/* bit id set: id is in deferred (a second unpin
+					 * of it is refused); owned, deferred_words words */
+	uint64_t deferred_words;
 };
 
 /* Arenas this session leased, per size class. */
@@ -166,6 +171,10 @@ struct uh_mapping {
 	char *gc_base;			/* the GC file, mapped whole (pins.c); NULL: none */
 	uint64_t gc_size;
 	uint64_t gc_dev, gc_ino;	/* which file it is, to tell a new one at re-attach */
+	int gc_lock;			/* spin lock of the gc_* fields: sessions of
+					 * other threads re-attach too */
+	struct uh_gc_oldmap *gc_old;	/* GC files replaced at a re-attach: sibling
+					 * sessions may still be bound to them */
 };
 
 /* Test-only mutants (UH_MUTANT): a persist of the commit protocol left out. */
