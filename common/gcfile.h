@@ -14,10 +14,12 @@
  * client only, except `tail` (heapd: ring entries consumed). heapd zeroes
  * an area when it gives the slot to a new session and after reaping one.
  *
- * Pin table entries: 0 = never used; odd = free (the next free index << 1
- * | 1: references are 8-aligned offsets, so never odd); else a reference
- * (offset | generation << 48) the session's proxies hold. The collector
- * reads entries [0, pin_hwm).
+ * Pin table entries: 0 = never used; odd = free ((next free index + 1)
+ * << 1 | 1, next 0 ending the session's private free list: references
+ * are 8-aligned offsets, so never odd); else a reference (offset |
+ * generation << 48) the session's proxies hold. Entry 0 is never used
+ * (pin ids start at 1). The collector reads entries [0, pin_hwm); a
+ * client raises pin_hwm before it stores a new entry.
  */
 #ifndef UH_GCFILE_H
 #define UH_GCFILE_H

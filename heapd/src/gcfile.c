@@ -86,6 +86,8 @@ static int create_file(struct hd *hd, const char *path, const struct stat *heap,
 			      strerror(errno)), -1;
 	mode_t mode = heap->st_mode & 0660;
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0 && errno == ENOENT)
+		return -2;	/* no such folder (yet): see hd_gcfile_open */
 	if (fd < 0)
 		return hd_err(err, errlen, UH_EIO, "cannot create the GC file %s: %s", path,
 			      strerror(errno)), -1;
@@ -152,6 +154,15 @@ int hd_gcfile_open(struct hd *hd, const char *path, char *err, size_t errlen)
 	int reused = fd >= 0;
 	if (!reused)
 		fd = create_file(hd, path, &heap, err, errlen);
+	if (fd == -2) {
+		/* The socket's folder is made when heapd starts serving, after
+		 * this: a heapd whose GC file has no folder runs without one
+		 * (clients' pins are no-ops, nothing is collected online). */
+		hd_log("warn", "gcfile_none", "path=%s reason=\"no such folder\"", path);
+		free(hd->gc_path);
+		hd->gc_path = NULL;
+		return 0;
+	}
 	if (fd < 0)
 		goto fail;
 	uint64_t size = UH_GC_FILE_SIZE(hd->hdr->session_cap);

@@ -354,13 +354,17 @@ int uh_free(uh_heap *h, uh_off obj);
  * reference was obtained may reclaim the object unless a root, a pin or
  * the block in progress (its own new objects) holds it. Thread-safe
  * against uh_unpin on the same handle (a finalizer thread may unpin).
- * No system call, no lock shared with other processes.
- * @param[out] pin the pin's id, for uh_unpin.
+ * No system call, no lock shared with other processes. Works on a
+ * read-only session too (a pin is no heap write). Pins survive a heapd
+ * restart under the same ids.
+ * @param[out] pin the pin's id, for uh_unpin; never 0, except from a
+ * heapd without a GC file, where nothing needs pinning and 0 is given.
  * @return 0; UH_EFREED when the object was already freed (then nothing
- * is pinned); UH_ENOSPC when the session has UH_PIN_MAX pins.
+ * is pinned); UH_ENOSPC when the session holds UH_PIN_MAX - 1 pins.
  */
 int uh_pin(uh_heap *h, uh_off obj, uint32_t *pin);
-/** Release a pin (any thread). @return 0, UH_EINVAL for an id not pinned. */
+/** Release a pin (any thread). uh_unpin(h, 0) does nothing.
+ * @return 0, UH_EINVAL for an id not pinned (or unpinned already). */
 int uh_unpin(uh_heap *h, uint32_t pin);
 /** Pins one session may hold at once. */
 #define UH_PIN_MAX (1u << 24)
