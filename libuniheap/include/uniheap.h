@@ -363,7 +363,8 @@ int uh_free(uh_heap *h, uh_off obj);
  * is pinned); UH_ENOSPC when the session holds UH_PIN_MAX - 1 pins.
  */
 int uh_pin(uh_heap *h, uh_off obj, uint32_t *pin);
-/** Release a pin (any thread). uh_unpin(h, 0) does nothing.
+/** Release a pin (any thread). uh_unpin(h, 0) does nothing, nor does any
+ * unpin on a session whose heapd has no GC file.
  * @return 0, UH_EINVAL for an id not pinned (or unpinned already). */
 int uh_unpin(uh_heap *h, uint32_t pin);
 /** Pins one session may hold at once. */

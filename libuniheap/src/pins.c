@@ -12,7 +12,7 @@
  * nonzero) while pinned; a free entry is odd, (entry >> 1) being the next
  * free id + 1 (0 ends the list); 0 is an entry never used. Ids start at
  * 1, so 0 is never a pin: uh_pin gives 0 when heapd has no GC file, and
- * uh_unpin(0) does nothing.
+ * uh_unpin(0) does nothing (as does every unpin without a GC file).
  *
  * Invariants, all under h->gc.lock (a finalizer thread may unpin while
  * the session's thread pins):
@@ -384,8 +384,14 @@ int uh_unpin(uh_heap *h, uint32_t pin)
 		return 0;	/* the pin of a session without a GC file */
 	struct uh_gc_client *g = &h->gc;
 	spin_lock(&g->lock);
+	if (!g->sess) {
+		/* No GC file (any more: a heapd without one took over): no
+		 * pin holds anything. */
+		spin_unlock(&g->lock);
+		return 0;
+	}
 	uint64_t e = 0;
-	if (g->sess && pin < __atomic_load_n(&g->sess->pin_hwm, __ATOMIC_RELAXED))
+	if (pin < __atomic_load_n(&g->sess->pin_hwm, __ATOMIC_RELAXED))
 		e = g->pins[pin];
 	if (!e || (e & 1) || is_deferred(g, pin)) {
 		spin_unlock(&g->lock);

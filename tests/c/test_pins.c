@@ -6,7 +6,7 @@
  * collector's state into the header itself), unpins from another thread
  * racing pins, pins moving to the new session's area when heapd restarts
  * (same GC file and another one), a killed client's area zeroed after
- * its reap, and pins of a read-only session.
+ * its reap, pins of a read-only session, and a heapd without a GC file.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -413,6 +413,38 @@ static void test_readonly(struct th_heapd *d, struct gcview *v)
 	uh_disconnect(ro);
 }
 
+/* A heapd whose GC file cannot be made (its folder is missing) serves
+ * without one: pins are no-ops, id 0. */
+static void test_no_gc_file(void)
+{
+	struct th_heapd d2 = { 0 };
+	char args[800];
+	uh_heap *h2 = NULL;
+	if (th_heapd_start(&d2, NULL) != 0) {
+		TH_CHECK(!"a second heapd starts");
+		return;
+	}
+	th_heapd_stop(&d2);
+	snprintf(args, sizeof(args), "--gc-file %s/missing/x.gc", d2.dir);
+	if (th_heapd_start(&d2, args) == 0 && th_connect(&d2, 0, &h2) == 0) {
+		uint32_t c2 = 0, p = 77;
+		uh_off o = 0;
+		static const uh_field_spec f[] = { { "v", UH_T_I64, 0 } };
+		TH_CHECK_RC(uh_class_register(h2, "pins.Obj", f, 1, &c2));
+		TH_CHECK_RC(uh_alloc(h2, c2, &o));
+		TH_CHECK_RC(uh_pin(h2, o, &p));
+		TH_CHECK_EQ(p, 0);
+		TH_CHECK_RC(uh_unpin(h2, p));
+		TH_CHECK_RC(uh_unpin(h2, 5));
+		TH_CHECK_RC(uh_free(h2, o));
+		TH_CHECK_ERR(uh_pin(h2, o, &p), UH_EFREED);
+		uh_disconnect(h2);
+	} else {
+		TH_CHECK(!"heapd without a GC file serves");
+	}
+	th_heapd_cleanup(&d2);
+}
+
 int main(void)
 {
 	struct th_heapd d = { 0 };
@@ -446,5 +478,6 @@ int main(void)
 	}
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
+	test_no_gc_file();
 	return th_summary(SUITE);
 }
