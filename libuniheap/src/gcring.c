@@ -1,64 +1,91 @@
 /*
- * gcring.c -- the client's side of the online GC's write barrier
- * (FORMAT.md 9.3): busy sections and the session's ring of grey
- * references.
+ * gcring.c -- the client's side of the online collector's write barrier
+ * (FORMAT.md 9.3, common/gcfile.h): busy sections and grey references.
  *
- * Invariants: busy is 1 exactly while a section is open (sections nest:
- * busy_depth counts them); `seen` holds the gc_state loaded after busy
- * was raised and a full fence, so heapd's handshake, which waits for
- * busy == 0 or seen == its state, knows the section will push what the
- * state asks. A ring entry is stored before `head` moves past it
- * (release); heapd moves `tail`. Only the session's own thread pushes.
+ * A busy section brackets every store in place that may remove a
+ * reference from a live object: a commit's apply, a single field write,
+ * an allocation outside a block. heapd's mark begins only once every
+ * session is either out of a section or has seen the MARK state in it
+ * (handshake H1), so after H1 every store in place is preceded by a push
+ * of the bytes it overwrites (snapshot at the beginning: whatever was
+ * reachable when the mark began is marked). The section costs one store
+ * and one full fence; the pushes happen only while the state is MARK.
+ *
+ * Invariants: `busy` is set with a full fence before gc_state is loaded,
+ * and cleared with release after the section's last store (heapd reads
+ * busy == 0 as "no store in place of this session is in flight").
+ * Sections nest (h->gc.busy_depth): only the outermost one stores busy
+ * and loads the state; inner ones return the state `seen` keeps. A ring
+ * entry is written before `head` moves past it (release), and the entry
+ * at `head` is only reused once heapd's `tail` has passed it. A push that
+ * finds the ring full waits a bounded time for heapd, then drops the
+ * reference and sets `overflow`: the cycle is then given up, never wrong.
+ * A word an apply or a single write overwrites is pushed only if the
+ * store changes it: an unchanged word removes no reference.
+ * Without a GC file (h->gc.sess NULL) everything here is a no-op and the
+ * state is IDLE.
  */
 #include <sched.h>
+#include <string.h>
 #include <time.h>
 
 #include "uhint.h"
 
-#define RING_WAIT_NS (100ull * 1000 * 1000)	/* a full ring waits this long */
+#define RING_WAIT_NS 100000000ll	/* a full ring: wait this long for heapd */
 
 uint64_t uh_gc_enter(uh_heap *h)
 {
 	struct uh_gc_sess *s = h->gc.sess;
+
 	if (!s)
-		return uh_gc_state_make(0, UH_GC_IDLE);
+		return UH_GC_IDLE;
 	if (h->gc.busy_depth++)
-		return __atomic_load_n(&s->seen, __ATOMIC_RELAXED);
+		return s->seen;
 	__atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
+	/* busy visible before gc_state is read: heapd stores the state, fences,
+	 * then reads busy; one of the two sees the other's store. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint64_t st = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&s->seen, st, __ATOMIC_RELEASE);
-	return st;
+	uint64_t state = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&s->seen, state, __ATOMIC_RELEASE);
+	if (uh_gc_phase(state) == UH_GC_MARK && uh_gc_cycle(state) != h->gc.cycle_seen) {
+		h->gc.cycle_seen = uh_gc_cycle(state);
+		h->st.gc_cycles++;
+	}
+	return state;
 }
 
 void uh_gc_leave(uh_heap *h)
 {
 	struct uh_gc_sess *s = h->gc.sess;
-	if (!s || !h->gc.busy_depth || --h->gc.busy_depth)
+
+	if (!s || h->gc.busy_depth == 0 || --h->gc.busy_depth)
 		return;
 	__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
-static uint64_t mono_ns(void)
+static int64_t now_ns(void)
 {
 	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* Room for one more entry: wait (bounded) for heapd to consume. */
-static int ring_room(uh_heap *h, uint64_t head)
+/* Room for one more entry: at once, or after heapd drained some within
+ * RING_WAIT_NS (yielding the CPU to it meanwhile); 0 when none came. */
+static int ring_room(uh_heap *h, struct uh_gc_sess *s, uint64_t head)
 {
-	struct uh_gc_sess *s = h->gc.sess;
 	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) < UH_GC_RING_CAP)
 		return 1;
+	if (s->overflow)	/* this cycle is given up already: no second wait */
+		return 0;
 	h->st.gc_busy_waits++;
-	uint64_t t0 = mono_ns();
-	while (mono_ns() - t0 < RING_WAIT_NS) {	/* bounded by time */
+	int64_t deadline = now_ns() + RING_WAIT_NS;
+	do {	/* bound: RING_WAIT_NS */
 		sched_yield();
 		if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) < UH_GC_RING_CAP)
 			return 1;
-	}
+	} while (now_ns() < deadline);
 	return 0;
 }
 
@@ -66,11 +93,12 @@ void uh_gc_grey(uh_heap *h, uint64_t word)
 {
 	struct uh_gc_sess *s = h->gc.sess;
 	uint64_t off = UH_REF_OFFSET(word);
-	if (!s || !off || (off & 7) || off >= h->size)
+
+	/* Only what may be a reference: heapd checks the rest. */
+	if (!s || off < UH_HDR_SIZE || (off & 7) || off >= h->size)
 		return;
-	uint64_t head = s->head;
-	if (!ring_room(h, head)) {
-		/* The cycle is given up, never wrong. */
+	uint64_t head = s->head;	/* only this session writes it */
+	if (!ring_room(h, s, head)) {
 		__atomic_store_n(&s->overflow, 1, __ATOMIC_RELEASE);
 		return;
 	}
@@ -81,9 +109,35 @@ void uh_gc_grey(uh_heap *h, uint64_t word)
 
 void uh_gc_grey_range(uh_heap *h, const void *p, uint64_t len)
 {
-	const char *c = p;
-	uintptr_t a = ((uintptr_t)c + 7) & ~(uintptr_t)7;
-	const char *end = c + len;
-	for (; (const char *)a + 8 <= end; a += 8)	/* bounded by len */
+	uintptr_t a = ((uintptr_t)p + 7) & ~(uintptr_t)7;
+	uintptr_t end = (uintptr_t)p + len;
+
+	if (!h->gc.sess)
+		return;
+	for (; a + 8 <= end; a += 8)	/* bound: len / 8 */
 		uh_gc_grey(h, __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED));
+}
+
+void uh_gc_overwrite(void *ctx, const void *dst, const void *src, size_t len)
+{
+	uh_heap *h = ctx;
+	uintptr_t d = (uintptr_t)dst;
+
+	if (!src || (d & 7) || (len & 7)) {
+		/* Freed bytes, or a store that covers part of a word: every
+		 * word it touches, whole (an aligned store is the common one). */
+		uintptr_t a = d & ~(uintptr_t)7;
+		uh_gc_grey_range(h, (const void *)a, (d + len + 7 - a) & ~(uintptr_t)7);
+		return;
+	}
+	/* Whole words: only those the store changes lose what they held (a
+	 * node's image rewrites all its slots and changes few). */
+	const uint64_t *old = dst;
+	const unsigned char *s = src;
+	for (size_t i = 0; i < len / 8; i++) {	/* bound: len / 8 */
+		uint64_t o = __atomic_load_n(&old[i], __ATOMIC_RELAXED), n;
+		memcpy(&n, s + 8 * i, 8);
+		if (o != n)
+			uh_gc_grey(h, o);
+	}
 }

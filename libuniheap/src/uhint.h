@@ -15,8 +15,9 @@
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
  *              bound to the handle), wake.c (after a commit: change
- *              counters, waking waiters), gcring.c (the GC's busy
- *              sections and grey ring)
+ *              counters, waking waiters), gcring.c (the online GC's
+ *              busy sections and grey ring: the mapping and the header
+ *              only)
  *   log        logchain.c (the redo log's segments)
  *   blocks     tx.c (blocks, lock words, uh_run)
  *   optimistic optread.c (reads outside blocks; falls back to uh_run)
@@ -32,7 +33,8 @@
  * The two ways down that would be calls up go through tables set at
  * connect, on rare paths only: reattach.c's recovery (h->recover:
  * uh_reattach, uh_ctl_ready, uh_ctl_failed) and barrier.c's persist hooks
- * for logapply.c (h->persist).
+ * for logapply.c (h->persist; its overwrite hook, gcring.c's, is set per
+ * commit while the collector marks).
  */
 #ifndef UH_UHINT_H
 #define UH_UHINT_H
@@ -337,6 +339,10 @@ void uh_gc_leave(uh_heap *h);
 void uh_gc_grey(uh_heap *h, uint64_t word);
 /* uh_gc_grey of every aligned 8-byte word of [p, p + len). */
 void uh_gc_grey_range(uh_heap *h, const void *p, uint64_t len);
+/* struct uh_persist's overwrite hook (ctx: h) for a commit's apply while
+ * the collector marks: before [dst, dst + len) becomes src, grey every
+ * word the store changes (src NULL, a FREE: every word it covers). */
+void uh_gc_overwrite(void *ctx, const void *dst, const void *src, size_t len);
 
 /* pins.c: the GC file mapped (shared by sibling sessions through the
  * mapping) and this session's area bound; after a re-attach the pins
