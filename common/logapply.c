@@ -225,6 +225,8 @@ int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
 				rc = UH_EINTERNAL;
 				break;
 			}
+			if (p->overwrite)
+				p->overwrite(p->ctx, base + e->arg, e + 1, e->len);
 			memcpy(base + e->arg, (const char *)(e + 1), e->len);
 			p->flush(p->ctx, base + e->arg, e->len);
 			c->writes++;
@@ -238,7 +240,11 @@ int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
 			}
 		} else if (e->kind == UH_LE_FREE) {
 			/* Readers see the object gone from here on; the slot
-			 * itself is released in uh_log_finish, after the lock. */
+			 * itself is released in uh_log_finish, after the lock.
+			 * Its payload's references die with it (the barrier). */
+			uint32_t psz = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
+			if (p->overwrite && psz <= heap_size - e->obj - UH_OBJHDR_SIZE)
+				p->overwrite(p->ctx, o + 1, NULL, psz);
 			__atomic_and_fetch(&o->size, ~UH_OBJ_VALID, __ATOMIC_RELEASE);
 			p->flush(p->ctx, &o->size, sizeof(o->size));
 			c->frees++;

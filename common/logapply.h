@@ -68,7 +68,9 @@ int uh_log_is_committed(const struct uh_log_loc *l);
  * entry is bounds-checked against heap_size; a bad one stops the replay
  * with UH_EINTERNAL (nothing after it applied). Idempotent: a crash during
  * replay is repaired by replaying again.
- * Does not touch lock words or bitmaps (see uh_log_finish).
+ * Does not touch lock words or bitmaps (see uh_log_finish). p->overwrite,
+ * if set, sees each WRITE's target bytes before they are overwritten and
+ * each FREE's payload before the valid bit is cleared (persist.h).
  */
 int uh_log_apply(const struct uh_log_loc *l, const struct uh_persist *p,
 		 struct uh_log_counts *c);

@@ -6,6 +6,9 @@
  * bit (free). A new arena costs one RPC per arena (1 MiB), never one per
  * object. Objects bigger than UH_SMALL_MAX get a one-slot arena of their own.
  *
+ * Locks: outside a block a new object's lock word is the current clock,
+ * written in a busy section of the online collector.
+ *
  * Crash windows: inside a block the ALLOC entry is logged before the bit
  * is set, so a rollback (ours or heapd's) finds every slot to release. An
  * allocation outside a block is unreachable until published; if the
@@ -123,8 +126,14 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 		return UH_ECONFLICT;	/* taken meanwhile: caller looks again */
 	if (h->tx.depth && (rc = uh_tx_log_alloc(h, obj, a->slot_size)) != 0)
 		return rc;	/* block doomed; this one slot waits for recovery GC */
+	/* Outside a block, in a busy section (gcring.c): either the object's
+	 * version is at least the collector's gc_v0 (not swept by a cycle
+	 * that marks now), or it was complete before that cycle's mark. */
+	if (!h->tx.depth)
+		uh_gc_enter(h);
 	uint32_t gen = init_object(h, obj, a->gen_seed, class_id, payload, init);
 	if (!h->tx.depth) {
+		uh_gc_leave(h);
 		/* Outside a block the zeroed object must be durable before any
 		 * later block publishes a reference to it. */
 		uh_flush(h, h->base + obj, UH_OBJHDR_SIZE + payload);

@@ -177,7 +177,7 @@ static int mutant_of(const char *s)
 
 void uh_barrier_init(uh_heap *h)
 {
-	h->persist = (struct uh_persist){ persist_flush, persist_drain, h };
+	h->persist = (struct uh_persist){ persist_flush, persist_drain, h, NULL };
 	const char *crash = getenv("UH_CRASH_AT");
 	h->crash_at = crash ? strtoull(crash, NULL, 10) : 0;
 	h->pmtrace = uh_pmtrace_on();

@@ -16,6 +16,9 @@
  *       nbytes, replay order, a checksum over entries and new objects):
  *       from here on the block survives any crash (recovery replays it).
  *   B2  the applied writes and frees, in place.
+ * B2's stores run inside a busy section of the online collector
+ * (gcring.c), and so does a single write's store: while it marks, the
+ * bytes they overwrite and the payloads they free go grey first.
  * Then: state APPLIED, flushed but not fenced: the session's next barrier
  * makes it durable, and so does any other session's (barrier.c), which is
  * what keeps a late replay of this log from overwriting a later block
@@ -718,7 +721,12 @@ int uh_tx_write_single(uh_heap *h, uh_off ref, uint64_t target, const void *src,
 		h->tx.doomed = 0;
 		return uh_tx_write_single(h, ref, target, src, len);
 	}
+	/* The store in a busy section: while the online collector marks, the
+	 * word it overwrites goes grey first (gcring.c). */
+	if (uh_gc_phase(uh_gc_enter(h)) == UH_GC_MARK)
+		uh_gc_overwrite(h, h->base + target, src, len);
 	store_field(h->base + target, src, len);
+	uh_gc_leave(h);
 	uh_flush(h, h->base + target, len);
 	uh_barrier(h);	/* the store is durable */
 	uint64_t version = __atomic_add_fetch(&h->hdr->clock, 1, __ATOMIC_ACQ_REL);
@@ -837,8 +845,14 @@ static int tx_commit_outer(uh_heap *h)
 	}
 	uh_flush(h, log, sizeof(*log));
 	uh_barrier(h);
+	/* The stores in place run in a busy section (gcring.c): while the
+	 * online collector marks, what they overwrite goes grey first. */
+	struct uh_persist p = h->persist;
+	if (uh_gc_phase(uh_gc_enter(h)) == UH_GC_MARK)
+		p.overwrite = uh_gc_overwrite;
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
-	int rc = uh_log_apply(&loc, &h->persist, &c);
+	int rc = uh_log_apply(&loc, &p, &c);
+	uh_gc_leave(h);
 	if (rc)
 		return uh_err_set(rc, "uh_commit: own log failed to apply");
 	commit_release(h);
