@@ -296,10 +296,13 @@ void uh_log_finish(const struct uh_log_loc *l, uint32_t session, int committed,
 	if (log->magic != UH_LOG_MAGIC || log->state == UH_LOG_IDLE)
 		return;
 	/* Pass 1: locks. Even a rolled-back block gets a new version: an
-	 * unlogged single-field store may have reached the object. */
+	 * unlogged single-field store may have reached the object. A block's
+	 * new objects (ALLOC) stay locked by it until it ends (FORMAT.md
+	 * 9.3): released here too, before a rollback frees their slots. */
 	uh_log_cur_init(&cur, l);
 	while ((e = uh_log_cur_next(&cur)) != NULL) {	/* bound: the chain's bytes */
-		if (e->kind != UH_LE_LOCK || !obj_in_heap(e->obj, heap_size))
+		if ((e->kind != UH_LE_LOCK && e->kind != UH_LE_ALLOC) ||
+		    !obj_in_heap(e->obj, heap_size))
 			continue;
 		release_lock(base, e, session, new_version, c);
 	}

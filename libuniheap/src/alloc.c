@@ -6,8 +6,9 @@
  * bit (free). A new arena costs one RPC per arena (1 MiB), never one per
  * object. Objects bigger than UH_SMALL_MAX get a one-slot arena of their own.
  *
- * Locks: outside a block a new object's lock word is the current clock,
- * written in a busy section of the online collector.
+ * Locks: inside a block a new object's lock word is locked by this
+ * session until the block ends (the online collector never sweeps it);
+ * outside one it is the current clock, written in a busy section.
  *
  * Crash windows: inside a block the ALLOC entry is logged before the bit
  * is set, so a rollback (ours or heapd's) finds every slot to release. An
@@ -91,12 +92,16 @@ static int64_t find_free(uh_heap *h, struct uh_arena_ref *a)
 	return -1;
 }
 
-/* Returns the new object's generation. */
+/* Returns the new object's generation. Inside a block the object is
+ * locked by this session until the block ends (tx.c releases it): the
+ * online collector's sweep takes only unlocked objects, and nothing
+ * roots the object before its block commits. */
 static uint32_t init_object(uh_heap *h, uint64_t obj, uint32_t seed, uint32_t class_id,
 			    uint64_t payload, const void *init)
 {
 	struct uh_objhdr *o = (void *)(h->base + obj);
 	uint64_t version = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE) & ~UH_LOCK_BIT;
+	uint64_t lock = h->tx.depth ? uh_lock_word(h->session, version) : version;
 	uint32_t gen = uh_next_gen(__atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE), seed);
 
 	/* The new generation first, fenced before the payload stores: a
@@ -108,7 +113,7 @@ static uint32_t init_object(uh_heap *h, uint64_t obj, uint32_t seed, uint32_t cl
 		memcpy(o + 1, init, payload);
 	else
 		memset(o + 1, 0, payload);
-	__atomic_store_n(&o->lock, version, __ATOMIC_RELAXED);
+	__atomic_store_n(&o->lock, lock, __ATOMIC_RELAXED);
 	__atomic_store_n(&o->size, UH_OBJ_VALID | (uint32_t)payload, __ATOMIC_RELEASE);
 	return gen;
 }

@@ -4,12 +4,17 @@
  *
  * During a block, writes to existing objects go to the log (and are read
  * back from it); objects allocated in the block are written in place,
- * since nobody can reach them before commit. The lock word of every object
- * written or freed is taken on first touch and held to the end. A data
- * type that rewrites many small parts of one object (a sorted-map node's
- * slots) asks for an image at its first write: one WRITE entry holding
- * the object's bytes, taken right after the lock (so no earlier write of
- * the block is lost), where every later write of the block to them lands.
+ * since nobody can reach them before commit. They stay locked by the
+ * session until the block ends (alloc.c), so that the online collector's
+ * sweep, which only takes unlocked objects, leaves them alone; commit
+ * releases them with the commit's version, a rollback with a new one.
+ * The block knows them by its news map, never by their lock word. The
+ * lock word of every object written or freed is taken on first touch and
+ * held to the end. A data type that rewrites many small parts of one
+ * object (a sorted-map node's slots) asks for an image at its first
+ * write: one WRITE entry holding the object's bytes, taken right after
+ * the lock (so no earlier write of the block is lost), where every later
+ * write of the block to them lands.
  *
  * Commit, with what each barrier makes durable (FORMAT.md 8.4):
  *   B1  the new objects, the log entries and the log header (COMMITTED,
@@ -106,9 +111,22 @@ static void release_slot(uh_heap *h, uint64_t obj)
 	}
 }
 
+/* A new object of the block, still locked by it (alloc.c), unlocked with
+ * version; only if the word is still ours: after heapd restarted under
+ * the block, the slot may be another's already. */
+static void release_new(uh_heap *h, struct uh_objhdr *o, uint64_t version)
+{
+	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+
+	if (uh_lock_is_locked(w) && uh_lock_owner(w) == h->session)
+		__atomic_compare_exchange_n(&o->lock, &w, version, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+}
+
 /* Undo everything a block did: nothing reached its targets, so locks get
- * their old words back and new objects are released. The log goes IDLE
- * last: until then heapd would roll the same things back if we died. */
+ * their old words back and new objects are released (their lock with a
+ * new version, before the slot goes back). The log goes IDLE last: until
+ * then heapd would roll the same things back if we died. */
 static void tx_rollback(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
@@ -118,10 +136,13 @@ static void tx_rollback(uh_heap *h)
 		struct uh_objhdr *o = (void *)(h->base + obj);
 		__atomic_store_n(&o->lock, *u64map_get(&t->locks, obj), __ATOMIC_RELEASE);
 	}
+	uint64_t version = t->news_list.n ? __atomic_add_fetch(&h->hdr->clock, 1,
+							       __ATOMIC_ACQ_REL) : 0;
 	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
 		uint64_t obj = t->news_list.v[i];
 		struct uh_objhdr *o = (void *)(h->base + obj);
 		__atomic_and_fetch(&o->size, ~UH_OBJ_VALID, __ATOMIC_RELEASE);
+		release_new(h, o, version);
 		release_slot(h, obj);
 	}
 	if (h->log)
@@ -771,6 +792,12 @@ static void commit_release(uh_heap *h)
 	uh_lazy_mark(h);
 	for (uint32_t i = 0; i < t->locked_list.n; i++) {	/* bound: locked */
 		struct uh_objhdr *o = (void *)(h->base + t->locked_list.v[i]);
+		__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
+	}
+	/* The block's new objects (locked since allocated, alloc.c), before
+	 * a slot freed in the block goes back below. */
+	for (uint32_t i = 0; i < t->news_list.n; i++) {	/* bound: allocated */
+		struct uh_objhdr *o = (void *)(h->base + t->news_list.v[i]);
 		__atomic_store_n(&o->lock, version, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&h->log->state, UH_LOG_IDLE, __ATOMIC_RELEASE);
