@@ -20,6 +20,9 @@
  * at `head` is only reused once heapd's `tail` has passed it. A push that
  * finds the ring full waits a bounded time for heapd, then drops the
  * reference and sets `overflow`: the cycle is then given up, never wrong.
+ * `overflow` stays set for the rest of the cycle it was set in (later
+ * pushes drop at once); the first busy section that sees a later cycle's
+ * MARK clears it.
  * A word an apply or a single write overwrites is pushed only if the
  * store changes it: an unchanged word removes no reference.
  * Without a GC file (h->gc.sess NULL) everything here is a no-op and the
@@ -48,8 +51,12 @@ uint64_t uh_gc_enter(uh_heap *h)
 	uint64_t state = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&s->seen, state, __ATOMIC_RELEASE);
 	if (uh_gc_phase(state) == UH_GC_MARK && uh_gc_cycle(state) != h->gc.cycle_seen) {
+		/* A new cycle: an overflow of an earlier one says nothing of it
+		 * (nothing was pushed for it yet). */
 		h->gc.cycle_seen = uh_gc_cycle(state);
 		h->st.gc_cycles++;
+		if (__atomic_load_n(&s->overflow, __ATOMIC_RELAXED))
+			__atomic_store_n(&s->overflow, 0, __ATOMIC_RELEASE);
 	}
 	return state;
 }

@@ -36,7 +36,9 @@
  *         store, release with a new version;
  *       - a free and a new allocation in the slot: the free is a commit
  *         (above); the allocator writes a lock word of the current clock,
- *         which is above the version the free released with.
+ *         which is above the version the free released with (inside a
+ *         block, locked by its session until the commit releases it
+ *         with a new version).
  *     A block that rolls back restores w but never stored in place, and
  *     heapd releases a dead session's locks with a new version. Since the
  *     acquire fence after the reads pairs with the writer's fence before

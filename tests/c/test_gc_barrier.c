@@ -9,7 +9,8 @@
  *    clear between calls with `seen` the state it read;
  *  - with the state IDLE nothing is pushed;
  *  - a full ring (heapd not draining) makes a push wait a bounded time,
- *    then set `overflow` and drop: the commit still succeeds;
+ *    then set `overflow` and drop: the commit still succeeds; the next
+ *    cycle's first busy section clears `overflow`;
  *  - an object allocated inside a block is locked by its session until
  *    the block ends: commit unlocks it with the commit's version, a
  *    rollback frees it and unlocks it with a newer version; heapd, reaping
@@ -219,7 +220,13 @@ static void test_full_ring(uh_heap *h)
 	TH_CHECK_EQ(s->busy, 0);
 	set_state(h, 13, UH_GC_IDLE);
 	s->head = head;
-	s->overflow = 0;
+	/* The next cycle's first section clears the overflow of this one. */
+	set_state(h, 14, UH_GC_MARK);
+	uint64_t from = s->head;
+	TH_CHECK_RC(uh_set_ref(h, o, 0, b));
+	TH_CHECK_EQ(s->overflow, 0);
+	TH_CHECK(ring_has(h, from, a));
+	set_state(h, 14, UH_GC_IDLE);
 }
 
 static uint64_t lock_word(uh_heap *h, uh_off ref)
