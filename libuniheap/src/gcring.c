@@ -10,6 +10,8 @@
  * of the bytes it overwrites (snapshot at the beginning: whatever was
  * reachable when the mark began is marked). The section costs one store
  * and one full fence; the pushes happen only while the state is MARK.
+ * uh_gc_enter and uh_gc_leave are inline (uhint.h): every commit and
+ * every single write opens a section; this file has their rare parts.
  *
  * Invariants: `busy` is set with a full fence before gc_state is loaded,
  * and cleared with release after the section's last store (heapd reads
@@ -36,38 +38,16 @@
 
 #define RING_WAIT_NS 100000000ll	/* a full ring: wait this long for heapd */
 
-uint64_t uh_gc_enter(uh_heap *h)
+void uh_gc_new_cycle(uh_heap *h, uint64_t state)
 {
 	struct uh_gc_sess *s = h->gc.sess;
 
-	if (!s)
-		return UH_GC_IDLE;
-	if (h->gc.busy_depth++)
-		return s->seen;
-	__atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
-	/* busy visible before gc_state is read: heapd stores the state, fences,
-	 * then reads busy; one of the two sees the other's store. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint64_t state = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&s->seen, state, __ATOMIC_RELEASE);
-	if (uh_gc_phase(state) == UH_GC_MARK && uh_gc_cycle(state) != h->gc.cycle_seen) {
-		/* A new cycle: an overflow of an earlier one says nothing of it
-		 * (nothing was pushed for it yet). */
-		h->gc.cycle_seen = uh_gc_cycle(state);
-		h->st.gc_cycles++;
-		if (__atomic_load_n(&s->overflow, __ATOMIC_RELAXED))
-			__atomic_store_n(&s->overflow, 0, __ATOMIC_RELEASE);
-	}
-	return state;
-}
-
-void uh_gc_leave(uh_heap *h)
-{
-	struct uh_gc_sess *s = h->gc.sess;
-
-	if (!s || h->gc.busy_depth == 0 || --h->gc.busy_depth)
-		return;
-	__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+	/* An overflow of an earlier cycle says nothing of this one (nothing
+	 * was pushed for it yet). */
+	h->gc.cycle_seen = uh_gc_cycle(state);
+	h->st.gc_cycles++;
+	if (__atomic_load_n(&s->overflow, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->overflow, 0, __ATOMIC_RELEASE);
 }
 
 static int64_t now_ns(void)

@@ -330,8 +330,38 @@ void uh_futex_wake(uint32_t *word);
  * store in place of a commit's apply and of a single field write happens
  * inside one, and while the state it returned is MARK the old bytes go
  * grey first. Sections nest. Without a GC file: returns IDLE, no-ops. */
-uint64_t uh_gc_enter(uh_heap *h);
-void uh_gc_leave(uh_heap *h);
+/* The section's first sight of cycle state's MARK: count it (gc_cycles),
+ * clear an earlier cycle's overflow. */
+void uh_gc_new_cycle(uh_heap *h, uint64_t state);
+/* Inline: a commit and a single write each open one; the whole cost when
+ * no collector runs is these few instructions and the fence. */
+static inline uint64_t uh_gc_enter(uh_heap *h)
+{
+	struct uh_gc_sess *s = h->gc.sess;
+
+	if (!s)
+		return UH_GC_IDLE;
+	if (h->gc.busy_depth++)
+		return s->seen;
+	__atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
+	/* busy visible before gc_state is read: heapd stores the state,
+	 * fences, then reads busy; one of the two sees the other's store. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t state = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&s->seen, state, __ATOMIC_RELEASE);
+	if (__builtin_expect(uh_gc_phase(state) == UH_GC_MARK, 0) &&
+	    uh_gc_cycle(state) != h->gc.cycle_seen)
+		uh_gc_new_cycle(h, state);
+	return state;
+}
+static inline void uh_gc_leave(uh_heap *h)
+{
+	struct uh_gc_sess *s = h->gc.sess;
+
+	if (!s || h->gc.busy_depth == 0 || --h->gc.busy_depth)
+		return;
+	__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+}
 /* Hand word to the collector's mark if it may be a reference (nonzero,
  * 8-aligned offset inside the heap): ring push; a full ring waits for
  * heapd (bounded), then sets overflow and drops it (the cycle is given
