@@ -30,6 +30,13 @@
 #define UH_GC_FILE_VERSION 1u
 #define UH_GC_RING_CAP 8192u		/* grey references per session ring */
 #define UH_GC_PIN_OFF (128u << 10)	/* pin table within an area */
+/* The nursery: the last UH_GC_NURSERY objects the session allocated, in
+ * a ring of references at UH_GC_NURSERY_OFF of its area (0 = empty),
+ * written by the client at each allocation. The collector counts them
+ * as pins, so that an object allocated (and its block committed) just
+ * before a cycle cannot be swept before the binding's uh_pin of it. */
+#define UH_GC_NURSERY_OFF (96u << 10)
+#define UH_GC_NURSERY 64u
 #define UH_GC_PIN_CAP (1u << 24)	/* pins per session: 16M */
 #define UH_GC_AREA_SIZE ((uint64_t)UH_GC_PIN_OFF + 8ull * UH_GC_PIN_CAP)
 #define UH_GC_HDR_SIZE 4096u
@@ -67,6 +74,7 @@ struct uh_gc_sess {
 };
 
 _Static_assert(sizeof(struct uh_gc_sess) == 64, "gc session line");
-_Static_assert(64 + 8ull * UH_GC_RING_CAP <= UH_GC_PIN_OFF, "ring fits before the pins");
+_Static_assert(64 + 8ull * UH_GC_RING_CAP <= UH_GC_NURSERY_OFF, "ring fits before the nursery");
+_Static_assert(UH_GC_NURSERY_OFF + 8ull * UH_GC_NURSERY <= UH_GC_PIN_OFF, "nursery fits before the pins");
 
 #endif /* UH_GCFILE_H */

@@ -146,6 +146,7 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 	}
 	h->st.allocs++;
 	*out = uh_ref_make(obj, gen);
+	uh_gc_nursery_add(h, *out);
 	return 0;
 }
 

@@ -221,6 +221,31 @@ void uh_gc_unmap(struct uh_mapping *m)
 	}
 }
 
+/* ---- the nursery ---- */
+
+/* Only the handle's own thread allocates: no lock. The old entry goes
+ * grey before it is overwritten while the collector marks, inside a busy
+ * section (the mark's end waits for it), as a deferred unpin would keep
+ * it; a stale IDLE seen here is as harmless as in uh_unpin. */
+void uh_gc_nursery_add(uh_heap *h, uh_off ref)
+{
+	struct uh_gc_client *g = &h->gc;
+	if (!g->sess)
+		return;
+	uint64_t *n = (uint64_t *)((char *)g->sess + UH_GC_NURSERY_OFF);
+	uint32_t i = g->nursery_next++ % UH_GC_NURSERY;
+	uint64_t old = __atomic_load_n(&n[i], __ATOMIC_RELAXED);
+	uint64_t st = __atomic_load_n(&h->hdr->gc_state, __ATOMIC_SEQ_CST);
+	if (old && uh_gc_phase(st) == UH_GC_MARK) {
+		if (uh_gc_phase(uh_gc_enter(h)) == UH_GC_MARK)
+			uh_gc_grey(h, old);
+		__atomic_store_n(&n[i], ref, __ATOMIC_RELEASE);
+		uh_gc_leave(h);
+		return;
+	}
+	__atomic_store_n(&n[i], ref, __ATOMIC_RELEASE);
+}
+
 /* ---- the pin table ---- */
 
 static uint64_t gc_state(uh_heap *h)

@@ -122,6 +122,7 @@ struct uh_gc_client {
 	uint64_t free_head;		/* first free pin id + 1, 0 = none */
 	struct u64vec deferred;		/* pin ids released while the collector marked */
 	uint64_t deferred_cycle;	/* the cycle they were released in */
+	uint32_t nursery_next;		/* next nursery entry to overwrite */
 	uint64_t *deferred_bits;	/* bit id set: id is in deferred (a second unpin
 					 * of it is refused); owned, deferred_words words */
 	uint64_t deferred_words;
@@ -380,6 +381,9 @@ void uh_gc_overwrite(void *ctx, const void *dst, const void *src, size_t len);
 int uh_gc_attach(uh_heap *h, const char *gc_path, uint32_t session);
 int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
 		   uint32_t new_session);
+/* A new object goes into the session's nursery (common/gcfile.h), in
+ * place of the oldest; while the collector marks, that one goes grey. */
+void uh_gc_nursery_add(uh_heap *h, uh_off ref);
 void uh_gc_detach(uh_heap *h);
 void uh_gc_unmap(struct uh_mapping *m);
 
