@@ -177,12 +177,16 @@ static int has_free_slot(struct hd *hd, const struct uh_arena_hdr *ah, uint64_t 
 	return 0;
 }
 
-/* An unleased small arena of this slot size with room left, or -1. */
-static int64_t find_reusable(struct hd *hd, uint32_t slot_size)
+/* An unleased small arena of this slot size with room left, or -1. With
+ * own, also one that session leases already: after a GC cycle freed
+ * slots in the arenas of a session whose lease found no space, the
+ * session gets one of its own back (it looks for room in the arenas it
+ * is handed, and this is how it learns there is some again). */
+static int64_t find_reusable(struct hd *hd, uint32_t slot_size, uint32_t own)
 {
 	const struct uh_arena_ent *dir = hd_arena_dir(hd);
 	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
-		if (dir[i].kind != UH_ARENA_SMALL || dir[i].owner != 0 ||
+		if (dir[i].kind != UH_ARENA_SMALL || (dir[i].owner != 0 && dir[i].owner != own) ||
 		    dir[i].slot_size != slot_size)
 			continue;
 		const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, i);
@@ -223,10 +227,57 @@ static int new_arena(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t 
 	return rc;
 }
 
+/* An arena leased: count it for the GC trigger (collector.c). */
+static void leased(struct hd *hd, uint64_t bytes)
+{
+	hd->stats.arenas_leased++;
+	__atomic_add_fetch(&hd->gc_leased, bytes, __ATOMIC_RELAXED);
+	if (hd->gc_kick)
+		hd->gc_kick(hd);
+}
+
+/* No space: with a collector, let a GC cycle run (hd->mu released while it
+ * does) and say whether to try once more. */
+static int gc_then_retry(struct hd *hd, int tx_errno, int *tried)
+{
+	if (*tried || tx_errno == ENOSPC || !hd->gc_full)
+		return 0;	/* a full directory is not a lack of space */
+	int (*full)(struct hd *) = hd->gc_full;
+	*tried = 1;
+	pthread_mutex_unlock(&hd->mu);
+	int ran = full(hd);
+	pthread_mutex_lock(&hd->mu);
+	return ran;
+}
+
+static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_size,
+			      uint64_t *off, char *err, size_t errlen)
+{
+	int rc, tried = 0;
+	for (;;) {	/* at most twice: gc_then_retry says yes once */
+		if ((rc = check_writer(hd, session, err, errlen)))
+			return rc;
+		int64_t idx = find_reusable(hd, slot_size, tried ? session : 0);
+		if (idx >= 0) {
+			*off = hd_arena_dir(hd)[idx].off;
+			if ((rc = set_owner(hd, (uint32_t)idx, session)))
+				hd_err(err, errlen, rc, "cannot lease arena at %llu: %s",
+				       (unsigned long long)*off, pmemobj_errormsg());
+			return rc;
+		}
+		int e = 0;
+		if (!new_arena(hd, UH_ARENA_SMALL, slot_size, session, off, &e))
+			return 0;
+		if (!gc_then_retry(hd, e, &tried))
+			return heap_full(hd, e, "arena", hd->hdr->arena_size, err, errlen);
+	}
+}
+
 int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct hd_arena *out,
 		   char *err, size_t errlen)
 {
 	int rc;
+	uint64_t off;
 	pthread_mutex_lock(&hd->mu);
 	if ((rc = check_writer(hd, session, err, errlen)))
 		goto out;
@@ -235,24 +286,10 @@ int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct h
 			    "slot size %u is not a size class (32, 48, 64, ... 16384)", slot_size);
 		goto out;
 	}
-	int64_t idx = find_reusable(hd, slot_size);
-	uint64_t off;
-	if (idx >= 0) {
-		off = hd_arena_dir(hd)[idx].off;
-		if ((rc = set_owner(hd, (uint32_t)idx, session))) {
-			hd_err(err, errlen, rc, "cannot lease arena at %llu: %s",
-			       (unsigned long long)off, pmemobj_errormsg());
-			goto out;
-		}
-	} else {
-		int e = 0;
-		if (new_arena(hd, UH_ARENA_SMALL, slot_size, session, &off, &e)) {
-			rc = heap_full(hd, e, "arena", hd->hdr->arena_size, err, errlen);
-			goto out;
-		}
-	}
+	if ((rc = lease_small_locked(hd, session, slot_size, &off, err, errlen)))
+		goto out;
 	fill_out(hd, off, out);
-	hd->stats.arenas_leased++;
+	leased(hd, hd->hdr->arena_size);
 out:
 	pthread_mutex_unlock(&hd->mu);
 	return rc;
@@ -275,14 +312,18 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	}
 	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
 	uint64_t off;
-	int e = 0;
-	if (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {
-		rc = heap_full(hd, e, "region for a large object",
-				   uh_arena_first_slot_rel(1) + slot + HD_PMEMOBJ_ALLOC_HDR, err, errlen);
+	int e = 0, tried = 0;
+	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= twice */
+		if (gc_then_retry(hd, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
+			continue;
+		if (!rc)
+			rc = heap_full(hd, e, "region for a large object",
+				       uh_arena_first_slot_rel(1) + slot + HD_PMEMOBJ_ALLOC_HDR,
+				       err, errlen);
 		goto out;
 	}
 	fill_out(hd, off, out);
-	hd->stats.arenas_leased++;
+	leased(hd, uh_arena_first_slot_rel(1) + slot);
 out:
 	pthread_mutex_unlock(&hd->mu);
 	return rc;

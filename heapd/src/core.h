@@ -11,7 +11,8 @@
  *   probe.c             libpmemobj's check of a pool, in a child
  *   status.c            read-only views: status, counters, roots
  *   recovery.c          start-up: session logs, then recovery GC
- *   gc.c                recovery GC: class digest, mark, sweep
+ *   collector.c         online GC: its thread, the cycle, the trigger
+ *   gc.c                recovery GC: class digest, mark, sweep; online mark
  *   sessions.c          attach, detach, reap; the lock clock
  *   logs.c              session logs and their extents
  *   arenas.c classes.c  the arena directory and leases; the class table
@@ -97,6 +98,16 @@ struct hd {
 	uint64_t gcf_size;
 	char *gc_path;			/* owned */
 	struct hd_collector *col;	/* the online collector (collector.c); NULL: not started */
+	/* Hooks the collector sets when it starts, so arenas.c, below it,
+	 * reaches it without a call up (see the layer list). gc_leased:
+	 * bytes leased since the last cycle (atomic). gc_kick: an arena was
+	 * leased, check the trigger (called with hd->mu held). gc_full: a
+	 * lease found no space: run a cycle and wait for it, bounded (called
+	 * WITHOUT hd->mu); nonzero if one ran. */
+	uint64_t gc_leased;
+	void (*gc_kick)(struct hd *hd);
+	int (*gc_full)(struct hd *hd);
+	struct hd_opts gc_opts;		/* gc_every, gc_fill_pct (resolved at open) */
 };
 
 /* ---- gcfile.c ---- the GC file (FORMAT.md 9.3): created, or reused
@@ -256,6 +267,11 @@ struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *lo
  * clear its link. */
 void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);
 
+/* ---- collector.c ---- the online GC's thread (FORMAT.md 9.3): hd_gc_start
+ * and hd_gc_stop (heapd.h). Locks: the collector has its own mutex,
+ * col->mu; hd->mu may be held when col->mu is taken (gc_kick), never the
+ * other way round. */
+
 /* ---- gc.c ---- */
 /* Recovery GC (see gc.c): mark from the root map and from the arenas of
  * clients still running (hd->inherited), null invalid references, free
@@ -264,6 +280,22 @@ void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log
  * set, when there is no memory for its tables or the root map is damaged
  * (collecting then would free every object). */
 int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen);
+
+/* Online mark (collector.c): the recovery GC's digest, checks and scans
+ * over a snapshot of the arena index, read-only (see gc.c). new digests
+ * the class table (hold hd->mu) and gives every span of snap a side
+ * bitmap; snap must outlive the mark. NULL: out of memory. */
+struct gc;
+struct gc *hd_mark_new_locked(struct hd *hd, struct uh_arena_index *snap);
+void hd_mark_free(struct gc *g);
+/* Mark word if it is a valid reference to an object of the snapshot
+ * (conservative: any other word is ignored). 0 or UH_ENOMEM. */
+int hd_mark_grey(struct gc *g, uint64_t word);
+/* Scan until the stack is empty. 0 or UH_ENOMEM. */
+int hd_mark_drain(struct gc *g);
+/* The mark bit of slot of the snapshot's span number span. */
+int hd_mark_test(const struct gc *g, uint32_t span, uint32_t slot);
+uint64_t hd_mark_live(const struct gc *g);
 
 /* ---- recovery.c ---- */
 /* Start-up recovery: session logs, then recovery GC (unless a client of a

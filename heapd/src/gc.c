@@ -43,6 +43,18 @@
  * Root map entries get one special rule: nulling a name inside an
  * open-addressing table would cut the probe chains of the entries after
  * it, so a root whose name or value is invalid becomes a tombstone.
+ *
+ * The online mark (hd_mark_*, used by collector.c) shares the digest, the
+ * reference check and the scans, with g->online set: it runs while
+ * clients read and write, over a snapshot of the arena index, and never
+ * writes the heap. Its marks go to side bitmaps (one per span of the
+ * snapshot); an invalid reference is skipped, not nulled; a damaged root
+ * is skipped, not dropped; lock words are left alone; every object is
+ * checked again when it is scanned (it may have been freed and its slot
+ * reused since it was pushed), and every length read from the heap is
+ * clamped to the object's slot, so a concurrent writer can make the mark
+ * follow a stale word (conservative: it only keeps more alive) but never
+ * read outside the heap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +78,7 @@ struct gc_class {
 
 struct gc {
 	struct hd *hd;
+	int online;		/* the online mark: read-only, side bits everywhere */
 	const uint8_t *running;	/* session slot -> 1: a client still running; may be NULL */
 	/* Per span of the index: for an arena of a running client, the mark
 	 * bits (its own bitmap is the client's, left as it is); else NULL. */
@@ -154,10 +167,12 @@ static const struct uh_objhdr *gc_check(struct gc *g, uint64_t ref, uint32_t wan
 		return NULL;
 	*slot = (uint32_t)((off - s->first_slot) / s->slot_size);
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	uint32_t size = oh->size, cid = uh_word_class(oh->class_word);
+	uint32_t size = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE);
+	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_RELAXED);
+	uint32_t cid = uh_word_class(word);
 	if (!(size & UH_OBJ_VALID) || cid >= g->ncls || g->cls[cid].kind == 0)
 		return NULL;
-	if (uh_word_gen(oh->class_word) != UH_REF_GEN(ref))
+	if (uh_word_gen(word) != UH_REF_GEN(ref))
 		return NULL;	/* dangling: the slot holds a newer object */
 	if (want && cid != want)
 		return NULL;
@@ -187,6 +202,10 @@ static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s,
 		       uh_arena_bitmap(g->base, s->arena_off);
 	if (uh_bitmap_set(bm, slot))
 		return 0;
+	if (g->online) {
+		g->live++;
+		return 1;	/* lock words are the clients' while they run */
+	}
 	struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
 	uint64_t w = oh->lock;
 	if (uh_lock_is_locked(w) && g->running && g->running[uh_lock_owner(w)]) {
@@ -235,7 +254,8 @@ static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
 	const struct uh_arena_span *s;
 	uint32_t slot;
 	if (!gc_check(g, off, want, &s, &slot)) {
-		gc_null(g, ref, from);
+		if (!g->online)
+			gc_null(g, ref, from);
 		return 0;
 	}
 	return gc_mark(g, UH_REF_OFFSET(off), s, slot);
@@ -268,6 +288,8 @@ static int gc_root_table(struct gc *g, struct uh_rootmap *rm, uint64_t table, ui
 		uint32_t nslot, vslot;
 		if (!gc_check(g, p[0], UH_CLASS_STRING, &ns, &nslot) || p[1] == 0 ||
 		    !gc_check(g, p[1], 0, &vs, &vslot)) {
+			if (g->online)
+				continue;	/* a root being written: skipped */
 			hd_log("warn", "root_dropped", "table=%llu index=%llu name=%llu value=%llu",
 			       (unsigned long long)table, (unsigned long long)i,
 			       (unsigned long long)p[0], (unsigned long long)p[1]);
@@ -292,6 +314,8 @@ static int gc_rootmap(struct gc *g, uint64_t off)
 	const struct uh_arena_span *s;
 	uint32_t slot;
 	const struct uh_objhdr *th = gc_check(g, t, UH_CLASS_REFTABLE, &s, &slot);
+	if (!th && g->online)
+		return 0;
 	if (!th) {
 		gc_null(g, &rm->table, off);
 		rm->count = rm->used = 0;
@@ -300,7 +324,10 @@ static int gc_rootmap(struct gc *g, uint64_t off)
 	}
 	if (!gc_set_bit(g, UH_REF_OFFSET(t), s, slot))
 		return 0;	/* already reached (as a plain table) */
-	return gc_root_table(g, rm, t, th->size & UH_OBJ_SIZE_MASK);
+	uint32_t payload = __atomic_load_n(&th->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
+	if (payload > s->slot_size - UH_OBJHDR_SIZE)
+		payload = s->slot_size - UH_OBJHDR_SIZE;
+	return gc_root_table(g, rm, t, payload);
 }
 
 /* The class a reference of field/slot type t must point to (0 = any). */
@@ -335,8 +362,9 @@ static int gc_scan_array(struct gc *g, uint64_t off, uint32_t payload)
 		return 0;
 	uint64_t *p = (uint64_t *)(a + 1);
 	uint64_t n = (payload - sizeof(*a)) / 8;
-	if (a->length < n)
-		n = a->length;
+	uint64_t len = __atomic_load_n(&a->length, __ATOMIC_RELAXED);
+	if (len < n)
+		n = len;
 	for (uint64_t i = 0; i < n && !rc; i++)	/* bounded by the payload */
 		if (p[i])
 			rc = gc_visit(g, &p[i], ref_want(t), off);
@@ -345,46 +373,70 @@ static int gc_scan_array(struct gc *g, uint64_t off, uint32_t payload)
 
 /* A packed object (checked by gc_check): follow its values typed as
  * references. */
-static int gc_scan_packed(struct gc *g, uint64_t off)
+static int gc_scan_packed(struct gc *g, uint64_t off, uint32_t payload)
 {
 	char *p = g->base + off + UH_OBJHDR_SIZE;
-	const struct uh_packed_hdr *ph = (const void *)p;
-	const uint8_t *types = (const uint8_t *)(p + ph->types_at);
-	uint64_t *vals = (uint64_t *)(p + ph->vals_at);
+	struct uh_packed_hdr ph;
+	memcpy(&ph, p, sizeof(ph));	/* one copy: checked as it is used */
+	if (!uh_packed_ok(&ph, payload))
+		return 0;
+	const uint8_t *types = (const uint8_t *)(p + ph.types_at);
+	uint64_t *vals = (uint64_t *)(p + ph.vals_at);
 	int rc = 0;
 
-	for (uint32_t i = 0; i < ph->nvals && !rc; i++)	/* bounded by the payload */
+	for (uint32_t i = 0; i < ph.nvals && !rc; i++)	/* bounded by the payload */
 		if (uh_type_is_ref(types[i]) && vals[i])
 			rc = gc_visit(g, &vals[i], ref_want(types[i]), off);
 	return rc;
+}
+
+/* Payload bytes of the object at off to scan: its size word, clamped to
+ * its slot. 0 when the online mark finds the object gone (freed, or its
+ * slot holds another object now: the barrier greyed what it held). */
+static uint32_t scan_payload(struct gc *g, uint64_t off)
+{
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
+	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE);
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	if (!g->online)
+		return oh->size & UH_OBJ_SIZE_MASK;	/* checked when pushed */
+	if (!gc_check(g, uh_ref_make(off, uh_word_gen(word)), 0, &s, &slot))
+		return 0;
+	uint32_t payload = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
+	return payload < s->slot_size - UH_OBJHDR_SIZE ? payload : s->slot_size - UH_OBJHDR_SIZE;
 }
 
 /* References held by the (valid, marked) object at off. */
 static int gc_scan(struct gc *g, uint64_t off)
 {
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	uint32_t cid = uh_word_class(oh->class_word);
+	uint32_t payload = scan_payload(g, off);
+	uint32_t cid = uh_word_class(__atomic_load_n(&oh->class_word, __ATOMIC_RELAXED));
+	if (cid >= g->ncls || (g->online && payload == 0))
+		return 0;
 	const struct gc_class *c = &g->cls[cid];
 	int rc = 0;
 	if (cid == UH_CLASS_ROOTMAP)
 		return gc_rootmap(g, off);
 	if (c->kind == UH_K_RECORD) {
 		for (uint32_t i = 0; i < c->nrefs && !rc; i++)	/* <= UH_FIELDS_MAX */
-			rc = gc_visit(g, (uint64_t *)(g->base + off + c->refs[i].offset),
-				      c->refs[i].want, off);
+			if (c->refs[i].offset + 8u <= UH_OBJHDR_SIZE + payload)
+				rc = gc_visit(g, (uint64_t *)(g->base + off + c->refs[i].offset),
+					      c->refs[i].want, off);
 	} else if (c->kind == UH_K_REFTABLE) {
 		uint64_t *p = (uint64_t *)(g->base + off + UH_OBJHDR_SIZE);
-		uint64_t n = (oh->size & UH_OBJ_SIZE_MASK) / 8;
+		uint64_t n = payload / 8;
 		for (uint64_t i = 0; i < n && !rc; i++) {	/* bounded by the payload */
 			if (p[i] != 0 && p[i] != UH_ROOT_TOMBSTONE)
 				rc = gc_visit(g, &p[i], 0, off);
 		}
 	} else if (c->kind == UH_K_VALUES) {
-		rc = gc_scan_values(g, off, oh->size & UH_OBJ_SIZE_MASK);
+		rc = gc_scan_values(g, off, payload);
 	} else if (c->kind == UH_K_ARRAY) {
-		rc = gc_scan_array(g, off, oh->size & UH_OBJ_SIZE_MASK);
+		rc = gc_scan_array(g, off, payload);
 	} else if (c->kind == UH_K_PACKED) {
-		rc = gc_scan_packed(g, off);
+		rc = gc_scan_packed(g, off, payload);
 	}
 	return rc;
 }
@@ -623,4 +675,64 @@ int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen)
 		hd_log("warn", "roots_dropped", "count=%llu", (unsigned long long)g.roots_dropped);
 	gc_free(&g);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The online mark (collector.c): see the header comment. */
+
+struct gc *hd_mark_new_locked(struct hd *hd, struct uh_arena_index *snap)
+{
+	struct gc *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->hd = hd;
+	g->online = 1;
+	g->base = hd->base;
+	g->ix = snap;
+	int rc = gc_classes(g);
+	if (!rc && !(g->side = calloc(snap->n ? snap->n : 1, sizeof(*g->side))))
+		rc = UH_ENOMEM;
+	for (uint32_t i = 0; !rc && i < snap->n; i++)	/* bounded by the snapshot */
+		if (!(g->side[i] = calloc(((size_t)snap->v[i].nslots + 63) / 64, 8)))
+			rc = UH_ENOMEM;
+	if (rc) {
+		hd_mark_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void hd_mark_free(struct gc *g)
+{
+	if (!g)
+		return;
+	gc_free(g);
+	free(g);
+}
+
+int hd_mark_grey(struct gc *g, uint64_t word)
+{
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	if (word == 0 || word % 8 != 0 || !gc_check(g, word, 0, &s, &slot))
+		return 0;	/* not a reference to an object of the snapshot */
+	return gc_mark(g, UH_REF_OFFSET(word), s, slot);
+}
+
+int hd_mark_drain(struct gc *g)
+{
+	int rc = 0;
+	while (!rc && g->stack.n > 0)	/* each object is pushed at most once */
+		rc = gc_scan(g, g->stack.v[--g->stack.n]);
+	return rc;
+}
+
+int hd_mark_test(const struct gc *g, uint32_t span, uint32_t slot)
+{
+	return uh_bitmap_test(g->side[span], slot);
+}
+
+uint64_t hd_mark_live(const struct gc *g)
+{
+	return g->live;
 }

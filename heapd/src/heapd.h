@@ -24,6 +24,7 @@ extern "C" {
 
 struct hd;
 
+#define HD_GC_OFF UINT64_MAX
 struct hd_opts {
 	const char *heap_path;
 	int create;		/* create when the file is missing */
@@ -33,6 +34,14 @@ struct hd_opts {
 	uint32_t log_size;	/* with create: bytes per session log; 0 = default */
 	uint32_t arena_size;	/* with create: 0 = default */
 	const char *gc_path;	/* the GC file (FORMAT.md 9.3); NULL = none */
+	/* Automatic GC (collector.c), checked at each arena lease and every
+	 * 100 ms: a cycle starts when the arena bytes leased since the last
+	 * cycle reach gc_every, or when arenas hold gc_fill_pct percent of
+	 * the heap and an arena was leased since the last cycle. 0 = the
+	 * default (a quarter of the heap; 75 %); HD_GC_OFF = that rule is
+	 * off. A lease that finds no space always runs a cycle first. */
+	uint64_t gc_every;
+	uint64_t gc_fill_pct;
 };
 
 /* Last start-up recovery, as StatusResponse.last_recovery reports it. */
@@ -130,6 +139,30 @@ struct hd_stats {
 	uint64_t log_extents_leased, log_trims;
 };
 void hd_stats_get(struct hd *hd, struct hd_stats *out);
+
+/* ---- online GC (collector.c) ---- */
+/* Start the collector thread (after hd_open: the heap is recovered) with
+ * a session slot of its own; stop it (hd_close does too). */
+int hd_gc_start(struct hd *hd, char *err, size_t errlen);
+void hd_gc_stop(struct hd *hd);
+struct hd_gc_cycle {
+	uint64_t cycle;		/* uh_hdr.gc_state >> 2 */
+	uint32_t phase;		/* UH_GC_IDLE, UH_GC_MARK, UH_GC_SWEEP */
+	int running;
+	char outcome[96];	/* "done", "given up: <why>", "running" */
+	char trigger[32];	/* "command", "heap fill", "leased bytes", "lease failed" */
+	uint64_t marked, freed, bytes_freed, rescued;
+	uint64_t mark_ns, sweep_ns, max_handshake_ns, started_ns;
+};
+#define HD_GC_RECENT 16
+/* "idle", "mark", "sweep". */
+const char *hd_gc_phase_name(uint32_t phase);
+/* Start a cycle (or join the one running) and fill *out with it; with
+ * wait, return when it has ended. UH_ESTATE when heapd has no collector. */
+int hd_gc_run(struct hd *hd, const char *trigger, int wait, struct hd_gc_cycle *out,
+	      char *err, size_t errlen);
+/* The last cycles, newest first; returns how many (<= max). */
+uint32_t hd_gc_recent(struct hd *hd, struct hd_gc_cycle *out, uint32_t max);
 
 /* Roots, in table order: see uh_rootmap_next(). Takes the core mutex. */
 int hd_roots_next(struct hd *hd, uint64_t *cursor, const char **name, size_t *name_len,

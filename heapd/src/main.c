@@ -29,7 +29,8 @@
 #define USAGE_LINES \
 	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
-	"             [--group GROUP] [--gc-file PATH]\n" \
+	"             [--group GROUP] [--gc-file PATH] [--gc-every SIZE|off]\n" \
+	"             [--gc-fill PCT|off]\n" \
 	"       heapd --help | --version\n"
 
 static const char usage_text[] = USAGE_LINES
@@ -55,6 +56,13 @@ static const char usage_text[] = USAGE_LINES
 	"  --gc-file PATH     run-time state shared with clients for the online\n"
 	"                     garbage collector (default: the socket's path + .gc;\n"
 	"                     a sparse file, removed when heapd stops)\n"
+	"  --gc-every SIZE    run a GC cycle each time SIZE bytes of arenas were\n"
+	"                     leased since the last one (default: a quarter of the\n"
+	"                     heap; off: never for this reason)\n"
+	"  --gc-fill PCT      run a GC cycle when arenas hold PCT % of the heap and\n"
+	"                     an arena was leased since the last one (default 75;\n"
+	"                     off: never for this reason). A lease that finds no\n"
+	"                     space always runs a cycle and tries again.\n"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
@@ -124,6 +132,27 @@ static void parse_log_size(struct args *a, const char *s)
 	a->o.log_size = (uint32_t)v;
 }
 
+static uint64_t parse_gc_every(const char *s)
+{
+	uint64_t v;
+	if (!strcmp(s, "off"))
+		return HD_GC_OFF;
+	if (parse_size(s, &v) || v == 0)
+		usage_error("--gc-every: '%s' is not a size (e.g. 16M) or off", s);
+	return v;
+}
+
+static uint64_t parse_gc_fill(const char *s)
+{
+	char *end;
+	if (!strcmp(s, "off"))
+		return HD_GC_OFF;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!s[0] || *end || v < 1 || v > 100)
+		usage_error("--gc-fill: '%s' is not a percentage (1..100) or off", s);
+	return v;
+}
+
 /* --group: a group name, else a numeric gid. */
 static gid_t parse_group(const char *s)
 {
@@ -150,6 +179,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "log-size", required_argument, NULL, 'l' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "gc-file", required_argument, NULL, 'G' },
+		{ "gc-every", required_argument, NULL, 'E' },
+		{ "gc-fill", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -167,6 +198,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'l': parse_log_size(a, optarg); a->create_only = 1; break;
 		case 'g': a->group = parse_group(optarg); break;
 		case 'G': a->o.gc_path = optarg; break;
+		case 'E': a->o.gc_every = parse_gc_every(optarg); break;
+		case 'F': a->o.gc_fill_pct = parse_gc_fill(optarg); break;
 		case 'H': fputs(usage_text, stdout); exit(0);
 		case 'V':
 			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,
@@ -313,9 +346,9 @@ int main(int argc, char **argv)
 	hd_log("info", "start", "version=%d.%d.%d pid=%d heap=%s socket=%s", UH_VERSION_MAJOR,
 	       UH_VERSION_MINOR, UH_VERSION_PATCH, (int)getpid(), a.o.heap_path, socket);
 	err[0] = '\0';
-	int rc = 0;
+	int rc = hd_gc_start(hd, err, sizeof(err));
 	/* Members of the group map the heap read-write, as heapd's user does. */
-	if (a.group != HD_NO_GROUP)
+	if (rc == 0 && a.group != HD_NO_GROUP)
 		rc = hd_share_path(hd_heap_path(hd), a.group, 0660, err, sizeof(err));
 	if (rc == 0 && a.group != HD_NO_GROUP && hd_gc_path(hd)[0])
 		rc = hd_share_path(hd_gc_path(hd), a.group, 0660, err, sizeof(err));

@@ -679,6 +679,15 @@ static int open_or_create(struct hd *hd, const struct hd_opts *o, char *err, siz
 	return create_pool(hd, o, err, errlen);
 }
 
+/* The online GC's trigger (struct hd_opts): the defaults unless set. */
+static void gc_options(struct hd *hd, const struct hd_opts *o)
+{
+	hd->gc_opts.gc_every = o->gc_every == HD_GC_OFF ? 0 :
+			       o->gc_every ? o->gc_every : hd->heap_size / 4;
+	hd->gc_opts.gc_fill_pct = o->gc_fill_pct == HD_GC_OFF ? 0 :
+				  o->gc_fill_pct ? o->gc_fill_pct : 75;
+}
+
 int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 {
 	if (!o || !o->heap_path || !o->heap_path[0] || !out)
@@ -707,6 +716,8 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 		rc = upgrade_datatype_classes(hd, err, errlen);
 	}
 	if (!rc)
+		gc_options(hd, o);
+	if (!rc)
 		rc = count_start(hd, err, errlen);
 	if (!rc)
 		rc = hd_recover_locked(hd, err, errlen);
@@ -734,6 +745,7 @@ void hd_close(struct hd *hd)
 {
 	if (!hd)
 		return;
+	hd_gc_stop(hd);
 	pthread_mutex_lock(&hd->mu);
 	hd_log("info", "close", "heap=%s", hd->path);
 	pthread_mutex_unlock(&hd->mu);

@@ -1,6 +1,6 @@
 /*
- * server_admin.cc -- the admin RPCs: Status, Stats, ListRoots, and the
- * not-yet-built Gc and Check.
+ * server_admin.cc -- the admin RPCs: Status, Stats, ListRoots, Gc, and the
+ * not-yet-built Check.
  */
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +35,30 @@ void recovery_report(const struct hd_recovery &r, pb::RecoveryReport *out)
 	out->set_gc_deferred(r.gc_deferred != 0);
 }
 
+void gc_cycle(const struct hd_gc_cycle &c, pb::GcCycle *out)
+{
+	out->set_cycle(c.cycle);
+	out->set_phase(hd_gc_phase_name(c.phase));
+	out->set_outcome(c.outcome);
+	out->set_marked(c.marked);
+	out->set_freed(c.freed);
+	out->set_bytes_freed(c.bytes_freed);
+	out->set_rescued(c.rescued);
+	out->set_mark_ns(c.mark_ns);
+	out->set_sweep_ns(c.sweep_ns);
+	out->set_max_handshake_ns(c.max_handshake_ns);
+	out->set_started_ns(c.started_ns);
+	out->set_trigger(c.trigger);
+}
+
+void gc_recent(struct hd *hd, google::protobuf::RepeatedPtrField<pb::GcCycle> *out)
+{
+	struct hd_gc_cycle v[HD_GC_RECENT];
+	uint32_t n = hd_gc_recent(hd, v, HD_GC_RECENT);
+	for (uint32_t i = 0; i < n; i++)
+		gc_cycle(v[i], out->Add());
+}
+
 } /* namespace */
 
 grpc::Status Service::Status(grpc::ServerContext *ctx, const pb::StatusRequest *req,
@@ -61,6 +85,8 @@ grpc::Status Service::Status(grpc::ServerContext *ctx, const pb::StatusRequest *
 		resp->set_roots(st.roots);
 		recovery_report(st.last_recovery, resp->mutable_last_recovery());
 		resp->set_version(version_string());
+		gc_recent(hd_, resp->mutable_gc_cycles());
+		resp->set_gc_session(hdr->gc_session);
 		return grpc::Status::OK;
 	});
 }
@@ -139,8 +165,16 @@ grpc::Status Service::ListRoots(grpc::ServerContext *ctx, const pb::ListRootsReq
 
 grpc::Status Service::Gc(grpc::ServerContext *ctx, const pb::GcRequest *req, pb::GcResponse *resp)
 {
-	return guard("Gc", [] {
-		return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "Gc is not implemented yet");
+	return guard("Gc", [&] {
+		struct hd_gc_cycle c;
+		char err[256] = "";
+		memset(&c, 0, sizeof(c));
+		int rc = hd_gc_run(hd_, "command", req->wait() ? 1 : 0, &c, err, sizeof(err));
+		if (rc)
+			return uh_to_status(rc, err);
+		gc_cycle(c, resp->mutable_cycle());
+		gc_recent(hd_, resp->mutable_recent());
+		return grpc::Status::OK;
 	});
 }
 

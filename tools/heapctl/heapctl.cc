@@ -2,6 +2,7 @@
  * heapctl.cc -- heapd's admin command line.
  *
  *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health|check>
+ *   heapctl [--socket PATH] [--json] gc [--wait]
  *   heapctl [--socket PATH] metrics [--listen HOST:PORT]
  *
  * Talks the public protocol (schemas/uniheap/v1/heapd.proto) like any
@@ -50,6 +51,8 @@ const char kUsage[] =
 	"  roots     named durable roots\n"
 	"  stats     heapd's counters\n"
 	"  health    the standard gRPC health check (exit 0 when SERVING)\n"
+	"  gc        start an online GC cycle (or report the one running); with\n"
+	"            --wait, wait for it to end and print what it did\n"
 	"  check     walk the heap from its roots: objects, references, maps and\n"
 	"            sorted maps (runs the uniheap-check program installed with\n"
 	"            heapctl)\n"
@@ -65,6 +68,7 @@ const char kUsage[] =
 	"                 field names)\n"
 	"  --listen HOST:PORT  metrics: serve them over HTTP there (PORT 0: any\n"
 	"                 free port; the address is printed)\n"
+	"  --wait         gc: wait for the cycle to end (no time limit)\n"
 	"  --help         this text\n"
 	"  --version      print the version\n";
 
@@ -73,6 +77,7 @@ struct Args {
 	std::string command;
 	std::string listen;	/* metrics --listen */
 	bool json = false;
+	bool wait = false;	/* gc --wait */
 };
 
 /* The rule of uh_default_socket() (uniheap.h); heapctl does not link
@@ -110,6 +115,8 @@ int parse_args(int argc, char **argv, Args *a)
 			return kExitOk;
 		} else if (!strcmp(arg, "--json")) {
 			a->json = true;
+		} else if (!strcmp(arg, "--wait")) {
+			a->wait = true;
 		} else if (!strcmp(arg, "--socket")) {
 			if (++i >= argc)
 				return usage_error("%s needs a path", arg);
@@ -132,6 +139,8 @@ int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s", "no command given");
 	if (!a->listen.empty() && a->command != "metrics")
 		return usage_error("%s", "--listen goes with the command metrics");
+	if (a->wait && a->command != "gc")
+		return usage_error("%s", "--wait goes with the command gc");
 	if (a->socket.empty() && (a->socket = default_socket()).empty())
 		return kExitUnreachable;
 	return -1;
@@ -281,6 +290,25 @@ int run_metrics(const Args &a, pb::Heapd::Stub *stub)
 	return rc;
 }
 
+/* gc [--wait]: a cycle can take as long as the mark of the whole heap, so
+ * --wait has no deadline. */
+int run_gc(const Args &a, pb::Heapd::Stub *stub)
+{
+	pb::GcRequest req;
+	pb::GcResponse resp;
+	grpc::ClientContext ctx;
+	req.set_wait(a.wait);
+	if (!a.wait)
+		set_deadline(&ctx);
+	grpc::Status s = stub->Gc(&ctx, req, &resp);
+	if (!s.ok())
+		return rpc_failed(a, "Gc", s);
+	if (a.json)
+		return print_json(resp);
+	heapctl::print_gc(stdout, resp);
+	return resp.cycle().outcome().rfind("given up", 0) == 0 ? kExitFailed : kExitOk;
+}
+
 int dispatch(const Args &a)
 {
 	if (a.command == "check")
@@ -303,6 +331,8 @@ int dispatch(const Args &a)
 			&pb::Heapd::Stub::Stats, heapctl::print_stats);
 	if (c == "health")
 		return run_health(a, ch.get());
+	if (c == "gc")
+		return run_gc(a, stub.get());
 	if (c == "metrics")
 		return run_metrics(a, stub.get());
 	return usage_error("unknown command '%s'", c.c_str());

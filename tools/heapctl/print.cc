@@ -141,7 +141,46 @@ std::string fields(const pb::ClassInfo &c)
 	return s.empty() ? "-" : s;
 }
 
+std::string us(uint64_t ns)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.3f ms", (double)ns / 1e6);
+	return buf;
+}
+
+/* "cycle 7 (heap fill): done; 1200 marked, 3400 freed (212.5 KiB), 2
+ * rescued; mark 1.2 ms, sweep 0.4 ms, longest handshake 0.010 ms" */
+std::string gc_line(const pb::GcCycle &c)
+{
+	std::string s = "cycle " + num(c.cycle()) + " (" + c.trigger() + "): " + c.outcome();
+	if (c.outcome() == "running")
+		return s + ", phase " + c.phase();
+	return s + "; " + num(c.marked()) + " marked, " + num(c.freed()) + " freed (" +
+	       bytes(c.bytes_freed()) + "), " + num(c.rescued()) + " rescued; mark " +
+	       us(c.mark_ns()) + ", sweep " + us(c.sweep_ns()) + ", longest handshake " +
+	       us(c.max_handshake_ns());
+}
+
 } /* namespace */
+
+void print_gc(FILE *out, const pb::GcResponse &r)
+{
+	const pb::GcCycle &c = r.cycle();
+	if (c.outcome() == "running") {
+		fprintf(out, "%s\n", gc_line(c).c_str());
+		return;
+	}
+	print_table(out, {
+		{"cycle", num(c.cycle()) + " (" + c.trigger() + ")"},
+		{"outcome", c.outcome()},
+		{"marked", num(c.marked())},
+		{"freed", num(c.freed()) + " objects, " + bytes(c.bytes_freed())},
+		{"rescued", num(c.rescued())},
+		{"mark", us(c.mark_ns())},
+		{"sweep", us(c.sweep_ns())},
+		{"longest handshake", us(c.max_handshake_ns())},
+	});
+}
 
 void print_status(FILE *out, const pb::StatusResponse &s)
 {
@@ -160,7 +199,13 @@ void print_status(FILE *out, const pb::StatusResponse &s)
 		{"arenas", num(s.arenas()) + " holding " + bytes(s.arena_bytes())},
 		{"roots", num(s.roots())},
 		{"last recovery", recovery(r)},
+		{"gc session", s.gc_session() ? num(s.gc_session()) : "none"},
 	});
+	if (s.gc_cycles_size() == 0)
+		return;
+	fprintf(out, "last GC cycles (newest first):\n");
+	for (const pb::GcCycle &c : s.gc_cycles())
+		fprintf(out, "  %s\n", gc_line(c).c_str());
 }
 
 void print_classes(FILE *out, const pb::ListClassesResponse &r)

@@ -15,6 +15,7 @@ void print_status(FILE *out, const uniheap::v1::StatusResponse &s);
 void print_classes(FILE *out, const uniheap::v1::ListClassesResponse &r);
 void print_roots(FILE *out, const uniheap::v1::ListRootsResponse &r);
 void print_stats(FILE *out, const uniheap::v1::StatsResponse &s);
+void print_gc(FILE *out, const uniheap::v1::GcResponse &r);
 
 } /* namespace heapctl */
 

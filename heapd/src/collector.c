@@ -1,0 +1,744 @@
+/*
+ * collector.c -- heapd's online GC (FORMAT.md 9.3): a thread that runs
+ * cycles while clients read and write, the automatic trigger, and the Gc
+ * request. A cycle:
+ *   1. gc_v0 = ++clock; gc_state = (c+1, MARK); full fence.
+ *   2. Handshake H1: each active session is out of its busy section or has
+ *      seen MARK (bounded: else the cycle is given up).
+ *   3. A snapshot of the arena index; side mark bits for its arenas
+ *      (gc.c's online mark, which never writes the heap). Grey roots: the
+ *      root map, every session's pins [0, pin_hwm), every ring.
+ *   4-5. Mark and drain the rings until the stack and every ring are
+ *      empty at once. gc_state = (c+1, SWEEP); handshake H2: no session is
+ *      still in a busy section that loaded MARK (it may still push the
+ *      old values it overwrites); then the rings are drained and marked
+ *      once more. A ring that overflowed, or a dead session's log replayed
+ *      meanwhile (that replay has no barrier), gives the cycle up.
+ *   6. Sweep (collector_sweep below) in batches, with the Dekker protocol
+ *      against uh_pin: take the lock of each candidate, fence, scan every
+ *      session's pins, rescue what a pin holds, free the rest.
+ *   7. gc_state = (c+1, IDLE); the cycle's figures are kept (last 16).
+ * Objects whose lock word version is >= gc_v0 were allocated or written
+ * after the mark began: never swept by that cycle.
+ *
+ * Without a GC file (hd->gcf NULL) clients cannot take part: a cycle then
+ * runs only while no client is attached (else it is given up).
+ *
+ * gc_session: heapd's own session slot (attached with heapd's pid at
+ * start, its log left ACTIVE with no entries), named in uh_hdr.gc_session.
+ * The sweep locks what it frees with that slot's lock words; a reader that
+ * meets such a lock reads in place (the log is ACTIVE: nothing to apply)
+ * and then sees the object freed. A restarted heapd reaps the old slot
+ * like any dead session's.
+ *
+ * Locks: hd->mu is held only for short steps (the session table, the
+ * index snapshot and class digest, the rings, large frees), never while
+ * marking. col->mu guards the request and the figures; hd->mu may be held
+ * when it is taken, never the other way round.
+ *
+ * Test hook: UNIHEAP_GC_STOP_AT=mark|sweep makes the collector stop at
+ * that step of its first cycle (after greying the roots; after the first
+ * batch's valid bits are cleared and persisted, its locks still held) and
+ * wait there until heapd stops, so a test can kill heapd mid-cycle.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define GC_TICK_NS 100000000ull		/* the trigger's timer: 100 ms */
+#define GC_HANDSHAKE_NS 1000000000ull	/* a session may take 1 s to acknowledge */
+#define GC_FULL_WAIT_NS 30000000000ull	/* a failed lease waits 30 s at most */
+#define GC_BATCH 4096u
+
+struct hd_collector {
+	struct hd *hd;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* requests, the end of a cycle, stop */
+	int stop;
+	int requested;
+	char req_trigger[32];
+	uint64_t started, finished;	/* cycles this thread began, ended */
+	struct hd_gc_cycle cur;		/* the one running (cur.running) */
+	struct hd_gc_cycle hist[HD_GC_RECENT];
+	uint32_t nhist, hist_next;
+	uint32_t session;		/* gc_session */
+	int stop_at;			/* test hook: 0, 1 mark, 2 sweep */
+};
+
+/* One cycle's working state (collector thread only). */
+struct cycle {
+	struct hd *hd;
+	struct hd_collector *col;
+	struct hd_gc_cycle *fig;
+	uint64_t state, v0;
+	uint64_t replayed0;		/* hd->stats.logs_replayed at step 1 */
+	uint32_t *sess;			/* active client sessions */
+	uint32_t nsess;
+	struct uh_arena_index snap;
+	struct gc *mark;
+	const char *why;		/* set: the cycle is given up */
+};
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t next_version(struct hd *hd)
+{
+	uint64_t v = __atomic_add_fetch(&hd->hdr->clock, 1, __ATOMIC_ACQ_REL);
+	uh_persist_range(&hd->persist, &hd->hdr->clock, sizeof(hd->hdr->clock));
+	return v;
+}
+
+static void set_state(struct hd *hd, uint64_t state)
+{
+	__atomic_store_n(&hd->hdr->gc_state, state, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static int stopping(struct hd_collector *col)
+{
+	return __atomic_load_n(&col->stop, __ATOMIC_ACQUIRE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions. */
+
+/* The active client sessions (not heapd's own), copied under hd->mu. */
+static int read_sessions(struct cycle *cy)
+{
+	struct hd *hd = cy->hd;
+	pthread_mutex_lock(&hd->mu);
+	uint32_t cap = hd->hdr->session_cap, n = 0;
+	uint32_t *v = realloc(cy->sess, (size_t)cap * sizeof(*v));
+	if (v) {
+		const struct uh_session_ent *tab = hd_session_tab(hd);
+		for (uint32_t i = 1; i < cap; i++)	/* bounded by session_cap */
+			if (tab[i].state == UH_SESS_ACTIVE && i != cy->col->session)
+				v[n++] = i;
+		cy->sess = v;
+	}
+	cy->nsess = n;
+	pthread_mutex_unlock(&hd->mu);
+	return v ? 0 : UH_ENOMEM;
+}
+
+/* Wait until every session s is out of its busy section or, if
+ * want_seen, has seen the current state; with !want_seen, until none is
+ * busy in a section that loaded `stale`. Bounded by GC_HANDSHAKE_NS per
+ * session. Returns 0, or -1 if one did not answer. */
+static int handshake(struct cycle *cy, uint64_t stale, int want_seen)
+{
+	for (uint32_t k = 0; k < cy->nsess; k++) {	/* bounded by the sessions */
+		struct uh_gc_sess *gs = hd_gc_sess(cy->hd, cy->sess[k]);
+		uint64_t t0 = hd_mono_ns(), spins = 0;
+		for (;;) {	/* bounded by GC_HANDSHAKE_NS */
+			uint32_t busy = __atomic_load_n(&gs->busy, __ATOMIC_ACQUIRE);
+			uint64_t seen = __atomic_load_n(&gs->seen, __ATOMIC_ACQUIRE);
+			if (!busy || (want_seen ? seen == cy->state : seen != stale))
+				break;
+			if (hd_mono_ns() - t0 > GC_HANDSHAKE_NS)
+				return -1;
+			if (++spins < 64)
+				sched_yield();
+			else
+				sleep_ns(20000);
+		}
+		uint64_t dt = hd_mono_ns() - t0;
+		if (dt > cy->fig->max_handshake_ns)
+			cy->fig->max_handshake_ns = dt;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mark. */
+
+/* Grey every pin of every active session: entries [0, pin_hwm) that hold
+ * a reference (even, nonzero). */
+static int grey_pins(struct cycle *cy)
+{
+	int rc = 0;
+	for (uint32_t k = 0; cy->hd->gcf && k < cy->nsess && !rc; k++) {
+		struct uh_gc_sess *gs = hd_gc_sess(cy->hd, cy->sess[k]);
+		const uint64_t *pins = hd_gc_pins(cy->hd, cy->sess[k]);
+		uint64_t hwm = __atomic_load_n(&gs->pin_hwm, __ATOMIC_ACQUIRE);
+		if (hwm > UH_GC_PIN_CAP)
+			hwm = UH_GC_PIN_CAP;
+		for (uint64_t i = 0; i < hwm && !rc; i++) {	/* bounded by UH_GC_PIN_CAP */
+			uint64_t e = __atomic_load_n(&pins[i], __ATOMIC_ACQUIRE);
+			if (e && !(e & 1))
+				rc = hd_mark_grey(cy->mark, e);
+		}
+	}
+	return rc;
+}
+
+/* Consume every ring, under hd->mu (a slot changing hands zeroes its
+ * area, tail included: heapd must not write a stale tail over that).
+ * *got = entries consumed. A ring that overflowed gives the cycle up. */
+static int drain_rings(struct cycle *cy, uint64_t *got)
+{
+	struct hd *hd = cy->hd;
+	int rc = 0;
+	*got = 0;
+	if (!hd->gcf)
+		return 0;
+	pthread_mutex_lock(&hd->mu);
+	const struct uh_session_ent *tab = hd_session_tab(hd);
+	for (uint32_t s = 1; s < hd->hdr->session_cap && !rc; s++) {	/* bounded by cap */
+		if (tab[s].state != UH_SESS_ACTIVE || s == cy->col->session)
+			continue;
+		struct uh_gc_sess *gs = hd_gc_sess(hd, s);
+		const uint64_t *ring = hd_gc_ring(hd, s);
+		if (__atomic_load_n(&gs->overflow, __ATOMIC_ACQUIRE))
+			cy->why = "given up: a grey ring overflowed";
+		uint64_t head = __atomic_load_n(&gs->head, __ATOMIC_ACQUIRE);
+		uint64_t tail = gs->tail;
+		if (head - tail > UH_GC_RING_CAP)	/* damaged line: skip what was lost */
+			cy->why = "given up: a grey ring is inconsistent";
+		for (; tail < head && !rc && !cy->why; tail++) {	/* <= UH_GC_RING_CAP */
+			rc = hd_mark_grey(cy->mark, ring[tail % UH_GC_RING_CAP]);
+			(*got)++;
+		}
+		__atomic_store_n(&gs->tail, tail, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&hd->mu);
+	return rc;
+}
+
+/* Mark and drain until both the stack and every ring are empty at once. */
+static int mark_until_quiet(struct cycle *cy)
+{
+	uint64_t got;
+	int rc;
+	do {	/* ends: each round marks new objects or finds the rings empty */
+		if ((rc = hd_mark_drain(cy->mark)) || (rc = drain_rings(cy, &got)))
+			return rc;
+		if (stopping(cy->col))
+			cy->why = "given up: heapd is stopping";
+	} while (got > 0 && !cy->why);
+	return hd_mark_drain(cy->mark);
+}
+
+/* Steps 1 to 5. Leaves cy->why set when the cycle is given up. */
+static void mark_phase(struct cycle *cy)
+{
+	struct hd *hd = cy->hd;
+	uint64_t t0 = hd_mono_ns();
+	if (read_sessions(cy)) {
+		cy->why = "given up: out of memory";
+		return;
+	}
+	if (!hd->gcf && cy->nsess > 0) {
+		cy->why = "given up: clients are attached and there is no GC file";
+		return;
+	}
+	pthread_mutex_lock(&hd->mu);
+	cy->replayed0 = hd->stats.logs_replayed;
+	uint64_t c = uh_gc_cycle(hd->hdr->gc_state) + 1;
+	cy->v0 = next_version(hd);
+	__atomic_store_n(&hd->hdr->gc_v0, cy->v0, __ATOMIC_SEQ_CST);
+	cy->state = uh_gc_state_make(c, UH_GC_MARK);
+	set_state(hd, cy->state);
+	cy->fig->cycle = c;
+	cy->fig->phase = UH_GC_MARK;
+	pthread_mutex_unlock(&hd->mu);
+	/* Sessions attached from here on load MARK in their first busy
+	 * section; those listed before must acknowledge it. */
+	if (read_sessions(cy) || handshake(cy, 0, 1)) {
+		cy->why = "given up: a session did not acknowledge the mark";
+		return;
+	}
+	pthread_mutex_lock(&hd->mu);
+	uh_arena_index_init(&cy->snap, hd->base, hd->heap_size, hd->hdr);
+	if (uh_arena_index_build(&cy->snap) == 0)
+		cy->mark = hd_mark_new_locked(hd, &cy->snap);
+	pthread_mutex_unlock(&hd->mu);
+	if (!cy->mark) {
+		cy->why = "given up: out of memory";
+		return;
+	}
+	int rc = hd_mark_grey(cy->mark, hd->hdr->rootmap_off);
+	if (!rc)
+		rc = grey_pins(cy);
+	if (cy->col->stop_at == 1) {
+		hd_log("info", "gc_stopped_at", "step=mark cycle=%llu", (unsigned long long)c);
+		while (!stopping(cy->col))	/* test hook: until heapd stops or dies */
+			sleep_ns(GC_TICK_NS);
+	}
+	if (!rc)
+		rc = mark_until_quiet(cy);
+	if (!rc && !cy->why) {
+		/* From SWEEP on, busy sections push nothing; wait for those that
+		 * loaded MARK, then take what they pushed. */
+		set_state(hd, uh_gc_state_make(c, UH_GC_SWEEP));
+		cy->fig->phase = UH_GC_SWEEP;
+		if (read_sessions(cy) || handshake(cy, cy->state, 0))
+			cy->why = "given up: a session stayed in a busy section";
+		else
+			rc = mark_until_quiet(cy);
+	}
+	if (rc)
+		cy->why = "given up: out of memory marking";
+	pthread_mutex_lock(&hd->mu);
+	if (!cy->why && hd->stats.logs_replayed != cy->replayed0)
+		cy->why = "given up: a dead session's log was replayed during the mark";
+	pthread_mutex_unlock(&hd->mu);
+	cy->fig->marked = hd_mark_live(cy->mark);
+	cy->fig->mark_ns = hd_mono_ns() - t0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sweep. */
+
+struct cand {
+	uint64_t off;
+	uint64_t lock;		/* the unlocked word it had */
+	uint32_t word;		/* its class word */
+	uint32_t span;		/* in the snapshot */
+	uint32_t slot;
+	int rescued;
+};
+
+struct batch {
+	struct cand v[GC_BATCH];
+	uint32_t n;
+};
+
+static int cand_cmp(const void *key, const void *elem)
+{
+	uint64_t off = *(const uint64_t *)key, o = ((const struct cand *)elem)->off;
+	return off < o ? -1 : off > o;
+}
+
+/* A pin names a candidate: it is rescued. The batch is sorted by offset
+ * (spans are in address order, slots in order inside each). */
+static void scan_pins(struct cycle *cy, struct batch *b)
+{
+	for (uint32_t k = 0; cy->hd->gcf && k < cy->nsess; k++) {	/* bounded */
+		struct uh_gc_sess *gs = hd_gc_sess(cy->hd, cy->sess[k]);
+		const uint64_t *pins = hd_gc_pins(cy->hd, cy->sess[k]);
+		uint64_t hwm = __atomic_load_n(&gs->pin_hwm, __ATOMIC_ACQUIRE);
+		if (hwm > UH_GC_PIN_CAP)
+			hwm = UH_GC_PIN_CAP;
+		for (uint64_t i = 0; i < hwm; i++) {	/* bounded by UH_GC_PIN_CAP */
+			uint64_t e = __atomic_load_n(&pins[i], __ATOMIC_ACQUIRE);
+			if (!e || (e & 1))
+				continue;
+			uint64_t off = UH_REF_OFFSET(e);
+			struct cand *c = bsearch(&off, b->v, b->n, sizeof(*c), cand_cmp);
+			if (c)
+				c->rescued = 1;
+		}
+	}
+}
+
+/* Free a large object's region (its valid bit is clear already). */
+static void free_large(struct cycle *cy, const struct uh_arena_span *s)
+{
+	struct hd *hd = cy->hd;
+	pthread_mutex_lock(&hd->mu);
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + s->arena_off);
+	uint32_t idx = (uint32_t)ah->dir_index;
+	if (ah->magic == UH_ARENA_MAGIC && hd_arena_hdr_ok(hd, idx) == ah &&
+	    hd_arena_dir(hd)[idx].kind == UH_ARENA_LARGE && hd_large_free_locked(hd, idx) == 0)
+		uh_arena_index_build(&hd->ix);	/* a stale span must never match */
+	pthread_mutex_unlock(&hd->mu);
+}
+
+/* Step 6 for one batch of locked candidates. */
+static void sweep_batch(struct cycle *cy, struct batch *b)
+{
+	struct hd *hd = cy->hd;
+	if (b->n == 0)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* our locks, then their pins */
+	if (read_sessions(cy) == 0)
+		scan_pins(cy, b);
+	else
+		for (uint32_t i = 0; i < b->n; i++)
+			b->v[i].rescued = 1;	/* cannot tell: keep all */
+	for (uint32_t i = 0; i < b->n; i++) {	/* <= GC_BATCH */
+		struct cand *c = &b->v[i];
+		struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + c->off);
+		if (c->rescued || __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE) != c->word ||
+		    !(__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID)) {
+			c->rescued = 1;
+			continue;
+		}
+		__atomic_and_fetch(&oh->size, ~UH_OBJ_VALID, __ATOMIC_ACQ_REL);
+		hd->persist.flush(hd->persist.ctx, &oh->size, sizeof(oh->size));
+	}
+	hd->persist.drain(hd->persist.ctx);
+	if (cy->col->stop_at == 2) {
+		hd_log("info", "gc_stopped_at", "step=sweep cycle=%llu candidates=%u",
+		       (unsigned long long)cy->fig->cycle, b->n);
+		while (!stopping(cy->col))	/* test hook: until heapd stops or dies */
+			sleep_ns(GC_TICK_NS);
+	}
+	uint64_t v = next_version(hd);
+	for (uint32_t i = 0; i < b->n; i++) {	/* <= GC_BATCH */
+		struct cand *c = &b->v[i];
+		struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + c->off);
+		const struct uh_arena_span *s = &cy->snap.v[c->span];
+		__atomic_store_n(&oh->lock, v, __ATOMIC_RELEASE);
+		if (c->rescued) {
+			cy->fig->rescued++;
+			continue;
+		}
+		cy->fig->freed++;
+		cy->fig->bytes_freed += s->slot_size;
+		if (s->slot_size > UH_SMALL_MAX)	/* a large object's region */
+			free_large(cy, s);
+		else
+			uh_bitmap_clear(uh_arena_bitmap(hd->base, s->arena_off), c->slot);
+	}
+	b->n = 0;
+}
+
+/* Take slot's lock if its object is a candidate: allocated (bit set),
+ * unmarked, valid, unlocked with a version older than the mark. */
+static void consider(struct cycle *cy, struct batch *b, uint32_t span, uint32_t slot)
+{
+	const struct uh_arena_span *s = &cy->snap.v[span];
+	uint64_t off = s->first_slot + (uint64_t)slot * s->slot_size;
+	struct uh_objhdr *oh = (struct uh_objhdr *)(cy->hd->base + off);
+	if (!(__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID))
+		return;
+	uint64_t w = __atomic_load_n(&oh->lock, __ATOMIC_ACQUIRE);
+	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE);
+	if (uh_lock_is_locked(w) || w >= cy->v0)
+		return;
+	uint64_t locked = uh_lock_word(cy->col->session, w);
+	if (!__atomic_compare_exchange_n(&oh->lock, &w, locked, 0, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return;	/* written meanwhile: not this cycle's */
+	b->v[b->n++] = (struct cand){ off, w, word, span, slot, 0 };
+	if (b->n == GC_BATCH)
+		sweep_batch(cy, b);
+}
+
+static void sweep_phase(struct cycle *cy)
+{
+	uint64_t t0 = hd_mono_ns();
+	struct batch *b = calloc(1, sizeof(*b));
+	if (!b) {
+		cy->why = "given up: out of memory sweeping";
+		return;
+	}
+	for (uint32_t i = 0; i < cy->snap.n; i++) {	/* bounded by the snapshot */
+		const struct uh_arena_span *s = &cy->snap.v[i];
+		const uint64_t *bm = uh_arena_bitmap(cy->hd->base, s->arena_off);
+		for (uint32_t w = 0; w < (s->nslots + 63u) / 64u; w++) {	/* bitmap words */
+			uint64_t used = __atomic_load_n(&bm[w], __ATOMIC_ACQUIRE);
+			for (; used; used &= used - 1) {	/* each set bit once */
+				uint32_t slot = w * 64u + (uint32_t)__builtin_ctzll(used);
+				if (slot < s->nslots && !hd_mark_test(cy->mark, i, slot))
+					consider(cy, b, i, slot);
+			}
+		}
+	}
+	sweep_batch(cy, b);
+	free(b);
+	cy->fig->sweep_ns = hd_mono_ns() - t0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The thread. */
+
+static void record(struct hd_collector *col, const struct hd_gc_cycle *f)
+{
+	col->hist[col->hist_next] = *f;
+	col->hist_next = (col->hist_next + 1) % HD_GC_RECENT;
+	if (col->nhist < HD_GC_RECENT)
+		col->nhist++;
+}
+
+static void run_cycle(struct hd_collector *col, const char *trigger)
+{
+	struct hd *hd = col->hd;
+	struct hd_gc_cycle f;
+	struct cycle cy;
+	memset(&f, 0, sizeof(f));
+	memset(&cy, 0, sizeof(cy));
+	snprintf(f.trigger, sizeof(f.trigger), "%s", trigger);
+	f.started_ns = hd_now_ns();
+	f.running = 1;
+	cy.hd = hd;
+	cy.col = col;
+	cy.fig = &f;
+	__atomic_store_n(&hd->gc_leased, 0, __ATOMIC_RELAXED);
+	mark_phase(&cy);
+	if (!cy.why)
+		sweep_phase(&cy);
+	if (cy.state)
+		set_state(hd, uh_gc_state_make(uh_gc_cycle(cy.state), UH_GC_IDLE));
+	f.phase = UH_GC_IDLE;
+	f.running = 0;
+	snprintf(f.outcome, sizeof(f.outcome), "%s", cy.why ? cy.why : "done");
+	hd_mark_free(cy.mark);
+	uh_arena_index_free(&cy.snap);
+	free(cy.sess);
+	hd_log(cy.why ? "warn" : "info", "gc_cycle", "cycle=%llu trigger=\"%s\" outcome=\"%s\" "
+	       "marked=%llu freed=%llu bytes_freed=%llu rescued=%llu mark_us=%llu sweep_us=%llu "
+	       "max_handshake_us=%llu", (unsigned long long)f.cycle, f.trigger, f.outcome,
+	       (unsigned long long)f.marked, (unsigned long long)f.freed,
+	       (unsigned long long)f.bytes_freed, (unsigned long long)f.rescued,
+	       (unsigned long long)f.mark_ns / 1000, (unsigned long long)f.sweep_ns / 1000,
+	       (unsigned long long)f.max_handshake_ns / 1000);
+	pthread_mutex_lock(&col->mu);
+	record(col, &f);
+	col->cur = f;
+	col->finished++;
+	pthread_cond_broadcast(&col->cv);
+	pthread_mutex_unlock(&col->mu);
+}
+
+/* The automatic rule (struct hd_opts): a trigger name, or NULL. */
+static const char *auto_trigger(struct hd *hd)
+{
+	uint64_t leased = __atomic_load_n(&hd->gc_leased, __ATOMIC_RELAXED);
+	const struct hd_opts *o = &hd->gc_opts;
+	if (o->gc_every && leased >= o->gc_every)
+		return "leased bytes";
+	if (!o->gc_fill_pct || leased == 0)
+		return NULL;
+	pthread_mutex_lock(&hd->mu);
+	uint64_t used = hd_arena_bytes_locked(hd, NULL);
+	pthread_mutex_unlock(&hd->mu);
+	return used * 100 >= (uint64_t)o->gc_fill_pct * hd->heap_size ? "heap fill" : NULL;
+}
+
+static void *collector_main(void *arg)
+{
+	struct hd_collector *col = arg;
+	pthread_mutex_lock(&col->mu);
+	while (!col->stop) {	/* until hd_collector_stop */
+		if (!col->requested) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t ns = (uint64_t)ts.tv_nsec + GC_TICK_NS;
+			ts.tv_sec += (time_t)(ns / 1000000000ull);
+			ts.tv_nsec = (long)(ns % 1000000000ull);
+			pthread_cond_timedwait(&col->cv, &col->mu, &ts);
+		}
+		if (col->stop)
+			break;
+		char trigger[32];
+		if (col->requested) {
+			snprintf(trigger, sizeof(trigger), "%s", col->req_trigger);
+		} else {
+			pthread_mutex_unlock(&col->mu);
+			const char *t = auto_trigger(col->hd);
+			pthread_mutex_lock(&col->mu);
+			if (!t)
+				continue;
+			snprintf(trigger, sizeof(trigger), "%s", t);
+		}
+		col->requested = 0;
+		col->started++;
+		memset(&col->cur, 0, sizeof(col->cur));
+		col->cur.running = 1;
+		col->cur.phase = UH_GC_MARK;
+		col->cur.cycle = uh_gc_cycle(col->hd->hdr->gc_state) + 1;
+		snprintf(col->cur.trigger, sizeof(col->cur.trigger), "%s", trigger);
+		snprintf(col->cur.outcome, sizeof(col->cur.outcome), "running");
+		pthread_mutex_unlock(&col->mu);
+		run_cycle(col, trigger);
+		pthread_mutex_lock(&col->mu);
+	}
+	pthread_mutex_unlock(&col->mu);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests. */
+
+/* Ask for a cycle; returns the count of finished cycles to wait for. */
+static uint64_t request_locked(struct hd_collector *col, const char *trigger)
+{
+	if (col->cur.running && col->started > col->finished)
+		return col->started;	/* join the running one */
+	if (!col->requested) {
+		col->requested = 1;
+		snprintf(col->req_trigger, sizeof(col->req_trigger), "%s", trigger);
+		pthread_cond_broadcast(&col->cv);
+	}
+	return col->started + 1;
+}
+
+/* Wait until target cycles have finished or deadline (CLOCK_REALTIME ns,
+ * 0 = none) passes. Returns nonzero if they have. */
+static int wait_locked(struct hd_collector *col, uint64_t target, uint64_t deadline)
+{
+	while (col->finished < target && !col->stop) {	/* each wake re-checks */
+		if (!deadline) {
+			pthread_cond_wait(&col->cv, &col->mu);
+			continue;
+		}
+		if (hd_now_ns() >= deadline)
+			return 0;
+		struct timespec ts = { (time_t)(deadline / 1000000000ull),
+				       (long)(deadline % 1000000000ull) };
+		pthread_cond_timedwait(&col->cv, &col->mu, &ts);
+	}
+	return col->finished >= target;
+}
+
+int hd_gc_run(struct hd *hd, const char *trigger, int wait, struct hd_gc_cycle *out,
+	      char *err, size_t errlen)
+{
+	struct hd_collector *col = hd->col;
+	if (!col)
+		return hd_err(err, errlen, UH_ESTATE, "this heapd runs no collector");
+	pthread_mutex_lock(&col->mu);
+	uint64_t target = request_locked(col, trigger);
+	if (wait && wait_locked(col, target, 0))
+		*out = col->hist[(col->hist_next + HD_GC_RECENT - 1) % HD_GC_RECENT];
+	else
+		*out = col->cur;
+	if (!wait && !col->cur.running) {
+		memset(out, 0, sizeof(*out));
+		out->running = 1;
+		out->cycle = uh_gc_cycle(hd->hdr->gc_state) + 1;
+		snprintf(out->trigger, sizeof(out->trigger), "%s", trigger);
+		snprintf(out->outcome, sizeof(out->outcome), "running");
+	}
+	pthread_mutex_unlock(&col->mu);
+	return 0;
+}
+
+const char *hd_gc_phase_name(uint32_t phase)
+{
+	return phase == UH_GC_MARK ? "mark" : phase == UH_GC_SWEEP ? "sweep" : "idle";
+}
+
+uint32_t hd_gc_recent(struct hd *hd, struct hd_gc_cycle *out, uint32_t max)
+{
+	struct hd_collector *col = hd->col;
+	uint32_t n = 0;
+	if (!col)
+		return 0;
+	pthread_mutex_lock(&col->mu);
+	for (; n < max && n < col->nhist; n++)	/* <= HD_GC_RECENT */
+		out[n] = col->hist[(col->hist_next + HD_GC_RECENT - 1 - n) % HD_GC_RECENT];
+	pthread_mutex_unlock(&col->mu);
+	return n;
+}
+
+/* hd->gc_kick: hd->mu is held (lock order: hd->mu, then col->mu). */
+static void kick(struct hd *hd)
+{
+	struct hd_collector *col = hd->col;
+	const struct hd_opts *o = &hd->gc_opts;
+	uint64_t leased = __atomic_load_n(&hd->gc_leased, __ATOMIC_RELAXED);
+	int due = o->gc_every && leased >= o->gc_every;
+	if (!due && o->gc_fill_pct)
+		due = hd_arena_bytes_locked(hd, NULL) * 100 >= (uint64_t)o->gc_fill_pct *
+		      hd->heap_size;
+	if (!due)
+		return;
+	pthread_mutex_lock(&col->mu);
+	if (!col->cur.running || col->started == col->finished)
+		request_locked(col, o->gc_every && leased >= o->gc_every ? "leased bytes" :
+				    "heap fill");
+	pthread_mutex_unlock(&col->mu);
+}
+
+/* hd->gc_full: run a cycle and wait for it (bounded); hd->mu not held. */
+static int full(struct hd *hd)
+{
+	struct hd_collector *col = hd->col;
+	pthread_mutex_lock(&col->mu);
+	uint64_t target = request_locked(col, "lease failed");
+	int done = wait_locked(col, target, hd_now_ns() + GC_FULL_WAIT_NS);
+	pthread_mutex_unlock(&col->mu);
+	return done;
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and stop. */
+
+/* heapd's session: a slot with a log whose state stays ACTIVE. */
+static int take_session(struct hd *hd, struct hd_collector *col, char *err, size_t errlen)
+{
+	struct hd_session_info info;
+	int rc = hd_session_attach(hd, (uint32_t)getpid(), 0, "heapd collector", 0, 0, &info,
+				   err, errlen);
+	if (rc)
+		return rc;
+	col->session = info.session;
+	pthread_mutex_lock(&hd->mu);
+	struct uh_log_hdr *log = hd_session_log_locked(hd, info.session);
+	if (log) {
+		log->state = UH_LOG_ACTIVE;
+		uh_persist_range(&hd->persist, &log->state, sizeof(log->state));
+	}
+	hd->hdr->gc_session = info.session;
+	/* A new heapd: no cycle runs; the cycle number is kept. */
+	set_state(hd, uh_gc_state_make(uh_gc_cycle(hd->hdr->gc_state), UH_GC_IDLE));
+	uh_persist_range(&hd->persist, &hd->hdr->gc_state, 24);
+	pthread_mutex_unlock(&hd->mu);
+	return 0;
+}
+
+int hd_gc_start(struct hd *hd, char *err, size_t errlen)
+{
+	struct hd_collector *col = calloc(1, sizeof(*col));
+	if (!col)
+		return hd_err(err, errlen, UH_ENOMEM, "out of memory");
+	col->hd = hd;
+	pthread_mutex_init(&col->mu, NULL);
+	pthread_cond_init(&col->cv, NULL);
+	const char *at = getenv("UNIHEAP_GC_STOP_AT");
+	col->stop_at = at && !strcmp(at, "mark") ? 1 : at && !strcmp(at, "sweep") ? 2 : 0;
+	int rc = take_session(hd, col, err, errlen);
+	if (!rc && pthread_create(&col->thread, NULL, collector_main, col) != 0)
+		rc = hd_err(err, errlen, UH_ENOMEM, "cannot start the collector thread");
+	if (rc) {
+		if (col->session)
+			hd_session_detach(hd, col->session, 1);
+		pthread_cond_destroy(&col->cv);
+		pthread_mutex_destroy(&col->mu);
+		free(col);
+		return rc;
+	}
+	hd->col = col;
+	hd->gc_kick = kick;
+	hd->gc_full = full;
+	hd_log("info", "collector_started", "gc_session=%u gc_every=%llu gc_fill_pct=%llu",
+	       col->session, (unsigned long long)hd->gc_opts.gc_every,
+	       (unsigned long long)hd->gc_opts.gc_fill_pct);
+	return 0;
+}
+
+void hd_gc_stop(struct hd *hd)
+{
+	struct hd_collector *col = hd ? hd->col : NULL;
+	if (!col)
+		return;
+	pthread_mutex_lock(&col->mu);
+	__atomic_store_n(&col->stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&col->cv);
+	pthread_mutex_unlock(&col->mu);
+	pthread_join(col->thread, NULL);
+	pthread_mutex_lock(&hd->mu);
+	hd->gc_kick = NULL;
+	hd->gc_full = NULL;
+	hd->hdr->gc_session = 0;
+	pthread_mutex_unlock(&hd->mu);
+	hd_session_detach(hd, col->session, 1);
+	hd->col = NULL;
+	pthread_cond_destroy(&col->cv);
+	pthread_mutex_destroy(&col->mu);
+	free(col);
+}
