@@ -668,10 +668,42 @@ static int full(struct hd *hd)
 /* ------------------------------------------------------------------ */
 /* Start and stop. */
 
+/* The previous heapd died in a sweep: objects may still be locked by its
+ * gc_session. Recovery GC clears such locks on live objects, but it is
+ * deferred while clients of that heapd run; then this releases them (a
+ * freed one's bitmap bit is cleared too: no client claims a slot whose
+ * bit is set). Called before the collector's own session exists. */
+static void release_old_locks_locked(struct hd *hd, uint32_t old)
+{
+	uint64_t v = next_version(hd), n = 0;
+	for (uint32_t i = 0; i < hd->ix.n; i++) {	/* bounded by the index */
+		const struct uh_arena_span *s = &hd->ix.v[i];
+		for (uint32_t k = 0; k < s->nslots; k++) {	/* bounded by nslots */
+			struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + s->first_slot +
+								    (uint64_t)k * s->slot_size);
+			uint64_t w = __atomic_load_n(&oh->lock, __ATOMIC_ACQUIRE);
+			if (!uh_lock_is_locked(w) || uh_lock_owner(w) != old)
+				continue;
+			__atomic_store_n(&oh->lock, v, __ATOMIC_RELEASE);
+			if (!(__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID))
+				uh_bitmap_clear(uh_arena_bitmap(hd->base, s->arena_off), k);
+			n++;
+		}
+	}
+	hd_log("info", "gc_locks_released", "gc_session=%u count=%llu", old,
+	       (unsigned long long)n);
+}
+
 /* heapd's session: a slot with a log whose state stays ACTIVE. */
 static int take_session(struct hd *hd, struct hd_collector *col, char *err, size_t errlen)
 {
 	struct hd_session_info info;
+	pthread_mutex_lock(&hd->mu);
+	uint32_t old = hd->hdr->gc_session;
+	if (old && uh_gc_phase(hd->hdr->gc_state) == UH_GC_SWEEP && hd->rec.gc_deferred &&
+	    uh_arena_index_build(&hd->ix) == 0)
+		release_old_locks_locked(hd, old);
+	pthread_mutex_unlock(&hd->mu);
 	int rc = hd_session_attach(hd, (uint32_t)getpid(), 0, "heapd collector", 0, 0, &info,
 				   err, errlen);
 	if (rc)

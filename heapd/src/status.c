@@ -7,12 +7,14 @@
 #include "core.h"
 #include "rootmap_read.h"
 
+/* Client sessions: heapd's own (the collector's, uh_hdr.gc_session) is
+ * not one. */
 static uint32_t count_sessions(struct hd *hd)
 {
 	const struct uh_session_ent *tab = hd_session_tab(hd);
 	uint32_t n = 0;
 	for (uint32_t i = 1; i < hd->hdr->session_cap; i++)	/* bounded by session_cap */
-		n += tab[i].state == UH_SESS_ACTIVE;
+		n += tab[i].state == UH_SESS_ACTIVE && i != hd->hdr->gc_session;
 	return n;
 }
 
