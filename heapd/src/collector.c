@@ -668,8 +668,8 @@ static int full(struct hd *hd)
 /* ------------------------------------------------------------------ */
 /* Start and stop. */
 
-/* The previous heapd died in a sweep: objects may still be locked by its
- * gc_session. Recovery GC clears such locks on live objects, but it is
+/* The previous heapd died, maybe in a sweep: objects may still be locked
+ * by its gc_session. Recovery GC clears such locks on live objects, but it is
  * deferred while clients of that heapd run; then this releases them (a
  * freed one's bitmap bit is cleared too: no client claims a slot whose
  * bit is set). Called before the collector's own session exists. */
@@ -700,8 +700,9 @@ static int take_session(struct hd *hd, struct hd_collector *col, char *err, size
 	struct hd_session_info info;
 	pthread_mutex_lock(&hd->mu);
 	uint32_t old = hd->hdr->gc_session;
-	if (old && uh_gc_phase(hd->hdr->gc_state) == UH_GC_SWEEP && hd->rec.gc_deferred &&
-	    uh_arena_index_build(&hd->ix) == 0)
+	/* gc_session is 0 after a clean stop; hd_open has made the phase
+	 * IDLE already, so whether the old heapd was sweeping is unknown. */
+	if (old && hd->rec.gc_deferred && uh_arena_index_build(&hd->ix) == 0)
 		release_old_locks_locked(hd, old);
 	pthread_mutex_unlock(&hd->mu);
 	int rc = hd_session_attach(hd, (uint32_t)getpid(), 0, "heapd collector", 0, 0, &info,
@@ -716,9 +717,7 @@ static int take_session(struct hd *hd, struct hd_collector *col, char *err, size
 		uh_persist_range(&hd->persist, &log->state, sizeof(log->state));
 	}
 	hd->hdr->gc_session = info.session;
-	/* A new heapd: no cycle runs; the cycle number is kept. */
-	set_state(hd, uh_gc_state_make(uh_gc_cycle(hd->hdr->gc_state), UH_GC_IDLE));
-	uh_persist_range(&hd->persist, &hd->hdr->gc_state, 24);
+	uh_persist_range(&hd->persist, &hd->hdr->gc_session, sizeof(hd->hdr->gc_session));
 	pthread_mutex_unlock(&hd->mu);
 	return 0;
 }
