@@ -14,9 +14,10 @@
  *      old values it overwrites); then the rings are drained and marked
  *      once more. A ring that overflowed, or a dead session's log replayed
  *      meanwhile (that replay has no barrier), gives the cycle up.
- *   6. Sweep (collector_sweep below) in batches, with the Dekker protocol
- *      against uh_pin: take the lock of each candidate, fence, scan every
- *      session's pins, rescue what a pin holds, free the rest.
+ *   6. Sweep in batches, with the Dekker protocol against uh_pin: take
+ *      the lock of each candidate, fence, scan every session's pins,
+ *      rescue what a pin holds, free the rest. Small arenas nobody leases
+ *      that are empty then go back to the pool, like large regions.
  *   7. gc_state = (c+1, IDLE); the cycle's figures are kept (last 16).
  * Objects whose lock word version is >= gc_v0 were allocated or written
  * after the mark began: never swept by that cycle.
@@ -54,6 +55,7 @@
 #define GC_HANDSHAKE_NS 1000000000ull	/* a session may take 1 s to acknowledge */
 #define GC_FULL_WAIT_NS 30000000000ull	/* a failed lease waits 30 s at most */
 #define GC_BATCH 4096u
+#define GC_MARK_SLICE 65536u		/* objects marked between two ring drains */
 
 struct hd_collector {
 	struct hd *hd;
@@ -215,18 +217,21 @@ static int drain_rings(struct cycle *cy, uint64_t *got)
 	return rc;
 }
 
-/* Mark and drain until both the stack and every ring are empty at once. */
+/* Mark and drain until both the stack and every ring are empty at once.
+ * The rings are drained every GC_MARK_SLICE objects, so that a client
+ * whose ring fills during a long mark waits milliseconds, not the mark. */
 static int mark_until_quiet(struct cycle *cy)
 {
 	uint64_t got;
-	int rc;
+	int rc, more;
 	do {	/* ends: each round marks new objects or finds the rings empty */
-		if ((rc = hd_mark_drain(cy->mark)) || (rc = drain_rings(cy, &got)))
+		if ((rc = hd_mark_drain(cy->mark, GC_MARK_SLICE, &more)) ||
+		    (rc = drain_rings(cy, &got)))
 			return rc;
 		if (stopping(cy->col))
 			cy->why = "given up: heapd is stopping";
-	} while (got > 0 && !cy->why);
-	return hd_mark_drain(cy->mark);
+	} while ((more || got > 0) && !cy->why);
+	return 0;
 }
 
 /* Steps 1 to 5. Leaves cy->why set when the cycle is given up. */
@@ -427,6 +432,39 @@ static void consider(struct cycle *cy, struct batch *b, uint32_t span, uint32_t 
 		sweep_batch(cy, b);
 }
 
+/* A small arena nobody leases whose bitmap is all clear holds no object:
+ * it goes back to the pool, so that arenas of another slot size, or large
+ * objects, can have the space (under hd->mu, which leases take too). */
+static int arena_empty(struct hd *hd, const struct uh_arena_span *s)
+{
+	const uint64_t *bm = uh_arena_bitmap(hd->base, s->arena_off);
+	for (uint32_t w = 0; w < (s->nslots + 63u) / 64u; w++)	/* bitmap words */
+		if (__atomic_load_n(&bm[w], __ATOMIC_ACQUIRE))
+			return 0;
+	return 1;
+}
+
+static void return_empty_arenas(struct cycle *cy)
+{
+	struct hd *hd = cy->hd;
+	uint32_t n = 0;
+	pthread_mutex_lock(&hd->mu);
+	for (uint32_t i = 0; i < cy->snap.n; i++) {	/* bounded by the snapshot */
+		const struct uh_arena_span *s = &cy->snap.v[i];
+		const struct uh_arena_hdr *ah = (const void *)(hd->base + s->arena_off);
+		uint32_t idx = (uint32_t)ah->dir_index;
+		if (s->slot_size > UH_SMALL_MAX || ah->magic != UH_ARENA_MAGIC ||
+		    hd_arena_hdr_ok(hd, idx) != ah || hd_arena_dir(hd)[idx].kind != UH_ARENA_SMALL ||
+		    hd_arena_dir(hd)[idx].owner != 0 || !arena_empty(hd, s))
+			continue;
+		n += hd_large_free_locked(hd, idx) == 0;
+	}
+	if (n)
+		uh_arena_index_build(&hd->ix);	/* a stale span must never match */
+	pthread_mutex_unlock(&hd->mu);
+	cy->fig->arenas_freed = n;
+}
+
 static void sweep_phase(struct cycle *cy)
 {
 	uint64_t t0 = hd_mono_ns();
@@ -449,6 +487,7 @@ static void sweep_phase(struct cycle *cy)
 	}
 	sweep_batch(cy, b);
 	free(b);
+	return_empty_arenas(cy);
 	cy->fig->sweep_ns = hd_mono_ns() - t0;
 }
 
@@ -490,11 +529,11 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	free(cy.sess);
 	hd_log(cy.why ? "warn" : "info", "gc_cycle", "cycle=%llu trigger=\"%s\" outcome=\"%s\" "
 	       "marked=%llu freed=%llu bytes_freed=%llu rescued=%llu mark_us=%llu sweep_us=%llu "
-	       "max_handshake_us=%llu", (unsigned long long)f.cycle, f.trigger, f.outcome,
+	       "max_handshake_us=%llu arenas_freed=%u", (unsigned long long)f.cycle, f.trigger, f.outcome,
 	       (unsigned long long)f.marked, (unsigned long long)f.freed,
 	       (unsigned long long)f.bytes_freed, (unsigned long long)f.rescued,
 	       (unsigned long long)f.mark_ns / 1000, (unsigned long long)f.sweep_ns / 1000,
-	       (unsigned long long)f.max_handshake_ns / 1000);
+	       (unsigned long long)f.max_handshake_ns / 1000, f.arenas_freed);
 	pthread_mutex_lock(&col->mu);
 	record(col, &f);
 	col->cur = f;

@@ -254,7 +254,8 @@ void hd_arenas_release_tx(struct hd *hd, uint32_t session);
 uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
 			 uint32_t *dir_index);
 /* Free a large arena whose slot is unused and clear its directory entry,
- * in one transaction. 0 or UH_EINTERNAL. */
+ * in one transaction. 0 or UH_EINTERNAL. Also frees an empty small arena
+ * (the collector's, for one nobody leases with its bitmap all clear). */
 int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 
 /* ---- logs.c ---- */
@@ -291,8 +292,9 @@ void hd_mark_free(struct gc *g);
 /* Mark word if it is a valid reference to an object of the snapshot
  * (conservative: any other word is ignored). 0 or UH_ENOMEM. */
 int hd_mark_grey(struct gc *g, uint64_t word);
-/* Scan until the stack is empty. 0 or UH_ENOMEM. */
-int hd_mark_drain(struct gc *g);
+/* Scan up to budget objects; *more: the stack is not empty yet. 0 or
+ * UH_ENOMEM. */
+int hd_mark_drain(struct gc *g, uint64_t budget, int *more);
 /* The mark bit of slot of the snapshot's span number span. */
 int hd_mark_test(const struct gc *g, uint32_t span, uint32_t slot);
 uint64_t hd_mark_live(const struct gc *g);

@@ -719,11 +719,12 @@ int hd_mark_grey(struct gc *g, uint64_t word)
 	return gc_mark(g, UH_REF_OFFSET(word), s, slot);
 }
 
-int hd_mark_drain(struct gc *g)
+int hd_mark_drain(struct gc *g, uint64_t budget, int *more)
 {
 	int rc = 0;
-	while (!rc && g->stack.n > 0)	/* each object is pushed at most once */
+	for (; !rc && g->stack.n > 0 && budget > 0; budget--)	/* <= budget */
 		rc = gc_scan(g, g->stack.v[--g->stack.n]);
+	*more = g->stack.n > 0;
 	return rc;
 }
 

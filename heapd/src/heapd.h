@@ -153,6 +153,7 @@ struct hd_gc_cycle {
 	char trigger[32];	/* "command", "heap fill", "leased bytes", "lease failed" */
 	uint64_t marked, freed, bytes_freed, rescued;
 	uint64_t mark_ns, sweep_ns, max_handshake_ns, started_ns;
+	uint32_t arenas_freed;	/* empty unleased small arenas given back */
 };
 #define HD_GC_RECENT 16
 /* "idle", "mark", "sweep". */
