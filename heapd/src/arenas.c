@@ -240,8 +240,11 @@ static void leased(struct hd *hd, uint64_t bytes)
  * does) and say whether to try once more. */
 static int gc_then_retry(struct hd *hd, int tx_errno, int *tried)
 {
-	if (*tried || tx_errno == ENOSPC || !hd->gc_full)
+	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
+	__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL), __ATOMIC_RELAXED);
+	if (*tried || !hd->gc_full)
+		return 0;
 	int (*full)(struct hd *) = hd->gc_full;
 	*tried = 1;
 	pthread_mutex_unlock(&hd->mu);

@@ -70,6 +70,7 @@ struct hd_collector {
 	struct hd_gc_cycle hist[HD_GC_RECENT];
 	uint32_t nhist, hist_next;
 	uint32_t session;		/* gc_session */
+	uint64_t used_after;		/* slot bytes in use after the last cycle (atomic) */
 	int stop_at;			/* test hook: 0, 1 mark, 2 sweep */
 };
 
@@ -86,6 +87,8 @@ struct cycle {
 	struct gc *mark;
 	const char *why;		/* set: the cycle is given up */
 };
+
+static uint64_t used_bytes_locked(struct hd *hd);
 
 static void sleep_ns(uint64_t ns)
 {
@@ -524,6 +527,9 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	f.phase = UH_GC_IDLE;
 	f.running = 0;
 	snprintf(f.outcome, sizeof(f.outcome), "%s", cy.why ? cy.why : "done");
+	pthread_mutex_lock(&hd->mu);
+	__atomic_store_n(&col->used_after, used_bytes_locked(hd), __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&hd->mu);
 	hd_mark_free(cy.mark);
 	uh_arena_index_free(&cy.snap);
 	free(cy.sess);
@@ -542,19 +548,51 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	pthread_mutex_unlock(&col->mu);
 }
 
-/* The automatic rule (struct hd_opts): a trigger name, or NULL. */
-static const char *auto_trigger(struct hd *hd)
+/* Bytes of the slots in use (bitmap bits set), over every arena. */
+static uint64_t used_bytes_locked(struct hd *hd)
 {
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		const struct uh_arena_hdr *ah = dir[i].kind ? hd_arena_hdr_ok(hd, i) : NULL;
+		if (!ah)
+			continue;
+		const uint64_t *bm = uh_arena_bitmap(hd->base, dir[i].off);
+		uint64_t bits = 0;
+		for (uint32_t w = 0; w < (ah->nslots + 63u) / 64u; w++)	/* bitmap words */
+			bits += (uint64_t)__builtin_popcountll(__atomic_load_n(&bm[w],
+									      __ATOMIC_RELAXED));
+		sum += bits * ah->slot_size;
+	}
+	return sum;
+}
+
+/* Heap fill: the bytes of slots in use against what the pool can hold
+ * (the heap size, or less once a lease has found no space: see
+ * hd->gc_arena_cap), and at least an arena's worth more in use than
+ * after the last cycle (else a cycle would find little to free). */
+static int filled(struct hd *hd, struct hd_collector *col)
+{
+	pthread_mutex_lock(&hd->mu);
+	uint64_t cap = __atomic_load_n(&hd->gc_arena_cap, __ATOMIC_RELAXED);
+	if (!cap || cap > hd->heap_size)
+		cap = hd->heap_size;
+	uint64_t used = used_bytes_locked(hd);
+	pthread_mutex_unlock(&hd->mu);
+	return used * 100 >= hd->gc_opts.gc_fill_pct * cap &&
+	       used >= __atomic_load_n(&col->used_after, __ATOMIC_RELAXED) + hd->hdr->arena_size;
+}
+
+/* The automatic rule (struct hd_opts), checked every GC_TICK_NS: a
+ * trigger name, or NULL. */
+static const char *auto_trigger(struct hd_collector *col)
+{
+	struct hd *hd = col->hd;
 	uint64_t leased = __atomic_load_n(&hd->gc_leased, __ATOMIC_RELAXED);
 	const struct hd_opts *o = &hd->gc_opts;
 	if (o->gc_every && leased >= o->gc_every)
 		return "leased bytes";
-	if (!o->gc_fill_pct || leased == 0)
-		return NULL;
-	pthread_mutex_lock(&hd->mu);
-	uint64_t used = hd_arena_bytes_locked(hd, NULL);
-	pthread_mutex_unlock(&hd->mu);
-	return used * 100 >= (uint64_t)o->gc_fill_pct * hd->heap_size ? "heap fill" : NULL;
+	return o->gc_fill_pct && filled(hd, col) ? "heap fill" : NULL;
 }
 
 static void *collector_main(void *arg)
@@ -577,7 +615,7 @@ static void *collector_main(void *arg)
 			snprintf(trigger, sizeof(trigger), "%s", col->req_trigger);
 		} else {
 			pthread_mutex_unlock(&col->mu);
-			const char *t = auto_trigger(col->hd);
+			const char *t = auto_trigger(col);
 			pthread_mutex_lock(&col->mu);
 			if (!t)
 				continue;
@@ -674,22 +712,18 @@ uint32_t hd_gc_recent(struct hd *hd, struct hd_gc_cycle *out, uint32_t max)
 	return n;
 }
 
-/* hd->gc_kick: hd->mu is held (lock order: hd->mu, then col->mu). */
+/* hd->gc_kick, at each lease: the leased-bytes rule. hd->mu is held
+ * (lock order: hd->mu, then col->mu). */
 static void kick(struct hd *hd)
 {
 	struct hd_collector *col = hd->col;
 	const struct hd_opts *o = &hd->gc_opts;
 	uint64_t leased = __atomic_load_n(&hd->gc_leased, __ATOMIC_RELAXED);
-	int due = o->gc_every && leased >= o->gc_every;
-	if (!due && o->gc_fill_pct)
-		due = hd_arena_bytes_locked(hd, NULL) * 100 >= (uint64_t)o->gc_fill_pct *
-		      hd->heap_size;
-	if (!due)
-		return;
+	if (!o->gc_every || leased < o->gc_every)
+		return;	/* the fill rule waits for the timer: it reads every bitmap */
 	pthread_mutex_lock(&col->mu);
 	if (!col->cur.running || col->started == col->finished)
-		request_locked(col, o->gc_every && leased >= o->gc_every ? "leased bytes" :
-				    "heap fill");
+		request_locked(col, "leased bytes");
 	pthread_mutex_unlock(&col->mu);
 }
 

@@ -105,6 +105,11 @@ struct hd {
 	 * lease found no space: run a cycle and wait for it, bounded (called
 	 * WITHOUT hd->mu); nonzero if one ran. */
 	uint64_t gc_leased;
+	/* Arena bytes when a lease last found no space (0: never): what the
+	 * pool really holds (libpmemobj's metadata, logs and fragmentation
+	 * take their share of heap_size); the heap fill rule measures
+	 * against it. Written by arenas.c under hd->mu. */
+	uint64_t gc_arena_cap;
 	void (*gc_kick)(struct hd *hd);
 	int (*gc_full)(struct hd *hd);
 	struct hd_opts gc_opts;		/* gc_every, gc_fill_pct (resolved at open) */

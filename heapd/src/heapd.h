@@ -34,12 +34,15 @@ struct hd_opts {
 	uint32_t log_size;	/* with create: bytes per session log; 0 = default */
 	uint32_t arena_size;	/* with create: 0 = default */
 	const char *gc_path;	/* the GC file (FORMAT.md 9.3); NULL = none */
-	/* Automatic GC (collector.c), checked at each arena lease and every
-	 * 100 ms: a cycle starts when the arena bytes leased since the last
-	 * cycle reach gc_every, or when arenas hold gc_fill_pct percent of
-	 * the heap and an arena was leased since the last cycle. 0 = the
-	 * default (a quarter of the heap; 75 %); HD_GC_OFF = that rule is
-	 * off. A lease that finds no space always runs a cycle first. */
+	/* Automatic GC (collector.c). At each arena lease: a cycle starts
+	 * when the arena bytes leased since the last cycle reach gc_every.
+	 * Every 100 ms: that, or when the slots in use (arena bitmaps) hold
+	 * gc_fill_pct percent of what the pool can hold and an arena's
+	 * worth more than after the last cycle. What the pool can hold is
+	 * the heap size until a lease finds no space, then the arena bytes
+	 * there were then. 0 = the default (a quarter of the heap; 75 %);
+	 * HD_GC_OFF = that rule is off. A lease that finds no space always
+	 * runs a cycle and tries once more. */
 	uint64_t gc_every;
 	uint64_t gc_fill_pct;
 };
