@@ -49,12 +49,14 @@
  * clients read and write, over a snapshot of the arena index, and never
  * writes the heap. Its marks go to side bitmaps (one per span of the
  * snapshot); an invalid reference is skipped, not nulled; a damaged root
- * is skipped, not dropped; lock words are left alone; every object is
- * checked again when it is scanned (it may have been freed and its slot
- * reused since it was pushed), and every length read from the heap is
- * clamped to the object's slot, so a concurrent writer can make the mark
+ * is skipped, not dropped; lock words are left alone; every length read
+ * from the heap is clamped to the object's slot, so a concurrent writer can make the mark
  * follow a stale word (conservative: it only keeps more alive) but never
- * read outside the heap.
+ * read outside the heap. Its stack holds references, not yet checked:
+ * each is checked, marked and scanned when popped, after a prefetch of
+ * its header a few pops earlier (hd_mark_drain), so the cache misses of a
+ * random graph overlap; a reference is pushed once per edge that names
+ * it, an object is scanned once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,14 +200,18 @@ static int gc_push(struct gc *g, uint64_t off)
  * the highest version seen) and return 1; if it was marked already, 0. */
 static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s, uint32_t slot)
 {
+	if (g->online) {	/* side bits only, this thread's own: no atomic */
+		uint64_t *w = &g->side[s - g->ix->v][slot >> 6], bit = 1ull << (slot & 63);
+		if (*w & bit)
+			return 0;
+		*w |= bit;
+		g->live++;
+		return 1;	/* lock words are the clients' while they run */
+	}
 	uint64_t *bm = g->side && g->side[s - g->ix->v] ? g->side[s - g->ix->v] :
 		       uh_arena_bitmap(g->base, s->arena_off);
 	if (uh_bitmap_set(bm, slot))
 		return 0;
-	if (g->online) {
-		g->live++;
-		return 1;	/* lock words are the clients' while they run */
-	}
 	struct uh_objhdr *oh = (struct uh_objhdr *)(g->base + off);
 	uint64_t w = oh->lock;
 	if (uh_lock_is_locked(w) && g->running && g->running[uh_lock_owner(w)]) {
@@ -225,6 +231,11 @@ static int gc_set_bit(struct gc *g, uint64_t off, const struct uh_arena_span *s,
  * Returns 0 or UH_ENOMEM. */
 static int gc_mark(struct gc *g, uint64_t off, const struct uh_arena_span *s, uint32_t slot)
 {
+	if (g->online) {	/* checked and marked when popped (online_visit) */
+		uint32_t word = __atomic_load_n(&((const struct uh_objhdr *)(g->base + off))->class_word,
+						__ATOMIC_RELAXED);
+		return gc_push(g, uh_ref_make(off, uh_word_gen(word)));
+	}
 	if (!gc_set_bit(g, off, s, slot))
 		return 0;
 	uint32_t cid = uh_word_class(((const struct uh_objhdr *)(g->base + off))->class_word);
@@ -251,6 +262,8 @@ static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
 	uint64_t off = *ref;
 	if (off == 0)
 		return 0;
+	if (g->online)
+		return gc_push(g, off);	/* checked when popped, after a prefetch */
 	const struct uh_arena_span *s;
 	uint32_t slot;
 	if (!gc_check(g, off, want, &s, &slot)) {
@@ -390,28 +403,11 @@ static int gc_scan_packed(struct gc *g, uint64_t off, uint32_t payload)
 	return rc;
 }
 
-/* Payload bytes of the object at off to scan: its size word, clamped to
- * its slot. 0 when the online mark finds the object gone (freed, or its
- * slot holds another object now: the barrier greyed what it held). */
-static uint32_t scan_payload(struct gc *g, uint64_t off)
+/* References held by the (valid, marked) object at off, whose payload
+ * is payload bytes (the online mark clamps it to the slot). */
+static int gc_scan_obj(struct gc *g, uint64_t off, uint32_t payload)
 {
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE);
-	const struct uh_arena_span *s;
-	uint32_t slot;
-	if (!g->online)
-		return oh->size & UH_OBJ_SIZE_MASK;	/* checked when pushed */
-	if (!gc_check(g, uh_ref_make(off, uh_word_gen(word)), 0, &s, &slot))
-		return 0;
-	uint32_t payload = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
-	return payload < s->slot_size - UH_OBJHDR_SIZE ? payload : s->slot_size - UH_OBJHDR_SIZE;
-}
-
-/* References held by the (valid, marked) object at off. */
-static int gc_scan(struct gc *g, uint64_t off)
-{
-	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
-	uint32_t payload = scan_payload(g, off);
 	uint32_t cid = uh_word_class(__atomic_load_n(&oh->class_word, __ATOMIC_RELAXED));
 	if (cid >= g->ncls || (g->online && payload == 0))
 		return 0;
@@ -439,6 +435,13 @@ static int gc_scan(struct gc *g, uint64_t off)
 		rc = gc_scan_packed(g, off, payload);
 	}
 	return rc;
+}
+
+/* Recovery GC: the object was checked when it was pushed. */
+static int gc_scan(struct gc *g, uint64_t off)
+{
+	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
+	return gc_scan_obj(g, off, oh->size & UH_OBJ_SIZE_MASK);
 }
 
 /* Mark everything reachable from the root map. The loop pops one object
@@ -716,14 +719,54 @@ int hd_mark_grey(struct gc *g, uint64_t word)
 	uint32_t slot;
 	if (word == 0 || word % 8 != 0 || !gc_check(g, word, 0, &s, &slot))
 		return 0;	/* not a reference to an object of the snapshot */
-	return gc_mark(g, UH_REF_OFFSET(word), s, slot);
+	return gc_push(g, word);
 }
+
+/* A reference popped from the online stack: check it now (the object may
+ * have changed since it was pushed), mark it, scan what it holds with its
+ * payload clamped to its slot. */
+static int online_visit(struct gc *g, uint64_t ref)
+{
+	const struct uh_arena_span *s;
+	uint32_t slot;
+	const struct uh_objhdr *oh = gc_check(g, ref, 0, &s, &slot);
+	uint64_t off = UH_REF_OFFSET(ref);
+	if (!oh || !gc_set_bit(g, off, s, slot))
+		return 0;
+	uint32_t kind = g->cls[uh_word_class(__atomic_load_n(&oh->class_word,
+							      __ATOMIC_RELAXED))].kind;
+	if (kind == UH_K_STRING || kind == UH_K_BYTES)
+		return 0;	/* no references inside */
+	uint32_t payload = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
+	if (payload > s->slot_size - UH_OBJHDR_SIZE)
+		payload = s->slot_size - UH_OBJHDR_SIZE;
+	return gc_scan_obj(g, off, payload);
+}
+
+/* Popped references wait in a small ring after a prefetch of their
+ * header, so that the cache misses of a random graph overlap. */
+#define GC_PREFETCH 16u
 
 int hd_mark_drain(struct gc *g, uint64_t budget, int *more)
 {
+	uint64_t ring[GC_PREFETCH];
+	uint32_t n = 0, head = 0;
 	int rc = 0;
-	for (; !rc && g->stack.n > 0 && budget > 0; budget--)	/* <= budget */
-		rc = gc_scan(g, g->stack.v[--g->stack.n]);
+	while (!rc && budget > 0 && (n > 0 || g->stack.n > 0)) {	/* <= budget */
+		while (n < GC_PREFETCH && g->stack.n > 0) {	/* <= GC_PREFETCH */
+			uint64_t r = g->stack.v[--g->stack.n];
+			if (UH_REF_OFFSET(r) < g->hd->heap_size)
+				__builtin_prefetch(g->base + UH_REF_OFFSET(r));
+			ring[(head + n++) % GC_PREFETCH] = r;
+		}
+		uint64_t r = ring[head];
+		head = (head + 1) % GC_PREFETCH;
+		n--;
+		budget--;
+		rc = online_visit(g, r);
+	}
+	for (; n > 0 && !rc; n--, head = (head + 1) % GC_PREFETCH)	/* <= GC_PREFETCH */
+		rc = gc_push(g, ring[head]);
 	*more = g->stack.n > 0;
 	return rc;
 }
