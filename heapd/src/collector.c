@@ -7,7 +7,7 @@
  *      seen MARK (bounded: else the cycle is given up).
  *   3. A snapshot of the arena index; side mark bits for its arenas
  *      (gc.c's online mark, which never writes the heap). Grey roots: the
- *      root map, every session's pins [0, pin_hwm), every ring.
+ *      root map, every session's pins [0, pin_hwm) and nursery, every ring.
  *   4-5. Mark and drain the rings until the stack and every ring are
  *      empty at once. gc_state = (c+1, SWEEP); handshake H2: no session is
  *      still in a busy section that loaded MARK (it may still push the
@@ -183,6 +183,12 @@ static int grey_pins(struct cycle *cy)
 			if (e && !(e & 1))
 				rc = hd_mark_grey(cy->mark, e);
 		}
+		const uint64_t *nur = hd_gc_nursery(cy->hd, cy->sess[k]);
+		for (uint32_t i = 0; i < UH_GC_NURSERY && !rc; i++) {	/* UH_GC_NURSERY */
+			uint64_t e = __atomic_load_n(&nur[i], __ATOMIC_ACQUIRE);
+			if (e && !(e & 1))
+				rc = hd_mark_grey(cy->mark, e);
+		}
 	}
 	return rc;
 }
@@ -333,7 +339,17 @@ static int cand_cmp(const void *key, const void *elem)
 	return off < o ? -1 : off > o;
 }
 
-/* A pin names a candidate: it is rescued. The batch is sorted by offset
+static void rescue(struct batch *b, uint64_t e)
+{
+	if (!e || (e & 1))
+		return;
+	uint64_t off = UH_REF_OFFSET(e);
+	struct cand *c = bsearch(&off, b->v, b->n, sizeof(*c), cand_cmp);
+	if (c)
+		c->rescued = 1;
+}
+
+/* A pin, or a nursery entry, names a candidate: it is rescued. The batch is sorted by offset
  * (spans are in address order, slots in order inside each). */
 static void scan_pins(struct cycle *cy, struct batch *b)
 {
@@ -343,15 +359,11 @@ static void scan_pins(struct cycle *cy, struct batch *b)
 		uint64_t hwm = __atomic_load_n(&gs->pin_hwm, __ATOMIC_ACQUIRE);
 		if (hwm > UH_GC_PIN_CAP)
 			hwm = UH_GC_PIN_CAP;
-		for (uint64_t i = 0; i < hwm; i++) {	/* bounded by UH_GC_PIN_CAP */
-			uint64_t e = __atomic_load_n(&pins[i], __ATOMIC_ACQUIRE);
-			if (!e || (e & 1))
-				continue;
-			uint64_t off = UH_REF_OFFSET(e);
-			struct cand *c = bsearch(&off, b->v, b->n, sizeof(*c), cand_cmp);
-			if (c)
-				c->rescued = 1;
-		}
+		for (uint64_t i = 0; i < hwm; i++)	/* bounded by UH_GC_PIN_CAP */
+			rescue(b, __atomic_load_n(&pins[i], __ATOMIC_ACQUIRE));
+		const uint64_t *nur = hd_gc_nursery(cy->hd, cy->sess[k]);
+		for (uint32_t i = 0; i < UH_GC_NURSERY; i++)	/* UH_GC_NURSERY */
+			rescue(b, __atomic_load_n(&nur[i], __ATOMIC_ACQUIRE));
 	}
 }
 

@@ -136,6 +136,10 @@ static inline uint64_t *hd_gc_ring(struct hd *hd, uint32_t slot)
 {
 	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + sizeof(struct uh_gc_sess));
 }
+static inline uint64_t *hd_gc_nursery(struct hd *hd, uint32_t slot)
+{
+	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + UH_GC_NURSERY_OFF);
+}
 static inline uint64_t *hd_gc_pins(struct hd *hd, uint32_t slot)
 {
 	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + UH_GC_PIN_OFF);
