@@ -62,6 +62,7 @@ public final class Heap implements AutoCloseable {
     private static final int DEFAULT_MAX_SESSIONS = 64;
     private static final int STATS_ROOM = 64;   // u64s of uh_stats room, >= HeapStats.COUNT
     private static final long WAIT_ROOTS = 1;   // UH_WAIT_ROOTS
+    private static final int GC_CYCLES = 23;    // uh_stats.gc_cycles, in u64s
 
     /** Stands for the heap's roots wherever the wait methods take an
      * object: its token moves when any root is set or removed. */
@@ -681,11 +682,13 @@ public final class Heap implements AutoCloseable {
     }
 
     /** libuniheap's counters, summed over this heap's sessions (counters of
-     * sessions other threads are using may lag a little). */
+     * sessions other threads are using may lag a little); gcCycles, which
+     * each session counts, is the most any one session took part in. */
     public HeapStats stats() {
         if (closed)
             throw closedError();
         long[] sum = new long[HeapStats.COUNT];
+        long gcCycles = 0;
         try (Arena a = Arena.ofConfined()) {
             // uh_stats grows at its end: room for counters this binding
             // does not know yet, so a newer libuniheap never writes past it
@@ -696,10 +699,13 @@ public final class Heap implements AutoCloseable {
                     continue;
                 for (int i = 0; i < sum.length; i++)
                     sum[i] += out.getAtIndex(JAVA_LONG, i);
+                // one cycle is seen by every session: count it once
+                gcCycles = Math.max(gcCycles, out.getAtIndex(JAVA_LONG, GC_CYCLES));
             }
         } catch (Throwable t) {
             throw Errors.rethrow(t);
         }
+        sum[GC_CYCLES] = gcCycles;
         return new HeapStats(sum);
     }
 
