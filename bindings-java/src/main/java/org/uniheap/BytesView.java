@@ -24,12 +24,18 @@ public final class BytesView {
     /** The header's valid bit and class word (uniheap.h, "direct"). */
     private static final long HEADER_MASK = 0x8000_0000_ffff_ffffL;
 
+    /* The map the value was read from: its proxy's pin keeps the map, and
+     * so the value while the map holds it, from the online garbage
+     * collector as long as the view is reachable. */
+    @SuppressWarnings("unused")
+    private final DataType map;
     private final Heap heap;
     private final long ref;
     private final long header;   // the live header word ref names, under HEADER_MASK
     private final MemorySegment segment;
 
-    private BytesView(Heap heap, long ref, MemorySegment segment) {
+    private BytesView(DataType map, Heap heap, long ref, MemorySegment segment) {
+        this.map = map;
         this.heap = heap;
         this.ref = ref;
         this.header = headerOf(ref);
@@ -47,7 +53,7 @@ public final class BytesView {
      * lookup runs again, as get's does.
      * @throws TypeMismatchException if the value is not bytes
      */
-    static Object of(Heap heap, int type, long bits) {
+    static Object of(DataType map, Heap heap, int type, long bits) {
         if (type != Values.BYTES || bits == 0)
             throw new TypeMismatchException("view(): the value is not bytes but "
                     + (bits == 0 && type >= Values.REF ? "null" : FieldType.nameOf(type)));
@@ -58,7 +64,7 @@ public final class BytesView {
             if ((w & HEADER_MASK) != headerOf(bits))
                 return Values.CHANGED;   // freed (and maybe reused) since the lookup
             int len = (int) (w >>> 32) & 0x7fff_ffff;
-            return new BytesView(heap, bits, s.asSlice(o + 16, len).asReadOnly());
+            return new BytesView(map, heap, bits, s.asSlice(o + 16, len).asReadOnly());
         } catch (IllegalStateException e) {
             throw heap.closedError();
         } catch (IndexOutOfBoundsException e) {

@@ -81,6 +81,8 @@ public final class Heap implements AutoCloseable {
     private final Arena arena;
     private final SessionPool pool;
     final HeapClasses classes;
+    /** Every live proxy's pin; the canonical proxy of each reference. */
+    final Proxies proxies = new Proxies(this);
     private final Blocks blocks;
     private final Waits waits;
     private final Roots roots = new Roots(this);
@@ -368,7 +370,8 @@ public final class Heap implements AutoCloseable {
     /** A proxy of the object ref names; its header is checked here. */
     PObject wrapObject(long ref) {
         ProxyType t = typeAt(ref);
-        return t.maker.make(this, t, ref);
+        Object p = proxies.find(ref, t);
+        return p != null ? (PObject) p : t.maker.make(this, t, ref);
     }
 
     /** A value read from a reference: strings and bytes objects as String
@@ -379,7 +382,8 @@ public final class Heap implements AutoCloseable {
             return new String(Blobs.read(this, ref, t.classId, "string"), StandardCharsets.UTF_8);
         if (t.classId == ProxyType.CLASS_BYTES)
             return Blobs.read(this, ref, t.classId, "bytes");
-        return t.maker.make(this, t, ref);
+        Object p = proxies.find(ref, t);
+        return p != null ? p : t.maker.make(this, t, ref);
     }
 
     private ProxyType typeAt(long ref) {
@@ -403,7 +407,7 @@ public final class Heap implements AutoCloseable {
      * read in the block's snapshot: if a commit freed the object after that
      * snapshot (libuniheap says so: UH_ECONFLICT), the block must run again,
      * as heap.atomic does on a ConflictException; else it was freed. */
-    private UniheapException freed(long ref) {
+    UniheapException freed(long ref) {
         long o = ref & ProxyBase.OFFSET_MASK;
         BlockState b = current();
         if (b != null && acquire(b).objClass(ref) == Errors.ECONFLICT)

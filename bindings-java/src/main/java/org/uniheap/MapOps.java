@@ -215,6 +215,10 @@ final class MapOps {
     static final class Cursor<K, V> implements java.util.Iterator<Map.Entry<K, V>> {
         private static final int FIRST_BATCH = 4;
         private static final Object GONE = new Object();
+        /* The map's proxy: its pin keeps the map while a scan of it is
+         * reachable, even when nothing else holds the proxy. */
+        @SuppressWarnings("unused")
+        private final DataType map;
         private final Heap heap;
         private final long ref;
         private final boolean sorted;
@@ -242,12 +246,14 @@ final class MapOps {
         private final int[] keyLen = new int[Session.BATCH_MAX];
         private byte[] keyBytes = new byte[256];
 
-        Cursor(Heap heap, long ref, boolean sorted, int kind, Object from, boolean reverse) {
-            this(heap, ref, sorted, kind, from, reverse, null, false);
+        Cursor(DataType map, Heap heap, long ref, boolean sorted, int kind, Object from,
+               boolean reverse) {
+            this(map, heap, ref, sorted, kind, from, reverse, null, false);
         }
 
-        Cursor(Heap heap, long ref, boolean sorted, int kind, Object from, boolean reverse,
-                Object to, boolean toIncl) {
+        Cursor(DataType map, Heap heap, long ref, boolean sorted, int kind, Object from,
+               boolean reverse, Object to, boolean toIncl) {
+            this.map = map;
             this.heap = heap;
             this.ref = ref;
             this.sorted = sorted;

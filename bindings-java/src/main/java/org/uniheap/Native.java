@@ -147,6 +147,14 @@ final class Native {
     static final MethodHandle FIELD_INFO_GET = fn("uh_field_info_get", true, I, P, I, I, P);
     /* A header check (the arena index is rebuilt from the mapping if needed). */
     static final MethodHandle OBJ_CLASS = fn("uh_obj_class", true, I, P, J, P);
+    /* Pins (Pins): a slot of the session's pin table and a fence; uh_pin
+     * also checks the object's header and, while the collector marks, hands
+     * the reference to it. Both may spin briefly on the session's pin lock
+     * (the Cleaner's unpin); uh_pin yields in two rare cases: the collector's
+     * ring is full (bounded, ~100 ms) or the collector is sweeping that very
+     * object (it then finds the pin and keeps it). */
+    static final MethodHandle PIN = fn("uh_pin", true, I, P, J, P);
+    static final MethodHandle UNPIN = fn("uh_unpin", true, I, P, I);
     /* Begin only reads the clock. */
     static final MethodHandle BEGIN = fn("uh_begin", true, I, P);
     /* Commit of a nested level, or of a block that wrote nothing: no log,

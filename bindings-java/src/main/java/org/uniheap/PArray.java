@@ -25,6 +25,7 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, Da
         this.heap = heap;
         this.type = type;
         this.ref = ref;
+        heap.proxies.adopt(this, ref, type);   // pinned: the collector keeps it
     }
 
     static PObject make(Heap heap, ProxyType type, long ref) {

@@ -24,6 +24,7 @@ public final class PList<E> extends AbstractList<E> implements RandomAccess, Dat
         this.heap = heap;
         this.type = type;
         this.ref = ref;
+        heap.proxies.adopt(this, ref, type);   // pinned: the collector keeps it
     }
 
     static PObject make(Heap heap, ProxyType type, long ref) {

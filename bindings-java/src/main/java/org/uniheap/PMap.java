@@ -39,6 +39,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
         this.heap = heap;
         this.type = type;
         this.ref = ref;
+        heap.proxies.adopt(this, ref, type);   // pinned: the collector keeps it
     }
 
     static PObject make(Heap heap, ProxyType type, long ref) {
@@ -101,7 +102,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
      * @throws ClassCastException for a key of another class than the map's
      */
     public BytesView view(Object key) {
-        Object v = MapOps.get(heap, ref, false, kind(), key, BytesView::of);
+        Object v = MapOps.get(heap, ref, false, kind(), key, (h, t, b) -> BytesView.of(this, h, t, b));
         return v == MapOps.MISSING ? null : (BytesView) v;
     }
 
@@ -141,7 +142,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
             @Override
             public Iterator<Map.Entry<K, V>> iterator() {
                 return DataTypes.entries(PMap.this,
-                        new MapOps.Cursor<K, V>(heap, ref, false, kind(), null, false));
+                        new MapOps.Cursor<K, V>(PMap.this, heap, ref, false, kind(), null, false));
             }
 
             @Override

@@ -31,6 +31,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
         this.heap = heap;
         this.type = type;
         this.ref = ref;
+        heap.proxies.adopt(this, ref, type);   // pinned: the collector keeps it
     }
 
     static PObject make(Heap heap, ProxyType type, long ref) {
@@ -76,13 +77,13 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
     }
 
     MapOps.Cursor<K, V> cursor(Object from, boolean reverse) {
-        return new MapOps.Cursor<>(heap, ref, true, kind(), from, reverse);
+        return new MapOps.Cursor<>(this, heap, ref, true, kind(), from, reverse);
     }
 
     /* A scan that libuniheap ends at to (null: none; toIncl: a key equal to
      * it is still returned), in either direction (uh_smap_next_until). */
     MapOps.Cursor<K, V> cursor(Object from, boolean reverse, Object to, boolean toIncl) {
-        return new MapOps.Cursor<>(heap, ref, true, kind(), from, reverse, to, toIncl);
+        return new MapOps.Cursor<>(this, heap, ref, true, kind(), from, reverse, to, toIncl);
     }
 
     @SuppressWarnings("unchecked")
@@ -102,7 +103,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
      */
     public BytesView view(Object key) {
         checkKeyType(key);
-        Object v = MapOps.get(heap, ref, true, kind(), key, BytesView::of);
+        Object v = MapOps.get(heap, ref, true, kind(), key, (h, t, b) -> BytesView.of(this, h, t, b));
         return v == MapOps.MISSING ? null : (BytesView) v;
     }
 

@@ -24,6 +24,9 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * the object is still the one this proxy names) and the field. Inside a
  * block of the calling thread, reads go through libuniheap, which validates
  * them against the block's snapshot. Every write calls libuniheap.
+ *
+ * <p>Each proxy pins its object for the online garbage collector while it
+ * is reachable ({@link Proxies}): a proxy never outlives what it names.
  */
 public abstract class ProxyBase implements PObject {
     static final long OFFSET_MASK = 0xffff_ffff_ffffL;
@@ -44,6 +47,7 @@ public abstract class ProxyBase implements PObject {
         this.offset = init.ref & OFFSET_MASK;
         this.hdr = init.type.hdrOf(init.ref);
         this.hdrMask = init.type.hdrMask;
+        heap.proxies.adopt(this, ref, type);   // pinned: the collector keeps it
     }
 
     /** What the runtime hands a proxy constructor. Only the runtime makes these. */

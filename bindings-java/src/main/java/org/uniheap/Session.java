@@ -27,6 +27,8 @@ final class Session {
     static final long ROOT = 128;     // uh_root_next: cursor, name, name_len, value
     static final long CINFO = 160;    // uh_class_info (24 bytes)
     static final long FINFO = 184;    // uh_field_info (24 bytes)
+    static final long PIN = 208;      // uh_pin's id (u32): apart from OUT, which a
+                                      // call's caller may still read
     static final long INFO = 512;     // uh_info (4184 bytes)
     static final long KEYBUF = 4736;  // bytes of a string or bytes key
     static final int KEYBUF_CAP = 4104;   // > UH_KEY_MAX_LEN: too long is libuniheap's to say
@@ -40,6 +42,8 @@ final class Session {
     private static final long SCRATCH = DATA + DATA_CAP;
 
     final long h;
+    /** This session's pins, as the Cleaner's unpins reach them. */
+    final Pins pins;
     final MemorySegment scratch;
     final long at;     // scratch address
     /** Outermost block open on this session wrote something (a commit that
@@ -48,6 +52,7 @@ final class Session {
 
     Session(long h) {
         this.h = h;
+        this.pins = new Pins(h);
         this.scratch = Arena.ofAuto().allocate(SCRATCH, 16);
         this.at = scratch.address();
     }
@@ -83,8 +88,10 @@ final class Session {
         }
     }
 
-    /** uh_disconnect; an open block is rolled back. Can't fail. */
+    /** uh_disconnect; an open block is rolled back, the pins go with
+     * the session (no unpin reaches the handle after it). Can't fail. */
     void disconnect() {
+        pins.close();
         try {
             Native.DISCONNECT.invokeExact(h);
         } catch (Throwable t) {
@@ -173,6 +180,19 @@ final class Session {
         } catch (Throwable t) {
             throw Errors.rethrow(t);
         }
+    }
+
+    /** uh_pin of ref; the pin's id in PIN ({@link #pinOut()}). */
+    int pin(long ref) {
+        try {
+            return (int) Native.PIN.invokeExact(h, ref, at + PIN);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    int pinOut() {
+        return scratch.get(JAVA_INT, PIN);
     }
 
     int getI64(long ref, int field) {
