@@ -132,16 +132,29 @@ final class Blocks {
     }
 
     /** Heap.atomic(Supplier): body in a block, run again after a lost
-     * conflict, up to maxTries times; just body inside a block. */
+     * conflict, up to maxTries times; just body inside a block. A block
+     * that found the heap full runs again after {@link Pins#reclaim}, at
+     * most RECLAIMS times: the objects of proxies the JVM has not collected
+     * yet may be what fills it. */
     <T> T atomic(Supplier<T> body) {
         if (current() != null)
             return body.get();
         Session s = heap.acquire(null);
+        int reclaims = 0;
         try {
-            for (int tries = 0;; tries++) {   // bound: maxTries
+            for (int tries = 0;; tries++) {   // bound: maxTries, and RECLAIMS more
                 if (tries > 0)
                     s.retryWait(tries);   // may sleep up to 10 ms: an ordinary downcall
-                T[] out = runOnce(s, body, tries + 1 >= maxTries);
+                T[] out;
+                try {
+                    out = runOnce(s, body, tries + 1 >= maxTries);
+                } catch (HeapFullException e) {
+                    if (reclaims++ == Pins.RECLAIMS)
+                        throw e;
+                    Pins.reclaim(heap);
+                    tries--;   // not a lost conflict
+                    continue;
+                }
                 if (out != null)
                     return out[0];
             }

@@ -308,17 +308,25 @@ public final class Heap implements AutoCloseable {
         });
     }
 
+    /* Outside a block, a full heap is tried again after Pins.reclaim (as
+     * atomic() runs a block again); inside one, atomic() does it. */
     private long allocate(int classId, String what) {
         BlockState b = current();
-        Session s = acquire(b);
-        try {
-            s.wrote = true;
-            int rc = s.alloc(classId);
-            if (rc != 0)
-                throw Errors.of(rc, "new " + what);
-            return s.outLong();
-        } finally {
-            release(b, s);
+        for (int reclaims = 0;; reclaims++) {   // bound: Pins.RECLAIMS
+            Session s = acquire(b);
+            UniheapException err;
+            try {
+                s.wrote = true;
+                int rc = s.alloc(classId);
+                if (rc == 0)
+                    return s.outLong();
+                err = Errors.of(rc, "new " + what);
+            } finally {
+                release(b, s);
+            }
+            if (!(err instanceof HeapFullException) || b != null || reclaims == Pins.RECLAIMS)
+                throw err;
+            Pins.reclaim(this);
         }
     }
 
