@@ -181,6 +181,20 @@ public final class Heapd implements AutoCloseable {
         return out;
     }
 
+    /** heapctl gc --wait: one collector cycle, run to its end; false when
+     * heapctl fails (this heapd has no collector). */
+    public boolean gc() throws IOException, InterruptedException {
+        List<String> argv = List.of(binary("heapctl").toString(), "--socket", socket.toString(),
+                "gc", "--wait");
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor();
+            return false;
+        }
+        return p.exitValue() == 0;
+    }
+
     public String logTail() {
         try {
             String s = Files.readString(log);
