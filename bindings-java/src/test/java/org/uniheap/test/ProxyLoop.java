@@ -1,13 +1,17 @@
 package org.uniheap.test;
 
 import org.uniheap.Heap;
+import org.uniheap.PList;
 import org.uniheap.PMap;
 
 /**
  * What making a proxy costs, as a plain loop (not a test; no JMH): a hash
  * map get that returns a record (a new proxy each time), and a getter that
  * follows a reference field (a new proxy each time), on a private heapd.
- * Prints the median of several rounds in ns per operation.
+ * Prints the median of several rounds in ns per operation. A third loop
+ * reads each of many objects once per round, after a System.gc() (not
+ * timed) let the proxies of the round before die: each read makes a new
+ * proxy, the cost of a first read.
  *
  * <p>Run after {@code make java-test} built the test classes:
  * {@code java --enable-native-access=ALL-UNNAMED -Duniheap.build=build
@@ -49,12 +53,31 @@ public final class ProxyLoop {
                     sum += map.get(names[i & (keys - 1)]).balance();
                 return sum;
             }, ops));
-            report("ref getter (new proxy)", median(() -> {
+            report("ref getter", median(() -> {
                 long sum = 0;
                 for (int i = 0; i < ops; i++)
                     sum += root.left().value();
                 return sum;
             }, ops));
+            int many = 1 << 17;
+            PList<Account> list = heap.newList();
+            for (int i = 0; i < many; i += 1024) {
+                int from = i;
+                heap.atomic(() -> {
+                    for (int j = from; j < from + 1024; j++) {
+                        Account a = heap.create(Account.class);
+                        a.balance(j);
+                        list.add(a);
+                    }
+                });
+            }
+            heap.roots().put("list", list);
+            report("list get, first read", median(() -> {
+                long sum = 0;
+                for (int i = 0; i < many; i++)
+                    sum += list.get(i).balance();
+                return sum;
+            }, many, ProxyLoop::letProxiesDie));
             System.out.println("stats: " + heap.stats());
         }
     }
@@ -65,12 +88,29 @@ public final class ProxyLoop {
 
     static long sink;
 
-    /* Median ns/op of 7 rounds, after 3 warm-up rounds. */
+    private static void letProxiesDie() {
+        System.gc();
+        try {
+            Thread.sleep(200);   // the unpin thread's turn
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static double median(Loop loop, int ops) {
+        return median(loop, ops, () -> { });
+    }
+
+    /* Median ns/op of 7 rounds, after 3 warm-up rounds; before each round,
+     * untimed, setup. */
+    private static double median(Loop loop, int ops, Runnable setup) {
         double[] r = new double[7];
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
+            setup.run();
             sink += loop.run();
+        }
         for (int i = 0; i < r.length; i++) {
+            setup.run();
             long t0 = System.nanoTime();
             sink += loop.run();
             r[i] = (System.nanoTime() - t0) / (double) ops;
