@@ -20,14 +20,19 @@ import java.util.function.LongConsumer;
 final class ChangeListener implements AutoCloseable {
     private final Waits waits;
     private final long obj;
+    /* The proxy subscribed to (or Heap.ROOTS): its pin keeps the object
+     * from the online garbage collector while the subscription runs. */
+    @SuppressWarnings("unused")
+    private final Object proxy;
     private final Executor executor;
     private final LongConsumer callback;
     private volatile boolean closed;
     private volatile CompletableFuture<Long> pending;
 
-    ChangeListener(Waits waits, long obj, Executor executor, LongConsumer callback) {
+    ChangeListener(Waits waits, long obj, Object proxy, Executor executor, LongConsumer callback) {
         this.waits = waits;
         this.obj = obj;
+        this.proxy = proxy;
         this.executor = executor;
         this.callback = callback;
     }

@@ -642,7 +642,7 @@ public final class Heap implements AutoCloseable {
         Objects.requireNonNull(executor, "executor");
         Objects.requireNonNull(callback, "callback");
         long since = token(obj);
-        ChangeListener l = new ChangeListener(waits, waitTarget(obj), executor, callback);
+        ChangeListener l = new ChangeListener(waits, waitTarget(obj), obj, executor, callback);
         l.start(since);
         return l;
     }
