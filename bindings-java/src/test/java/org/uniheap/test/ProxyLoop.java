@@ -10,8 +10,9 @@ import org.uniheap.PMap;
  * follows a reference field (a new proxy each time), on a private heapd.
  * Prints the median of several rounds in ns per operation. A third loop
  * reads each of many objects once per round, after a System.gc() (not
- * timed) let the proxies of the round before die: each read makes a new
- * proxy, the cost of a first read.
+ * timed) let the proxies of the round before die and their pins go: each
+ * read makes a new proxy, the cost of a first read (the release, on the
+ * unpin thread, is not timed).
  *
  * <p>Run after {@code make java-test} built the test classes:
  * {@code java --enable-native-access=ALL-UNNAMED -Duniheap.build=build
@@ -77,7 +78,7 @@ public final class ProxyLoop {
                 for (int i = 0; i < many; i++)
                     sum += list.get(i).balance();
                 return sum;
-            }, many, ProxyLoop::letProxiesDie));
+            }, many, () -> letProxiesDie(heap)));
             System.out.println("stats: " + heap.stats());
         }
     }
@@ -88,12 +89,27 @@ public final class ProxyLoop {
 
     static long sink;
 
-    private static void letProxiesDie() {
+    /* System.gc(), then wait (at most 10 s) until the unpin thread has
+     * released the pins of the dead proxies: down to the map's, the tree's
+     * and the list's (a binding without pins counts none). */
+    private static void letProxiesDie(Heap heap) {
         System.gc();
+        for (int i = 0; i < 1000 && pins(heap) > 8; i++) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /* 0 from a binding older than pins (this loop also measures one). */
+    private static long pins(Heap heap) {
         try {
-            Thread.sleep(200);   // the unpin thread's turn
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return heap.stats().pins();
+        } catch (NoSuchMethodError e) {
+            return 0;
         }
     }
 
