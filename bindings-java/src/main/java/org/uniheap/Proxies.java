@@ -21,9 +21,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * list element) returns the proxy already made, found by reference in a
  * table of weak references. A proxy made and dropped in a tight loop over a
  * few objects thus costs a table lookup, not a pin, an unpin and a
- * reference for the JVM's collector to process each time (measured: a
- * Cleaner per proxy made a map get of a record five times slower, and its
- * thread fell millions of pins behind such a loop). A proxy of the same
+ * reference for the JVM's collector to process each time (measured with
+ * ProxyLoop: a Cleaner per proxy made a map get of a record four times
+ * slower, and its thread fell so far behind a loop of getters that the
+ * session ran out of pins). A proxy of the same
  * object through another type ({@code as()}) is a proxy of its own, with a
  * pin of its own, kept in {@code others}. In front of the table, a
  * direct-mapped array of recently used entries ({@code recent}, indexed by
