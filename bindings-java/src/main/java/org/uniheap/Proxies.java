@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * so an entry whose proxy is gone may leave the table: it is queued).
  * Released exactly once, by the unpin thread. {@code recent} only
  * caches: an entry there is also in {@code byRef} or {@code others}, or
- * queued.
+ * its proxy is gone (then {@code find} sees null and a new proxy takes
+ * the slot).
  */
 final class Proxies {
     private static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<>();
