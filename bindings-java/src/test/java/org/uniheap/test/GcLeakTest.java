@@ -5,9 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.uniheap.Heap;
@@ -24,32 +23,37 @@ import org.uniheap.HeapStats;
  * <p>Sizes: -Duniheap.gcLeakSteps (default 1,000,000 replacements: a 16M
  * heap, the default -Duniheap.gcLeakHeap, has 6 MiB of arenas, about
  * 87,000 of these nodes, so over ten times that) and -Duniheap.gcLeakHeap;
- * the acceptance run is 10,000,000 on 64M. Skipped when the heapd under
- * test has no collector ({@code heapctl gc --wait} fails).
+ * the acceptance run is 10,000,000 on 64M ({@code mvn -f bindings-java
+ * test -Dtest=GcLeakTest -Duniheap.gcLeakSteps=10000000
+ * -Duniheap.gcLeakHeap=64M}: the pom passes both on). Skipped when the
+ * heapd under test has no collector ({@code heapctl gc --wait} fails).
  */
 class GcLeakTest {
     private static final long STEPS = Long.getLong("uniheap.gcLeakSteps", 1_000_000);
-    private static final String SIZE = System.getProperty("uniheap.gcLeakHeap", "16M");
+    private static final String SIZE = sizeProperty();
     private static final int HELD_EVERY = 100;
-    private static Heapd heapd;
-    private static boolean collects;
+    private Heapd heapd;
 
-    @BeforeAll
-    static void startHeapd() throws Exception {
-        heapd = Heapd.start(SIZE);
-        collects = heapd.gc();
-    }
-
+    /* A heap of its own per test: the garbage one test leaves fills arenas
+     * that the next one's session log would need. */
     @BeforeEach
-    void needsCollector() {
-        Assumptions.assumeTrue(collects, "heapd has no collector: heapctl gc --wait failed");
+    void startHeapd() throws Exception {
+        heapd = Heapd.start(SIZE);
+        Assumptions.assumeTrue(heapd.gc(), "heapd has no collector: heapctl gc --wait failed");
     }
 
-    @AfterAll
-    static void stopHeapd() {
+    @AfterEach
+    void stopHeapd() {
         if (heapd != null)
             heapd.close();
         heapd = null;
+    }
+
+    /* -Duniheap.gcLeakHeap, or 16M (also when Maven passes the property
+     * unset, as its unexpanded name). */
+    private static String sizeProperty() {
+        String s = System.getProperty("uniheap.gcLeakHeap", "");
+        return s.isEmpty() || s.startsWith("$") ? "16M" : s;
     }
 
     /* The loop: STEPS blocks, each making a node of value n the head's
