@@ -6,7 +6,9 @@
  * own heap memory: they hold a reference (offset and generation, uniheap.h
  * "direct") and re-check the object's header on every access, so a closed
  * heap or a freed object raises instead of touching unmapped memory or a
- * newer object in the same slot.
+ * newer object in the same slot. Each proxy (and zero-copy view) holds a
+ * GC pin of its object from its making to its dealloc (pin.c), so the
+ * online collector keeps every object Python code can still reach.
  *
  * Layers. A file uses only files of the layers below its own (checked by
  * scripts/cycles.py, which lists every file-level circle); the
@@ -25,9 +27,9 @@
  *               Python <-> uh_value/uh_key and one-step stores;
  *               zero-copy views of bytes values
  *   proxy.c     the Proxy base type and the wrapping of references
- *   block.c strings.c
+ *   block.c strings.c pin.c
  *               steps and atomic blocks; str/bytes values copied out of
- *               the mapping
+ *               the mapping; the GC pins of proxies and views
  *   session.c   when a Heap can be used and when its session ends
  *   errors.c    the error classes and the functions that raise them
  *   state.c     the module state and the fork epoch                 (bottom)
@@ -89,9 +91,17 @@ typedef struct {
 
 struct uhpy_wslot;
 
+/* A GC pin (uh_pin) and the connection of the Heap it was taken on
+ * (pin.c). id 0: nothing to release. */
+typedef struct {
+	uint32_t id;
+	uint32_t conn;
+} uhpy_pin;
+
 typedef struct HeapObject {
 	PyObject_HEAD
 	uh_heap *h;		/* owned; NULL once closed */
+	uint32_t conn;		/* connections made by this Heap: names its session */
 	char *base;		/* the mapping (owned by h) */
 	uint64_t size;		/* bytes mapped */
 	unsigned epoch;		/* uhpy_fork_epoch when connected */
@@ -117,6 +127,7 @@ typedef struct {
 	uh_off off;		/* the reference: offset and generation */
 	uint32_t cls;
 	uint32_t key_kind;	/* maps: cached key kind (fixed at creation), 0 = unknown */
+	uhpy_pin pin;		/* the object's GC pin, released in tp_dealloc */
 } ProxyObject;
 
 /* state.c */
@@ -195,6 +206,14 @@ PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
 /* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
  * exception. */
 int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
+
+/* pin.c: a proxy's or view's GC pin of ref, on the Heap's session: 0,
+ * or -1 with an exception (FreedObjectError when the object was freed,
+ * HeapClosedError); pin->id stays 0 then. uhpy_pin_drop releases it if
+ * its session is still the Heap's (else heapd dropped it with the
+ * session); any thread with the GIL, never raises. */
+int uhpy_pin_take(HeapObject *hp, uh_off ref, uhpy_pin *pin);
+void uhpy_pin_drop(HeapObject *hp, uhpy_pin *pin);
 
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;

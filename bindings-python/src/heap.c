@@ -40,6 +40,7 @@ static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 	}
 	uh_heap_info(h, &info);
 	hp->h = h;
+	hp->conn++;	/* pins of an earlier connection are not this session's */
 	hp->base = uh_base(h);
 	hp->size = info.heap_size;
 	hp->readonly = readonly;
@@ -159,12 +160,13 @@ static PyObject *heap_stats(HeapObject *hp, PyObject *unused)
 	uh_stats_get(hp->h, &s);
 #define K(f) #f, (unsigned long long)s.f
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:K,s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
 			     K(allocs), K(frees), K(commits), K(empty_commits), K(aborts),
 			     K(conflicts), K(barriers), K(flushes), K(log_bytes), K(arena_leases),
 			     K(lock_waits), K(aborts_locked), K(aborts_stale), K(aborts_logfull),
 			     K(aborts_user), K(retries), K(read_waits), K(reattaches),
-			     K(reattach_ns), K(opt_reads), K(opt_retries), K(opt_fallbacks));
+			     K(reattach_ns), K(opt_reads), K(opt_retries), K(opt_fallbacks),
+			     K(pins), K(gc_cycles), K(gc_greys), K(gc_busy_waits));
 #undef K
 }
 
@@ -511,7 +513,9 @@ static PyMethodDef heap_methods[] = {
 	  "Detach from heapd and unmap the heap (idempotent). An open block is rolled back; "
 	  "proxies then raise HeapClosedError." },
 	{ "info", (PyCFunction)heap_info, METH_NOARGS, "Heap facts: size, format, durability, ..." },
-	{ "stats", (PyCFunction)heap_stats, METH_NOARGS, "This session's libuniheap counters." },
+	{ "stats", (PyCFunction)heap_stats, METH_NOARGS,
+	  "This session's libuniheap counters; pins: GC pins held now (one per live proxy), "
+	  "gc_cycles: GC marks this session took part in." },
 	{ "in_block", (PyCFunction)heap_in_block, METH_NOARGS, "True inside an atomic block." },
 	{ "check", (PyCFunction)heap_check, METH_NOARGS,
 	  "Check every object reachable from the roots; returns how many were visited." },

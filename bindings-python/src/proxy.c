@@ -6,6 +6,10 @@
  * A proxy's Python type comes from the Python layer (Heap._proxy_type,
  * cached per class id in the Heap's _types); it is always a subclass of
  * Proxy.
+ *
+ * Every proxy is made here (uhpy_wrap) and holds a GC pin of its object
+ * until its dealloc (pin.c): no proxy exists whose object the online
+ * collector may reclaim.
  */
 #include "ext.h"
 
@@ -76,6 +80,10 @@ PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
 	p->heap = (HeapObject *)Py_NewRef(hp);
 	p->off = off;
 	p->cls = cls;
+	if (uhpy_pin_take(hp, off, &p->pin) < 0) {
+		Py_DECREF(p);	/* nothing pinned: its dealloc releases nothing */
+		return NULL;
+	}
 	return (PyObject *)p;
 }
 
@@ -135,6 +143,7 @@ static void proxy_dealloc(ProxyObject *p)
 {
 	PyTypeObject *tp = Py_TYPE(p);
 
+	uhpy_pin_drop(p->heap, &p->pin);
 	Py_CLEAR(p->heap);
 	tp->tp_free(p);
 	Py_DECREF(tp);

@@ -13,7 +13,9 @@
  * frees it (in any process), and the slot may then hold another object,
  * whose bytes the view shows. BytesView.valid says whether the object is still there
  * (its header's generation); copy, then check valid, for a consistent
- * copy (uniheap.h, "direct").
+ * copy (uniheap.h, "direct"). The exporter pins the bytes object
+ * (pin.c) until it dies, so the online collector does not reclaim it
+ * while the view lives; only a replace or remove frees it then.
  */
 #include "ext.h"
 
@@ -21,6 +23,7 @@ typedef struct {
 	PyObject_HEAD
 	HeapObject *heap;	/* owned */
 	uh_off ref;		/* the bytes object: offset and generation */
+	uhpy_pin pin;		/* its GC pin, released in view_dealloc */
 	const char *base;	/* the mapping */
 	const char *data;	/* the object's payload in it */
 	Py_ssize_t len;
@@ -60,6 +63,7 @@ static void view_dealloc(ViewObject *v)
 {
 	PyTypeObject *tp = Py_TYPE(v);
 
+	uhpy_pin_drop(v->heap, &v->pin);
 	Py_CLEAR(v->heap);
 	tp->tp_free(v);
 	Py_DECREF(tp);
@@ -115,9 +119,14 @@ PyObject *uhpy_view_of(HeapObject *hp, uh_off ref)
 		return NULL;
 	v->heap = (HeapObject *)Py_NewRef(hp);
 	v->ref = ref;
+	v->pin = (uhpy_pin){ 0 };
 	v->base = hp->base;
 	v->data = data;
 	v->len = (Py_ssize_t)len;
+	if (uhpy_pin_take(hp, ref, &v->pin) < 0) {
+		Py_DECREF(v);
+		return NULL;
+	}
 	mv = PyMemoryView_FromObject((PyObject *)v);
 	Py_DECREF(v);
 	return mv;
