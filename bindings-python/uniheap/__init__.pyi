@@ -133,7 +133,9 @@ class Heap:
     @max_tries.setter
     def max_tries(self, n: int) -> None: ...
     def info(self) -> dict[str, Any]: ...  # heap_size, format_version, durability, session, readonly, name, path
-    def stats(self) -> dict[str, int]: ... # libuniheap counters (allocs, commits, aborts, conflicts, barriers, ...)
+    def stats(self) -> dict[str, int]: ... # libuniheap counters (allocs, commits, aborts, conflicts, barriers, ...;
+                                           # online GC: pins (held now, one per live proxy or view), gc_cycles,
+                                           # gc_greys, gc_busy_waits)
     @overload
     def atomic(self) -> Atomic: ...       # with heap.atomic(): ... (Conflict on a lost conflict)
     @overload
