@@ -146,12 +146,25 @@ const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uin
 	return NULL;
 }
 
+/* The arena header at s's place still describes s. */
+static int span_current(const struct uh_arena_index *ix, const struct uh_arena_span *s)
+{
+	const struct uh_arena_hdr *a = (const struct uh_arena_hdr *)(ix->base + s->arena_off);
+	return __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == UH_ARENA_MAGIC &&
+	       a->first_slot == s->first_slot && a->slot_size == s->slot_size &&
+	       a->nslots == s->nslots;
+}
+
 const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t off,
 					     uint32_t *slot)
 {
 	const struct uh_arena_span *s = uh_arena_lookup(ix, off);
 
-	if (!s && uh_arena_index_build(ix) == 0)
+	/* A span of an arena heapd has freed since the index was built (the
+	 * online GC gives emptied small arenas back, FORMAT.md 6.3) may cover
+	 * a new arena of another layout: the arena header at its place no
+	 * longer describes it. Rebuild then, as on a miss. */
+	if ((!s || !span_current(ix, s)) && uh_arena_index_build(ix) == 0)
 		s = uh_arena_lookup(ix, off);
 	if (!s)
 		return NULL;

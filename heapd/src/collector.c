@@ -507,7 +507,12 @@ static void sweep_phase(struct cycle *cy)
 	}
 	sweep_batch(cy, b);
 	free(b);
-	return_empty_arenas(cy);
+	/* Emptied small arenas are not given back yet: a client that was
+	 * given such an arena back in a later lease lost objects to it in
+	 * test_gold's map run (a reference into no arena afterwards), cause
+	 * not found. FORMAT.md 6.3's rule stands: heapd never frees a small
+	 * arena. Their slots serve the next leases of their size. */
+	(void)return_empty_arenas;
 	cy->fig->sweep_ns = hd_mono_ns() - t0;
 }
 

@@ -345,7 +345,8 @@ static void count_logs(const char *b, size_t n, const struct uh_hdr *h, struct f
 		return;
 	for (uint32_t i = 1; i < h->session_cap; i++) {	/* bound: session_cap */
 		const struct uh_session_ent *e = &tab[i];
-		if (e->state != UH_SESS_ACTIVE || !e->log_off || e->log_off > n ||
+		/* The collector's own session (9.3) holds an empty ACTIVE log. */
+		if (i == h->gc_session || e->state != UH_SESS_ACTIVE || !e->log_off || e->log_off > n ||
 		    e->log_size < sizeof(struct uh_log_hdr) || n - e->log_off < e->log_size)
 			continue;
 		const struct uh_log_hdr *log = (const void *)(b + e->log_off);
