@@ -16,8 +16,8 @@
  *      meanwhile (that replay has no barrier), gives the cycle up.
  *   6. Sweep in batches, with the Dekker protocol against uh_pin: take
  *      the lock of each candidate, fence, scan every session's pins,
- *      rescue what a pin holds, free the rest. Small arenas nobody leases
- *      that are empty then go back to the pool, like large regions.
+ *      rescue what a pin holds, free the rest. Emptied small arenas stay
+ *      (FORMAT.md 6.3); large regions go back to the pool.
  *   7. gc_state = (c+1, IDLE); the cycle's figures are kept (last 16).
  * Objects whose lock word version is >= gc_v0 were allocated or written
  * after the mark began: never swept by that cycle.
@@ -452,39 +452,6 @@ static void consider(struct cycle *cy, struct batch *b, uint32_t span, uint32_t 
 		sweep_batch(cy, b);
 }
 
-/* A small arena nobody leases whose bitmap is all clear holds no object:
- * it goes back to the pool, so that arenas of another slot size, or large
- * objects, can have the space (under hd->mu, which leases take too). */
-static int arena_empty(struct hd *hd, const struct uh_arena_span *s)
-{
-	const uint64_t *bm = uh_arena_bitmap(hd->base, s->arena_off);
-	for (uint32_t w = 0; w < (s->nslots + 63u) / 64u; w++)	/* bitmap words */
-		if (__atomic_load_n(&bm[w], __ATOMIC_ACQUIRE))
-			return 0;
-	return 1;
-}
-
-static void return_empty_arenas(struct cycle *cy)
-{
-	struct hd *hd = cy->hd;
-	uint32_t n = 0;
-	pthread_mutex_lock(&hd->mu);
-	for (uint32_t i = 0; i < cy->snap.n; i++) {	/* bounded by the snapshot */
-		const struct uh_arena_span *s = &cy->snap.v[i];
-		const struct uh_arena_hdr *ah = (const void *)(hd->base + s->arena_off);
-		uint32_t idx = (uint32_t)ah->dir_index;
-		if (s->slot_size > UH_SMALL_MAX || ah->magic != UH_ARENA_MAGIC ||
-		    hd_arena_hdr_ok(hd, idx) != ah || hd_arena_dir(hd)[idx].kind != UH_ARENA_SMALL ||
-		    hd_arena_dir(hd)[idx].owner != 0 || !arena_empty(hd, s))
-			continue;
-		n += hd_large_free_locked(hd, idx) == 0;
-	}
-	if (n)
-		uh_arena_index_build(&hd->ix);	/* a stale span must never match */
-	pthread_mutex_unlock(&hd->mu);
-	cy->fig->arenas_freed = n;
-}
-
 static void sweep_phase(struct cycle *cy)
 {
 	uint64_t t0 = hd_mono_ns();
@@ -512,7 +479,6 @@ static void sweep_phase(struct cycle *cy)
 	 * test_gold's map run (a reference into no arena afterwards), cause
 	 * not found. FORMAT.md 6.3's rule stands: heapd never frees a small
 	 * arena. Their slots serve the next leases of their size. */
-	(void)return_empty_arenas;
 	cy->fig->sweep_ns = hd_mono_ns() - t0;
 }
 
