@@ -251,6 +251,10 @@ export interface HeapStats {
   /** Map and sorted-map reads outside blocks answered optimistically, tries
    * of them lost to a concurrent change, and those run as a block after. */
   optReads: number; optRetries: number; optFallbacks: number;
+  /** Online GC: pins held now (one per live proxy), GC cycles this session
+   * took part in, references it handed to the mark (write barrier, pins),
+   * and pushes that waited for the collector to drain. */
+  pins: number; gcCycles: number; gcGreys: number; gcBusyWaits: number;
 }
 
 export interface ClassInfo {

@@ -40,6 +40,8 @@ class State {
     this.types = new Map();	// class id -> proxy class
     this.ids = new Map();	// declared class -> class id
     this.registering = new Set();
+    // unpins a collected proxy's object (lib/identity.js, initProxy)
+    this.pins = new FinalizationRegistry((pin) => this.s.unpin(pin));
   }
 
   /** The proxy of the object (off, gen) of class cls. */

@@ -16,7 +16,7 @@ namespace uhn {
 Napi::Function Session::Define(Napi::Env env)
 {
 	return DefineClass(env, "Session", {
-		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats),
+		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats), M("pin", Pin), M("unpin", Unpin),
 		M("heapCheck", HeapCheck), M("begin", Begin), M("commit", Commit),
 		M("abort", Abort), M("inBlock", InBlock), M("retryWait", RetryWait),
 		M("registerClass", RegisterClass), M("classFind", ClassFind),
@@ -161,8 +161,40 @@ Napi::Value Session::Stats(const Napi::CallbackInfo &info)
 	K("reattaches", reattaches); K("reattachNs", reattach_ns);
 	K("optReads", opt_reads); K("optRetries", opt_retries);
 	K("optFallbacks", opt_fallbacks);
+	K("pins", pins); K("gcCycles", gc_cycles); K("gcGreys", gc_greys);
+	K("gcBusyWaits", gc_busy_waits);
 #undef K
 	return o;
+}
+
+/* pin(offset, generation) -> the pin's id, or -1 when the object was
+ * already freed (nothing pinned: the proxy's reads raise FreedObjectError).
+ * A proxy pins its object for the online GC while it lives (lib/identity.js). */
+Napi::Value Session::Pin(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t id = 0;
+	int rc;
+
+	if (!open(env))
+		return env.Undefined();
+	uh_off ref = (uh_off)info[0].As<Napi::Number>().Int64Value() |
+		(uh_off)info[1].As<Napi::Number>().Uint32Value() << 48;
+	if ((rc = uh_pin(h, ref, &id)) == UH_EFREED)
+		return Napi::Number::New(env, -1);
+	if (rc != 0)
+		return raise(env, rc, "pin");
+	return Napi::Number::New(env, id);
+}
+
+/* unpin(id): from a proxy's FinalizationRegistry callback. After close()
+ * the session and its pins are gone: nothing to release, no throw (the
+ * callback may run after close, or at environment teardown). */
+Napi::Value Session::Unpin(const Napi::CallbackInfo &info)
+{
+	if (h != nullptr)
+		uh_unpin(h, info[0].As<Napi::Number>().Uint32Value());
+	return info.Env().Undefined();
 }
 
 Napi::Value Session::HeapCheck(const Napi::CallbackInfo &info)

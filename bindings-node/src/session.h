@@ -45,6 +45,8 @@ private:
 	Napi::Value Buffer(const Napi::CallbackInfo &info);
 	Napi::Value Info(const Napi::CallbackInfo &info);
 	Napi::Value Stats(const Napi::CallbackInfo &info);
+	Napi::Value Pin(const Napi::CallbackInfo &info);
+	Napi::Value Unpin(const Napi::CallbackInfo &info);
 	Napi::Value HeapCheck(const Napi::CallbackInfo &info);
 	Napi::Value Begin(const Napi::CallbackInfo &info);
 	Napi::Value Commit(const Napi::CallbackInfo &info);
