@@ -43,6 +43,7 @@
  * wait there until heapd stops, so a test can kill heapd mid-cycle.
  */
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -794,8 +795,15 @@ int hd_gc_start(struct hd *hd, char *err, size_t errlen)
 	const char *at = getenv("UNIHEAP_GC_STOP_AT");
 	col->stop_at = at && !strcmp(at, "mark") ? 1 : at && !strcmp(at, "sweep") ? 2 : 0;
 	int rc = take_session(hd, col, err, errlen);
+	/* The thread starts with every signal blocked: heapd's SIGTERM must
+	 * reach the server's sigwait (server.cc), not kill the process from
+	 * here before the socket is removed. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (!rc && pthread_create(&col->thread, NULL, collector_main, col) != 0)
 		rc = hd_err(err, errlen, UH_ENOMEM, "cannot start the collector thread");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		if (col->session)
 			hd_session_detach(hd, col->session, 1);
