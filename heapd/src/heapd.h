@@ -40,8 +40,8 @@ struct hd_opts {
 	 * gc_fill_pct percent of what the pool can hold and an arena's
 	 * worth more than after the last cycle. What the pool can hold is
 	 * the heap size until a lease finds no space, then the arena bytes
-	 * there were then. 0 = the default (a quarter of the heap; 75 %);
-	 * HD_GC_OFF = that rule is off. A lease that finds no space always
+	 * there were then. 0 and HD_GC_OFF: that rule is off (the default:
+	 * C programs may hold objects without pins). A lease that finds no space always
 	 * runs a cycle and tries once more. */
 	uint64_t gc_every;
 	uint64_t gc_fill_pct;
