@@ -120,7 +120,23 @@ struct uh_hdr {
 	uint64_t gc_state;			/* 640 */
 	uint64_t gc_v0;				/* 648 */
 	uint32_t gc_session;			/* 656 */
-	uint8_t pad3[364];			/* 660 */
+	uint32_t reserved2;			/* 660 */
+	/* Where the heap's bytes were last served (FORMAT.md 9.4), run-time
+	 * state written by heapd after its recovery: uh_fnv1a64 of the
+	 * kernel's boot id, and the heap file's st_dev and st_ino. A start
+	 * that finds all three unchanged knows that no power loss came
+	 * between (only processes died) and leaves the mark to an online
+	 * cycle after it serves. */
+	uint64_t run_boot;			/* 664 */
+	uint64_t run_dev;			/* 672 */
+	uint64_t run_ino;			/* 680 */
+	/* The sweep's batch (FORMAT.md 9.3, run-time, heapd only): every
+	 * object its session holds locked lies in [gc_sweep_lo, gc_sweep_hi);
+	 * both 0 when it holds none. A heapd that died sweeping leaves its
+	 * locks there; the next one releases them (9.4). */
+	uint64_t gc_sweep_lo;			/* 688 */
+	uint64_t gc_sweep_hi;			/* 696 */
+	uint8_t pad3[320];			/* 704 */
 	uint32_t changes[UH_CHANGE_CHANNELS];	/* 1024 */
 };
 

@@ -73,6 +73,11 @@ struct hd_collector {
 	uint32_t session;		/* gc_session */
 	uint64_t used_after;		/* slot bytes in use after the last cycle (atomic) */
 	int stop_at;			/* test hook: 0, 1 mark, 2 sweep */
+	/* Recovery left its mark to this collector (FORMAT.md 9.4): cycles
+	 * with the trigger "recovery" run until one is done, whose figures
+	 * become hd->rec's. Written under col->mu. */
+	int recovery_pending;
+	int serving;			/* hd_gc_serving was called */
 };
 
 /* One cycle's working state (collector thread only). */
@@ -381,6 +386,17 @@ static void free_large(struct cycle *cy, const struct uh_arena_span *s)
 	pthread_mutex_unlock(&hd->mu);
 }
 
+/* Where the batch's locks are (uh_hdr.gc_sweep_lo/hi, FORMAT.md 9.4):
+ * first: the batch starts at off (or, with off and end 0, has ended);
+ * end: one past the object about to be locked. Stored before the lock is taken, so that a
+ * heapd that dies holding it left its range behind. */
+static void sweep_range(struct hd *hd, int first, uint64_t off, uint64_t end)
+{
+	if (first)
+		__atomic_store_n(&hd->hdr->gc_sweep_lo, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&hd->hdr->gc_sweep_hi, end, __ATOMIC_SEQ_CST);
+}
+
 /* Step 6 for one batch of locked candidates. */
 static void sweep_batch(struct cycle *cy, struct batch *b)
 {
@@ -429,6 +445,7 @@ static void sweep_batch(struct cycle *cy, struct batch *b)
 			uh_bitmap_clear(uh_arena_bitmap(hd->base, s->arena_off), c->slot);
 	}
 	b->n = 0;
+	sweep_range(hd, 1, 0, 0);	/* no lock of ours is left */
 }
 
 /* Take slot's lock if its object is a candidate: allocated (bit set),
@@ -444,6 +461,7 @@ static void consider(struct cycle *cy, struct batch *b, uint32_t span, uint32_t 
 	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE);
 	if (uh_lock_is_locked(w) || w >= cy->v0)
 		return;
+	sweep_range(cy->hd, b->n == 0, off, off + s->slot_size);
 	uint64_t locked = uh_lock_word(cy->col->session, w);
 	if (!__atomic_compare_exchange_n(&oh->lock, &w, locked, 0, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
@@ -518,6 +536,15 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	snprintf(f.outcome, sizeof(f.outcome), "%s", cy.why ? cy.why : "done");
 	pthread_mutex_lock(&hd->mu);
 	__atomic_store_n(&col->used_after, used_bytes_locked(hd), __ATOMIC_RELAXED);
+	int recovered = !cy.why && hd->rec.gc_pending;
+	if (recovered) {
+		/* The first whole cycle after a start that left the mark to
+		 * it: what recovery would have found (FORMAT.md 9.4). */
+		hd->rec.gc_pending = 0;
+		hd->rec.live_objects = f.marked;
+		hd->rec.freed_objects = f.freed;
+		hd->rec.gc_us = (hd_mono_ns() - hd->rec_t0) / 1000u;
+	}
 	pthread_mutex_unlock(&hd->mu);
 	hd_mark_free(cy.mark);
 	uh_arena_index_free(&cy.snap);
@@ -529,7 +556,13 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	       (unsigned long long)f.bytes_freed, (unsigned long long)f.rescued,
 	       (unsigned long long)f.mark_ns / 1000, (unsigned long long)f.sweep_ns / 1000,
 	       (unsigned long long)f.max_handshake_ns / 1000, f.arenas_freed);
+	if (recovered)
+		hd_log("info", "recovery_gc", "live=%llu freed=%llu ms_since_start=%llu",
+		       (unsigned long long)f.marked, (unsigned long long)f.freed,
+		       (unsigned long long)(hd->rec.gc_us / 1000u));
 	pthread_mutex_lock(&col->mu);
+	if (recovered)
+		col->recovery_pending = 0;
 	record(col, &f);
 	col->cur = f;
 	col->finished++;
@@ -602,6 +635,9 @@ static void *collector_main(void *arg)
 		char trigger[32];
 		if (col->requested) {
 			snprintf(trigger, sizeof(trigger), "%s", col->req_trigger);
+		} else if (col->recovery_pending && col->serving) {
+			/* Given up (a stuck session): again, at the next tick. */
+			snprintf(trigger, sizeof(trigger), "recovery");
 		} else {
 			pthread_mutex_unlock(&col->mu);
 			const char *t = auto_trigger(col);
@@ -738,8 +774,12 @@ static int full(struct hd *hd)
 static void release_old_locks_locked(struct hd *hd, uint32_t old)
 {
 	uint64_t v = next_version(hd), n = 0;
-	for (uint32_t i = 0; i < hd->ix.n; i++) {	/* bounded by the index */
+	uint64_t lo = hd->hdr->gc_sweep_lo, hi = hd->hdr->gc_sweep_hi;
+	for (uint32_t i = 0; lo < hi && i < hd->ix.n; i++) {	/* bounded by the index */
 		const struct uh_arena_span *s = &hd->ix.v[i];
+		if (s->first_slot + (uint64_t)s->nslots * s->slot_size <= lo ||
+		    s->first_slot >= hi)
+			continue;	/* no lock of the old sweep can be here */
 		for (uint32_t k = 0; k < s->nslots; k++) {	/* bounded by nslots */
 			struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + s->first_slot +
 								    (uint64_t)k * s->slot_size);
@@ -764,8 +804,10 @@ static int take_session(struct hd *hd, struct hd_collector *col, char *err, size
 	uint32_t old = hd->hdr->gc_session;
 	/* gc_session is 0 after a clean stop; hd_open has made the phase
 	 * IDLE already, so whether the old heapd was sweeping is unknown. */
-	if (old && hd->rec.gc_deferred && uh_arena_index_build(&hd->ix) == 0)
+	if (old && (hd->rec.gc_deferred || hd->rec.gc_online) &&
+	    uh_arena_index_build(&hd->ix) == 0)
 		release_old_locks_locked(hd, old);
+	sweep_range(hd, 1, 0, 0);	/* released, or recovery GC cleared them */
 	pthread_mutex_unlock(&hd->mu);
 	int rc = hd_session_attach(hd, (uint32_t)getpid(), 0, "heapd collector", 0, 0, &info,
 				   err, errlen);
@@ -795,6 +837,9 @@ int hd_gc_start(struct hd *hd, char *err, size_t errlen)
 	const char *at = getenv("UNIHEAP_GC_STOP_AT");
 	col->stop_at = at && !strcmp(at, "mark") ? 1 : at && !strcmp(at, "sweep") ? 2 : 0;
 	int rc = take_session(hd, col, err, errlen);
+	pthread_mutex_lock(&hd->mu);
+	col->recovery_pending = hd->rec.gc_pending;	/* run from hd_gc_serving */
+	pthread_mutex_unlock(&hd->mu);
 	/* The thread starts with every signal blocked: heapd's SIGTERM must
 	 * reach the server's sigwait (server.cc), not kill the process from
 	 * here before the socket is removed. */
@@ -819,6 +864,18 @@ int hd_gc_start(struct hd *hd, char *err, size_t errlen)
 	       col->session, (unsigned long long)hd->gc_opts.gc_every,
 	       (unsigned long long)hd->gc_opts.gc_fill_pct);
 	return 0;
+}
+
+void hd_gc_serving(struct hd *hd)
+{
+	struct hd_collector *col = hd ? hd->col : NULL;
+	if (!col)
+		return;
+	pthread_mutex_lock(&col->mu);
+	col->serving = 1;
+	if (col->recovery_pending)
+		request_locked(col, "recovery");
+	pthread_mutex_unlock(&col->mu);
 }
 
 void hd_gc_stop(struct hd *hd)

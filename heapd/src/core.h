@@ -84,6 +84,8 @@ struct hd {
 	struct uh_arena_index ix;	/* arena lookups for log finish; rebuilt on a miss */
 	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC at open, for uptime */
 	struct hd_recovery rec;		/* last start-up recovery */
+	uint64_t rec_t0;		/* CLOCK_MONOTONIC when it began */
+	int rec_alive;			/* clients of a previous heapd still run */
 	struct hd_stats stats;		/* counters since start */
 	/* Sessions of a previous heapd whose clients were still running at
 	 * start (recovery left them alone). Nobody watches their streams, so
@@ -96,6 +98,7 @@ struct hd {
 	 * zeroes an area when its slot changes hands. */
 	char *gcf;
 	uint64_t gcf_size;
+	int gcf_reused;			/* the file of a previous heapd, kept for its clients */
 	char *gc_path;			/* owned */
 	struct hd_collector *col;	/* the online collector (collector.c); NULL: not started */
 	/* Hooks the collector sets when it starts, so arenas.c, below it,
@@ -309,10 +312,15 @@ int hd_mark_test(const struct gc *g, uint32_t span, uint32_t slot);
 uint64_t hd_mark_live(const struct gc *g);
 
 /* ---- recovery.c ---- */
-/* Start-up recovery: session logs, then recovery GC (unless a client of a
- * previous heapd is still alive). Fills hd->rec and logs one line.
- * Fails only when the heap cannot be made safe (damaged root map, no
- * memory for the mark stack); err says which. */
-int hd_recover_locked(struct hd *hd, char *err, size_t errlen);
+/* Start-up recovery, in two calls with the GC file opened between them
+ * (whether it was reused decides the second): first the session logs
+ * (FORMAT.md 9 step 1), then the recovery GC (steps 2-5), or, when 9.4
+ * allows, nothing but a note that an online cycle is to run at once.
+ * Together they fill hd->rec; the second logs one line and stamps the
+ * header with where the heap is served. They fail only when the heap
+ * cannot be made safe (damaged root map, no memory for the mark stack);
+ * err says which. */
+int hd_recover_logs_locked(struct hd *hd, char *err, size_t errlen);
+int hd_recover_gc_locked(struct hd *hd, int mode, char *err, size_t errlen);
 
 #endif /* HEAPD_CORE_H */

@@ -177,6 +177,7 @@ int hd_gcfile_open(struct hd *hd, const char *path, char *err, size_t errlen)
 	}
 	hd->gcf = p;
 	hd->gcf_size = size;
+	hd->gcf_reused = reused;
 	if (reused)
 		reset_orphans(hd);
 	else

@@ -45,7 +45,14 @@ struct hd_opts {
 	 * runs a cycle and tries once more. */
 	uint64_t gc_every;
 	uint64_t gc_fill_pct;
+	/* Recovery's mark at start (FORMAT.md 9.4): HD_RECOVERY_AUTO leaves it
+	 * to an online cycle after serving when no power loss can have come
+	 * since the heap was last served; HD_RECOVERY_FULL always runs it. */
+	int recovery_gc;
 };
+
+#define HD_RECOVERY_AUTO 0
+#define HD_RECOVERY_FULL 1
 
 /* Last start-up recovery, as StatusResponse.last_recovery reports it. */
 struct hd_recovery {
@@ -53,6 +60,11 @@ struct hd_recovery {
 	uint64_t live_objects, freed_objects, nulled_refs, locks_cleared;
 	uint64_t duration_us;
 	int gc_deferred;
+	/* The mark is an online cycle's (FORMAT.md 9.4): gc_online; until
+	 * that cycle ends, gc_pending, and live_objects and freed_objects
+	 * are not known yet. Read and written under hd->mu. */
+	int gc_online, gc_pending;
+	uint64_t gc_us;		/* from the start of recovery to that cycle's end */
 };
 
 /* Create or open the heap and recover it (log replay, then recovery GC).
@@ -148,6 +160,10 @@ void hd_stats_get(struct hd *hd, struct hd_stats *out);
  * a session slot of its own; stop it (hd_close does too). */
 int hd_gc_start(struct hd *hd, char *err, size_t errlen);
 void hd_gc_stop(struct hd *hd);
+/* The server accepts clients now: a recovery that left its mark to the
+ * collector (FORMAT.md 9.4) has it run from here, so that its cycle does
+ * not hold up the start of serving. */
+void hd_gc_serving(struct hd *hd);
 struct hd_gc_cycle {
 	uint64_t cycle;		/* uh_hdr.gc_state >> 2 */
 	uint32_t phase;		/* UH_GC_IDLE, UH_GC_MARK, UH_GC_SWEEP */

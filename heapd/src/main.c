@@ -30,7 +30,7 @@
 	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
 	"             [--group GROUP] [--gc-file PATH] [--gc-every SIZE|off]\n" \
-	"             [--gc-fill PCT|off]\n" \
+	"             [--gc-fill PCT|off] [--recovery-gc auto|full]\n" \
 	"       heapd --help | --version\n"
 
 static const char usage_text[] = USAGE_LINES
@@ -63,6 +63,11 @@ static const char usage_text[] = USAGE_LINES
 	"                     default off). A lease that finds no space always\n"
 	"                     runs a cycle and tries again; C programs that keep\n"
 	"                     objects without a root or a pin want these off.\n"
+	"  --recovery-gc MODE auto (default): when no power loss can have come since\n"
+	"                     this heap file was last served (same boot, same file),\n"
+	"                     serve at once and leave recovery's mark to an online\n"
+	"                     GC cycle; full: always mark before serving (give it\n"
+	"                     after putting a copy or image in place of the file)"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
@@ -153,6 +158,16 @@ static uint64_t parse_gc_fill(const char *s)
 	return v;
 }
 
+static int parse_recovery_gc(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return HD_RECOVERY_AUTO;
+	if (!strcmp(s, "full"))
+		return HD_RECOVERY_FULL;
+	usage_error("--recovery-gc: '%s' is neither auto nor full", s);
+	return HD_RECOVERY_FULL;
+}
+
 /* --group: a group name, else a numeric gid. */
 static gid_t parse_group(const char *s)
 {
@@ -181,6 +196,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "gc-file", required_argument, NULL, 'G' },
 		{ "gc-every", required_argument, NULL, 'E' },
 		{ "gc-fill", required_argument, NULL, 'F' },
+		{ "recovery-gc", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -200,6 +216,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'G': a->o.gc_path = optarg; break;
 		case 'E': a->o.gc_every = parse_gc_every(optarg); break;
 		case 'F': a->o.gc_fill_pct = parse_gc_fill(optarg); break;
+		case 'R': a->o.recovery_gc = parse_recovery_gc(optarg); break;
 		case 'H': fputs(usage_text, stdout); exit(0);
 		case 'V':
 			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,

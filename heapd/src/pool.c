@@ -722,14 +722,18 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 	if (!rc)
 		rc = count_start(hd, err, errlen);
 	if (!rc)
-		rc = hd_recover_locked(hd, err, errlen);
-	if (!rc && hd->hdr->format_version != UH_FORMAT_VERSION)
-		rc = upgrade_format(hd, err, errlen);
+		rc = hd_recover_logs_locked(hd, err, errlen);
+	/* The GC file before the mark: whether it was reused for clients of
+	 * the previous heapd decides whether the mark may wait (9.4). */
 	if (!rc) {
 		gc_state_idle(hd);
 		if (o->gc_path && o->gc_path[0])
 			rc = hd_gcfile_open(hd, o->gc_path, err, errlen);
 	}
+	if (!rc)
+		rc = hd_recover_gc_locked(hd, o->recovery_gc, err, errlen);
+	if (!rc && hd->hdr->format_version != UH_FORMAT_VERSION)
+		rc = upgrade_format(hd, err, errlen);
 	if (rc) {
 		hd_free(hd);
 		return rc;

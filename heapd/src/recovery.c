@@ -16,8 +16,10 @@
  * Crash safety: both steps are repeatable; a crash in the middle is
  * repaired by doing them again at the next start.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core.h"
@@ -133,38 +135,133 @@ static int rebuild_index(struct hd *hd, char *err, size_t errlen)
 	return 0;
 }
 
-int hd_recover_locked(struct hd *hd, char *err, size_t errlen)
+int hd_recover_logs_locked(struct hd *hd, char *err, size_t errlen)
 {
-	uint64_t t0 = hd_mono_ns();
 	memset(&hd->rec, 0, sizeof(hd->rec));
+	hd->rec_t0 = hd_mono_ns();
 	int rc = rebuild_index(hd, err, errlen);
 	if (rc)
 		return rc;
-	/* Clients still running may be committing: wait (bounded) until none
-	 * is (reattach.c in libuniheap says why that is enough); a client
-	 * stuck mid-commit defers the GC to a later start. */
 	int alive;
 	if ((rc = recover_sessions(hd, &alive, err, errlen)) != 0)
 		return rc;
-	if (alive)
-		hd->rec.gc_deferred = !live_clients_quiet(hd);
+	hd->rec_alive = alive;
 	/* Reaping may have freed large regions: index what is left. */
-	if (!hd->rec.gc_deferred && !(rc = rebuild_index(hd, err, errlen)))
-		rc = hd_recovery_gc_locked(hd, err, errlen);
-	if (!rc && !hd->rec.gc_deferred)
+	return rebuild_index(hd, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* Where the heap is served (FORMAT.md 9.4): the boot, the file. */
+
+#define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
+
+/* uh_fnv1a64 of the kernel's boot id; $UNIHEAP_BOOT_ID stands in for it
+ * (a test that puts a power-loss image in place of a heap file says so
+ * the way a reboot would); 0 if neither can be read. */
+static uint64_t boot_hash(void)
+{
+	char buf[128] = "";
+	const char *id = getenv("UNIHEAP_BOOT_ID");
+	if (!id || !id[0]) {
+		FILE *f = fopen(BOOT_ID_PATH, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		id = buf;
+	}
+	return id[0] ? uh_fnv1a64(id, strlen(id), UH_FNV_INIT) : 0;
+}
+
+struct served {
+	uint64_t boot, dev, ino;
+};
+
+static int served_now(struct hd *hd, struct served *s)
+{
+	struct stat st;
+	if (stat(hd->path, &st) != 0)
+		return -1;
+	*s = (struct served){ boot_hash(), (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+	return s->boot ? 0 : -1;
+}
+
+/* Steps 2-4 may be left to an online cycle (FORMAT.md 9.4). */
+static int may_skip_mark(struct hd *hd, const char **why)
+{
+	struct served now;
+	const struct uh_hdr *h = hd->hdr;
+	if (served_now(hd, &now) != 0) {
+		*why = "boot id unknown";
+		return 0;
+	}
+	if (h->run_boot != now.boot || h->run_dev != now.dev || h->run_ino != now.ino) {
+		*why = h->run_boot ? "not served since this boot" : "never served by this heapd";
+		return 0;
+	}
+	if (hd->rec_alive && !hd->gcf_reused) {
+		*why = "clients of the previous heapd run without their GC file";
+		return 0;
+	}
+	if (!hd->gcf) {
+		*why = "no GC file";
+		return 0;
+	}
+	return 1;
+}
+
+static void stamp_served(struct hd *hd)
+{
+	struct served now;
+	if (served_now(hd, &now) != 0)
+		memset(&now, 0, sizeof(now));
+	struct uh_hdr *h = hd->hdr;
+	h->run_boot = now.boot;
+	h->run_dev = now.dev;
+	h->run_ino = now.ino;
+	uh_persist_range(&hd->persist, &h->run_boot, 3 * sizeof(uint64_t));
+}
+
+static int full_gc(struct hd *hd, char *err, size_t errlen)
+{
+	/* Clients still running may be committing: wait (bounded) until none
+	 * is (reattach.c in libuniheap says why that is enough); a client
+	 * stuck mid-commit defers the GC to a later start. */
+	if (hd->rec_alive)
+		hd->rec.gc_deferred = !live_clients_quiet(hd);
+	if (hd->rec.gc_deferred)
+		return 0;
+	int rc = hd_recovery_gc_locked(hd, err, errlen);
+	if (!rc)
 		rc = rebuild_index(hd, err, errlen);	/* GC may have freed regions too */
-	hd->rec.duration_us = (hd_mono_ns() - t0) / 1000u;
+	return rc;
+}
+
+int hd_recover_gc_locked(struct hd *hd, int mode, char *err, size_t errlen)
+{
+	const char *why = "--recovery-gc full";
+	int rc = 0;
+	if (mode != HD_RECOVERY_FULL && may_skip_mark(hd, &why)) {
+		hd->rec.gc_online = 1;
+		hd->rec.gc_pending = 1;
+		why = "same boot and file";
+	} else {
+		rc = full_gc(hd, err, errlen);
+	}
+	hd->rec.duration_us = (hd_mono_ns() - hd->rec_t0) / 1000u;
 	if (rc)
 		return rc;	/* the caller reports err: one line, not two */
+	stamp_served(hd);
 	hd_log("info", "recovery",
 	       "logs_replayed=%llu logs_discarded=%llu live=%llu freed=%llu nulled=%llu "
-	       "locks_cleared=%llu gc_deferred=%d ms=%llu",
+	       "locks_cleared=%llu gc_deferred=%d gc=%s reason=\"%s\" ms=%llu",
 	       (unsigned long long)hd->rec.logs_replayed,
 	       (unsigned long long)hd->rec.logs_discarded,
 	       (unsigned long long)hd->rec.live_objects,
 	       (unsigned long long)hd->rec.freed_objects,
 	       (unsigned long long)hd->rec.nulled_refs,
 	       (unsigned long long)hd->rec.locks_cleared, hd->rec.gc_deferred,
+	       hd->rec.gc_online ? "online" : "full", why,
 	       (unsigned long long)(hd->rec.duration_us / 1000u));
 	return 0;
 }

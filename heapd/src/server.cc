@@ -125,6 +125,7 @@ int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
 	}
 	hd_log("info", "listening", "socket=%s pid=%d", path, (int)getpid());
 	notify_ready(hd, path);
+	hd_gc_serving(hd);
 
 	int sig = wait_stop_signal(hd);
 	hd_log("info", "shutdown", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -33,6 +33,9 @@ void recovery_report(const struct hd_recovery &r, pb::RecoveryReport *out)
 	out->set_locks_cleared(r.locks_cleared);
 	out->set_duration_us(r.duration_us);
 	out->set_gc_deferred(r.gc_deferred != 0);
+	out->set_gc_mode(r.gc_online ? "online" : "full");
+	out->set_gc_pending(r.gc_pending != 0);
+	out->set_gc_us(r.gc_us);
 }
 
 void gc_cycle(const struct hd_gc_cycle &c, pb::GcCycle *out)

@@ -30,6 +30,8 @@ struct th_heapd {
 	char heap[600];		/* <dir>/heap.uh */
 	char sock[600];		/* <dir>/heapd.sock */
 	char log[600];		/* <dir>/heapd.log: heapd's stderr, appended */
+	uint64_t serving_ms;	/* th_now_ms() when the socket first accepted */
+	int no_recovery_wait;	/* th_heapd_start returns once heapd serves */
 };
 
 /*
@@ -39,7 +41,10 @@ struct th_heapd {
  * memory unless extra_args says otherwise); else reopen the heap in d->dir
  * (it is created if the file is missing). extra_args: NULL or a
  * space-separated string of more heapd arguments. Waits (<= 10 s) until
- * the socket accepts connections or heapd exits.
+ * the socket accepts connections or heapd exits; then, unless
+ * d->no_recovery_wait or $UNIHEAP_GC_STOP_AT, until a recovery that left
+ * its mark to an online cycle (FORMAT.md 9.4) has seen that cycle end, so
+ * that what `heapctl status` says of the recovery is known.
  * @return 0, or -1 with the reason and the log tail printed to stderr.
  */
 int th_heapd_start(struct th_heapd *d, const char *extra_args);

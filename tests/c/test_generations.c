@@ -173,9 +173,12 @@ static void test_dangling_in_heap(struct th_heapd *d, uh_heap **hp)
 	TH_CHECK(strstr(uh_errmsg(), "generation") != NULL);
 	uh_disconnect(h);
 	*hp = NULL;
-	TH_CHECK(th_heapd_restart(d) == 0);
+	/* Only the full recovery GC nulls (an online cycle, the default
+	 * after a restart on the same boot, skips what dangles: 9.4). */
+	th_heapd_stop(d);
+	TH_CHECK(th_heapd_start(d, "--recovery-gc full") == 0);
 	TH_CHECK(th_heapctl(d, "status", out, sizeof(out)) == 0);
-	TH_CHECK(strstr(out, "nulled") != NULL);
+	TH_CHECK(strstr(out, "1 refs nulled") != NULL);
 	TH_CHECK_RC(th_connect(d, 0, hp));
 	h = *hp;
 	if (!h)

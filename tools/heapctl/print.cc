@@ -104,6 +104,10 @@ std::string recovery(const pb::RecoveryReport &r)
 			" refs nulled; " + num(r.locks_cleared()) + " locks cleared";
 	if (r.gc_deferred())
 		s += "; GC deferred (clients of the previous heapd were alive)";
+	if (r.gc_mode() == "online")
+		s += r.gc_pending() ? "; served at once, its GC cycle is running"
+				    : "; served at once, its GC cycle ended after " +
+					      num(r.gc_us()) + " us";
 	return s;
 }
 
