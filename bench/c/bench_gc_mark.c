@@ -12,7 +12,9 @@
  * time, the objects it marked and ns per object, and heapd's CPU time
  * for the whole cycle (from /proc/PID/schedstat) per object, which a
  * loaded machine disturbs less than the wall-clock figure. heapd runs on
- * tmpfs, durability memory, with automatic cycles off.
+ * tmpfs, durability memory, with automatic cycles off. Last, heapd is
+ * SIGKILLed and started again: the time until it serves and until its
+ * recovery's mark is done, in each --recovery-gc mode.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -103,6 +105,30 @@ static uint64_t cpu_ns(pid_t pid)
 	return sum;
 }
 
+/* heapd SIGKILLed and started again on the same heap: milliseconds until
+ * its socket accepts (SERVING), and until its recovery's mark is done, by
+ * default (an online cycle after serving, FORMAT.md 9.4) and with
+ * --recovery-gc full (the mark before serving). */
+static void restart_times(struct th_heapd *d)
+{
+	static const char *const modes[] = { "auto", "full" };
+	char args[96];
+
+	printf("%-6s %12s %12s\n", "start", "serving ms", "marked ms");
+	for (int r = 0; r < 4; r++) {	/* auto, full, auto, full */
+		const char *mode = modes[r % 2];
+		snprintf(args, sizeof(args), "--gc-every off --gc-fill off --recovery-gc %s", mode);
+		th_heapd_kill(d);
+		uint64_t t0 = th_now_ms();
+		if (th_heapd_start(d, args) != 0) {
+			fprintf(stderr, "%s: heapd (%s) did not start again\n", PROG, args);
+			return;
+		}
+		printf("%-6s %12llu %12llu\n", mode, (unsigned long long)(d->serving_ms - t0),
+		       (unsigned long long)(th_now_ms() - t0));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *ns = argc > 1 ? argv[1] : getenv("BENCH_GC_N");
@@ -137,6 +163,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)marked, (double)mark_ns / 1e6, (double)sweep_ns / 1e6,
 		       (double)mark_ns / (double)marked, (double)cpu / (double)marked);
 	}
+	restart_times(&d);
 	th_heapd_cleanup(&d);
 	return 0;
 }
