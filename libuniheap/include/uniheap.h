@@ -118,7 +118,9 @@ typedef struct uh_heap uh_heap;
 /** @} */
 
 /**
- * Attach to heapd and map its heap.
+ * Attach to heapd and map its heap: uh_connect_timeout() with
+ * #UH_CONNECT_DEFAULT, so it waits up to 5 s (or
+ * $UNIHEAP_CONNECT_TIMEOUT_MS) for a heapd that is not running yet.
  * @param[in] socket heapd's socket path, or NULL (or "") for the default
  *            path, uh_default_socket().
  * @param[in] flags UH_READONLY or 0.
@@ -129,6 +131,30 @@ typedef struct uh_heap uh_heap;
  *         On failure nothing needs to be released.
  */
 int uh_connect(const char *socket, uint32_t flags, uh_heap **out);
+
+/** uh_connect_timeout(): wait as long as $UNIHEAP_CONNECT_TIMEOUT_MS
+ * says (milliseconds, 0 or more), else 5000 ms. */
+#define UH_CONNECT_DEFAULT (-1)
+
+/**
+ * uh_connect(), waiting for heapd: while the socket file is missing or
+ * nobody accepts on it (ENOENT, ECONNREFUSED: heapd not started yet, or
+ * being restarted by its service manager), or heapd is stopping, the
+ * attach is tried again (short sleeps growing to 100 ms) until heapd
+ * welcomes the session or timeout_ms have passed. Other failures (heapd
+ * refused the session, another protocol version, the heap file) return
+ * at once. After the timeout uh_errmsg() names the socket, says that heapd
+ * is not running there and how to start it.
+ * @param[in] socket as for uh_connect().
+ * @param[in] flags as for uh_connect().
+ * @param[in] timeout_ms how long to wait for heapd: 0 fails at once (one
+ *            attempt), #UH_CONNECT_DEFAULT (any negative value) is
+ *            $UNIHEAP_CONNECT_TIMEOUT_MS if set to a number, else 5000.
+ * @param[out] out the new handle; set only on success.
+ * @return as uh_connect(); #UH_EDISCONNECTED when heapd did not come up
+ *         within timeout_ms.
+ */
+int uh_connect_timeout(const char *socket, uint32_t flags, int timeout_ms, uh_heap **out);
 
 /**
  * Open one more session over h's mapping: a new attach to the same heapd

@@ -104,10 +104,11 @@ static int check_header(uh_heap *h, const struct uhc_welcome *w)
 	return uh_session_bind(h, w);
 }
 
-/* Attach a new session to heapd at socket and bind it to mapping m, or,
- * when m is NULL, to a new mapping of the heap heapd names. */
-static int open_session(const char *socket, int readonly, struct uh_mapping *m,
-			uh_heap **out)
+/* Attach a new session to heapd at socket (waiting up to timeout_ms for
+ * heapd, connwait.c) and bind it to mapping m, or, when m is NULL, to a
+ * new mapping of the heap heapd names. */
+static int open_session(const char *socket, int readonly, int timeout_ms,
+			struct uh_mapping *m, uh_heap **out)
 {
 	char desc[128];
 	struct uhc_welcome *w;
@@ -125,7 +126,8 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 	h->recover = &uh_reattach_recovery;
 	h->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15ull;
 	h->readonly = readonly;
-	rc = uhc_attach(socket, h->readonly, uh_client_desc(desc, sizeof(desc)), 0, 0, &h->ctl, w);
+	rc = uh_attach_wait(socket, h->readonly, uh_client_desc(desc, sizeof(desc)), timeout_ms,
+			    &h->ctl, w);
 	if (rc == 0 && m) {
 		__atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
 		h->m = m;
@@ -166,6 +168,11 @@ static int open_session(const char *socket, int readonly, struct uh_mapping *m,
 
 int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
 {
+	return uh_connect_timeout(socket, flags, UH_CONNECT_DEFAULT, out);
+}
+
+int uh_connect_timeout(const char *socket, uint32_t flags, int timeout_ms, uh_heap **out)
+{
 	char sock[4096];
 	int rc;
 
@@ -183,7 +190,8 @@ int uh_connect(const char *socket, uint32_t flags, uh_heap **out)
 	if (strlen(socket) >= sizeof(sock))
 		return uh_err_set(UH_EINVAL, "uh_connect: socket path longer than %zu bytes",
 				  sizeof(sock) - 1);
-	return open_session(socket, (flags & UH_READONLY) != 0, NULL, out);
+	return open_session(socket, (flags & UH_READONLY) != 0,
+			    uh_connect_timeout_resolve(timeout_ms), NULL, out);
 }
 
 int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out)
@@ -198,7 +206,7 @@ int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out)
 	if (flags & ~UH_READONLY)
 		return uh_err_set(UH_EINVAL, "uh_session_open: unknown flags 0x%x", flags);
 	int readonly = h->m->readonly || (flags & UH_READONLY);
-	return open_session(h->m->socket, readonly, h->m, out);
+	return open_session(h->m->socket, readonly, 0, h->m, out);
 }
 
 void uh_disconnect(uh_heap *h)

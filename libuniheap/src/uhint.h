@@ -29,7 +29,8 @@
  *              array.c, list.c, map*.c, smap*.c, rootmap.c, check.c,
  *              wait.c (waiting for changes)
  *   recovery   reattach.c (re-attach after heapd restarted)
- *   lifetime   info.c (versions, info, stats), heap.c (connect, close)
+ *   lifetime   info.c (versions, info, stats), heap.c (connect, close),
+ *              connwait.c (a new connection waits for heapd)
  * The two ways down that would be calls up go through tables set at
  * connect, on rare paths only: reattach.c's recovery (h->recover:
  * uh_reattach, uh_ctl_ready, uh_ctl_failed) and barrier.c's persist hooks
@@ -262,6 +263,15 @@ int uh_session_bind(uh_heap *h, const struct uhc_welcome *w);
 int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w);
 /* "c/<program>": how this process names itself to heapd. */
 const char *uh_client_desc(char *buf, size_t len);
+
+/* connwait.c: uhc_attach of a new session (no previous one), retried
+ * while heapd is not there (UH_EDISCONNECTED) until timeout_ms have
+ * passed (0: one attempt); then UH_EDISCONNECTED saying heapd is not
+ * running at socket. uh_connect_timeout_resolve: a negative timeout
+ * (UH_CONNECT_DEFAULT) becomes $UNIHEAP_CONNECT_TIMEOUT_MS, else 5000. */
+int uh_attach_wait(const char *socket, int readonly, const char *client_desc,
+		   int timeout_ms, uhc **out, struct uhc_welcome *w);
+int uh_connect_timeout_resolve(int timeout_ms);
 
 /* reattach.c's recovery, reached from the files below it through
  * h->recover (set at connect to uh_reattach_recovery), and only on the
