@@ -9,19 +9,45 @@
  * returns into proxies (proxy.c); waiting for changes (wait.c: token and
  * wait are Heap methods, close() ends the wait sessions first).
  */
+#include <limits.h>
+#include <math.h>
+
 #include "ext.h"
 
 /* ---- life cycle ---- */
 
+/* connect's timeout: None -> UH_CONNECT_DEFAULT, else seconds (a real
+ * number, 0 or more) -> milliseconds, rounded up, at most INT_MAX. */
+static int timeout_ms_of(PyObject *o, int *ms)
+{
+	if (o == Py_None) {
+		*ms = UH_CONNECT_DEFAULT;
+		return 0;
+	}
+	double s = PyFloat_AsDouble(o);
+	if (s == -1.0 && PyErr_Occurred())
+		return -1;
+	if (!(s >= 0)) {	/* negative or NaN */
+		PyErr_Format(PyExc_ValueError, "timeout must be None or 0 or more seconds, not %R", o);
+		return -1;
+	}
+	double v = ceil(s * 1000.0);
+	*ms = v >= (double)INT_MAX ? INT_MAX : (int)v;
+	return 0;
+}
+
 static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "socket", "readonly", NULL };
-	PyObject *sock_obj = Py_None, *sock_bytes = NULL;
-	int readonly = 0, rc;
+	static char *kwlist[] = { "socket", "readonly", "timeout", NULL };
+	PyObject *sock_obj = Py_None, *sock_bytes = NULL, *timeout_obj = Py_None;
+	int readonly = 0, rc, timeout_ms;
 	uh_heap *h = NULL;
 	uh_info info;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$p:Heap", kwlist, &sock_obj, &readonly))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$pO:Heap", kwlist, &sock_obj, &readonly,
+					 &timeout_obj))
+		return -1;
+	if (timeout_ms_of(timeout_obj, &timeout_ms))
 		return -1;
 	if (hp->h) {
 		PyErr_SetString(PyExc_RuntimeError, "Heap is already connected");
@@ -31,7 +57,7 @@ static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 		return -1;
 	const char *sock = sock_bytes ? PyBytes_AS_STRING(sock_bytes) : NULL;
 	Py_BEGIN_ALLOW_THREADS
-	rc = uh_connect(sock, readonly ? UH_READONLY : 0, &h);
+	rc = uh_connect_timeout(sock, readonly ? UH_READONLY : 0, timeout_ms, &h);
 	Py_END_ALLOW_THREADS
 	Py_XDECREF(sock_bytes);
 	if (rc) {

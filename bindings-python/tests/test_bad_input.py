@@ -399,8 +399,8 @@ def test_heapd_gone(heapd):
     finally:
         heap.close()
     assert heap.closed
-    with pytest.raises(uniheap.Disconnected):
-        uniheap.connect(heapd.sock)
+    with pytest.raises(uniheap.Disconnected, match="heapd is not running"):
+        uniheap.connect(heapd.sock, timeout=0)
     heapd.start()
     with uniheap.connect(heapd.sock) as h2:
         Late(h2, x=2)

@@ -47,8 +47,8 @@ class Heap(_uniheap.Heap):
     Use connect(); a context manager (closes on exit). One thread at a
     time: open one Heap per thread that runs blocks concurrently."""
 
-    def __init__(self, socket=None, *, readonly=False):
-        super().__init__(socket, readonly=readonly)
+    def __init__(self, socket=None, *, readonly=False, timeout=None):
+        super().__init__(socket, readonly=readonly, timeout=timeout)
         self._ids = {}
         self._registering = set()
         self.roots = Roots(self)
@@ -159,8 +159,13 @@ class Heap(_uniheap.Heap):
         return cls
 
 
-def connect(socket=None, *, readonly=False):
+def connect(socket=None, *, readonly=False, timeout=None):
     """Attach to heapd and map its heap. socket: heapd's socket path, else
     $UNIHEAP_SOCKET, else default_socket(). readonly: map read-only
-    (writes raise ReadOnlyError; blocks read a consistent snapshot)."""
-    return Heap(socket, readonly=readonly)
+    (writes raise ReadOnlyError; blocks read a consistent snapshot).
+    timeout: seconds to wait for a heapd that is not running yet (no
+    socket, or refused: it is starting or restarting), trying again until
+    it answers; 0 fails at once; None: $UNIHEAP_CONNECT_TIMEOUT_MS
+    (milliseconds) if set, else 5 s. Then Disconnected names the socket
+    and says heapd is not running there."""
+    return Heap(socket, readonly=readonly, timeout=timeout)
