@@ -335,6 +335,11 @@ export interface ConnectOptions {
   socket?: string | null;
   /** Map read-only: writes throw ReadOnlyError. */
   readonly?: boolean;
+  /** Milliseconds to wait for a heapd that is not running yet (no socket,
+   * or refused), trying again until it answers; 0 fails at once. Default
+   * $UNIHEAP_CONNECT_TIMEOUT_MS, else 5000. Then DisconnectedError names
+   * the socket and says heapd is not running. connect() blocks meanwhile. */
+  timeout?: number | null;
 }
 
 export function connect(options?: ConnectOptions | string): Heap;

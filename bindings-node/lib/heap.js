@@ -159,8 +159,8 @@ class Heap {
   #roots;
 
   /** Use connect(). */
-  constructor(socket, readonly) {
-    const s = new native.Session(socket, readonly);
+  constructor(socket, readonly, timeout = null) {
+    const s = new native.Session(socket, readonly, timeout);
     this.#st = new State(this, s);
     this.#roots = new Roots(this.#st);
   }
@@ -421,20 +421,28 @@ class Heap {
   }
 }
 
-/** Attach to heapd and map its heap. options: { socket, readonly } (or
- * the socket path alone); the socket defaults to $UNIHEAP_SOCKET, else
- * libuniheap's default (defaultSocket()). In a worker thread the session
- * shares the process's mapping of the heap. */
+/** Attach to heapd and map its heap. options: { socket, readonly,
+ * timeout } (or the socket path alone); the socket defaults to
+ * $UNIHEAP_SOCKET, else libuniheap's default (defaultSocket()). timeout:
+ * milliseconds to wait for a heapd that is not running yet (no socket, or
+ * refused), trying again until it answers; 0 fails at once; default
+ * $UNIHEAP_CONNECT_TIMEOUT_MS, else 5000. connect() is synchronous: the
+ * thread waits. In a worker thread the session shares the process's
+ * mapping of the heap. */
 function connect(options = {}) {
   const o = typeof options === 'string' ? { socket: options } : options;
   if (o === null || typeof o !== 'object') {
-    throw new TypeError('connect(options): options is { socket, readonly } or a socket path');
+    throw new TypeError('connect(options): options is { socket, readonly, timeout } or a socket path');
   }
-  const { socket = null, readonly = false } = o;
+  const { socket = null, readonly = false, timeout = null } = o;
   if (socket !== null && typeof socket !== 'string') {
     throw new TypeError('connect(): socket must be a path (string)');
   }
-  return new Heap(socket, Boolean(readonly));
+  if (timeout !== null && !(Number.isFinite(timeout) && timeout >= 0)) {
+    throw new RangeError('connect(): timeout must be 0 or more milliseconds (or null)');
+  }
+  const ms = timeout === null ? null : Math.min(Math.ceil(timeout), 2 ** 31 - 1);
+  return new Heap(socket, Boolean(readonly), ms);
 }
 
 module.exports = { Heap, Roots, connect };

@@ -47,7 +47,7 @@ std::string socket_key(const char *socket)
 
 }  // namespace
 
-int registry_open(const char *socket, bool readonly, uh_heap **out)
+int registry_open(const char *socket, bool readonly, int timeout_ms, uh_heap **out)
 {
 	Registry &r = registry();
 	std::string key = socket_key(socket);
@@ -63,7 +63,7 @@ int registry_open(const char *socket, bool readonly, uh_heap **out)
 	/* No session to open from, or heapd now serves another heap file than
 	 * the one this process mapped: map anew. */
 	if (rc == UH_ENOTFOUND || rc == UH_EIO)
-		rc = uh_connect(socket, readonly ? UH_READONLY : 0, out);
+		rc = uh_connect_timeout(socket, readonly ? UH_READONLY : 0, timeout_ms, out);
 	if (rc == 0)
 		r.open.push_back(Entry{ key, *out, readonly });
 	return rc;

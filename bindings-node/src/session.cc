@@ -43,18 +43,22 @@ Napi::Function Session::Define(Napi::Env env)
 
 #undef M
 
-/* new Session(socket | null, readonly): attach (an RPC; synchronous). */
+/* new Session(socket | null, readonly, timeoutMs | null): attach (an
+ * RPC; synchronous, waiting for heapd up to timeoutMs). */
 Session::Session(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Session>(info)
 {
 	Napi::Env env = info.Env();
 	std::string sock;
 	bool has_sock = info[0].IsString();
 	bool readonly = info[1].ToBoolean();
+	/* lib/heap.js checked it: an integer 0..2^31-1, or null. */
+	int timeout_ms = info[2].IsNumber() ? info[2].As<Napi::Number>().Int32Value()
+					   : UH_CONNECT_DEFAULT;
 	uh_info in;
 
 	if (has_sock)
 		sock = info[0].As<Napi::String>().Utf8Value();
-	int rc = registry_open(has_sock ? sock.c_str() : nullptr, readonly, &h);
+	int rc = registry_open(has_sock ? sock.c_str() : nullptr, readonly, timeout_ms, &h);
 	if (rc) {
 		h = nullptr;
 		raise(env, rc, "connect");
