@@ -96,11 +96,34 @@ public final class Heap implements AutoCloseable {
     public static final class Option {
         /** Map the heap read-only: every write throws {@link ReadOnlyException};
          * blocks read a consistent snapshot. */
-        public static final Option READ_ONLY = new Option(0);
-        final int maxSessions;
+        public static final Option READ_ONLY = new Option(0, -1);
+        final int maxSessions;     // 0: not this option
+        final int timeoutMs;       // -1: not this option
 
-        private Option(int maxSessions) {
+        private Option(int maxSessions, int timeoutMs) {
             this.maxSessions = maxSessions;
+            this.timeoutMs = timeoutMs;
+        }
+
+        /**
+         * How long {@code connect} waits for a heapd that is not running yet
+         * (no socket file, or nobody accepting on it: heapd starting or being
+         * restarted), trying again until it answers. Without this option:
+         * {@code $UNIHEAP_CONNECT_TIMEOUT_MS} milliseconds if set, else 5 s.
+         * After the timeout {@link DisconnectedException} names the socket and
+         * says heapd is not running there.
+         * @param timeout 0 (or {@link Duration#ZERO}) fails at once; rounded
+         *        up to milliseconds, at most {@code Integer.MAX_VALUE} of them
+         * @throws IllegalArgumentException if timeout is negative
+         */
+        public static Option connectTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.isNegative())
+                throw new IllegalArgumentException("connectTimeout must not be negative: " + timeout);
+            if (timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) >= 0)
+                return new Option(0, Integer.MAX_VALUE);
+            long ms = timeout.toMillis() + (timeout.toNanosPart() % 1_000_000 != 0 ? 1 : 0);
+            return new Option(0, (int) Math.min(ms, Integer.MAX_VALUE));
         }
 
         /**
@@ -112,7 +135,7 @@ public final class Heap implements AutoCloseable {
         public static Option maxSessions(int n) {
             if (n < 1 || n > 1023)
                 throw new IllegalArgumentException("maxSessions must be 1..1023, not " + n);
-            return new Option(n);
+            return new Option(n, -1);
         }
     }
 
@@ -150,8 +173,10 @@ public final class Heap implements AutoCloseable {
     /**
      * Connect to the heapd serving {@code socket} and map its heap.
      * @param socket heapd's socket, or null for the default
-     * @param options {@link Option#READ_ONLY}, {@link Option#maxSessions(int)}
-     * @throws DisconnectedException if no heapd answers there
+     * @param options {@link Option#READ_ONLY}, {@link Option#maxSessions(int)},
+     *        {@link Option#connectTimeout(Duration)}
+     * @throws DisconnectedException if no heapd answers there (after
+     *         waiting for one to start: {@link Option#connectTimeout(Duration)})
      * @throws UniheapException if the heap file cannot be mapped, or the JVM
      *         lacks {@code --enable-native-access}
      */
@@ -160,13 +185,17 @@ public final class Heap implements AutoCloseable {
             throw new UniheapException(Native.LOAD_ERROR.getMessage(), Native.LOAD_ERROR);
         boolean ro = false;
         int max = DEFAULT_MAX_SESSIONS;
+        int timeoutMs = -1;    // UH_CONNECT_DEFAULT
         for (Option o : options) {
             if (o == Option.READ_ONLY)
                 ro = true;
+            else if (Objects.requireNonNull(o, "option").timeoutMs >= 0)
+                timeoutMs = o.timeoutMs;
             else
-                max = Objects.requireNonNull(o, "option").maxSessions;
+                max = o.maxSessions;
         }
-        Session s = Session.connect(socket == null ? null : socket.toString(), ro ? UH_READONLY : 0);
+        Session s = Session.connect(socket == null ? null : socket.toString(), ro ? UH_READONLY : 0,
+                timeoutMs);
         return new Heap(s, ro, max);
     }
 

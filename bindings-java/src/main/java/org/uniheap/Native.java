@@ -164,7 +164,8 @@ final class Native {
     static final MethodHandle CHANGE_TOKEN = fn("uh_change_token", true, I, P, J, P);
 
     // ---- ordinary downcalls: may wait, sleep, persist or talk to heapd ----
-    static final MethodHandle CONNECT = fn("uh_connect", false, I, P, I, P);
+    /* Waits for a heapd that is not running yet, up to its timeout. */
+    static final MethodHandle CONNECT = fn("uh_connect_timeout", false, I, P, I, I, P);
     static final MethodHandle SESSION_OPEN = fn("uh_session_open", false, I, P, I, P);
     static final MethodHandle DISCONNECT = fn("uh_disconnect", false, null, P);
     static final MethodHandle CLASS_REGISTER = fn("uh_class_register", false, I, P, P, P, I, P);

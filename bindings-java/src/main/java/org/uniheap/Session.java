@@ -59,12 +59,13 @@ final class Session {
 
     // ---- opening and closing ----
 
-    /** uh_connect; the new session or an exception. */
-    static Session connect(String socket, int flags) {
+    /** uh_connect_timeout (timeoutMs: UH_CONNECT_DEFAULT, -1, for
+     * libuniheap's default); the new session or an exception. */
+    static Session connect(String socket, int flags, int timeoutMs) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(JAVA_LONG);
             long sock = socket == null ? 0 : a.allocateFrom(socket).address();
-            int rc = (int) Native.CONNECT.invokeExact(sock, flags, out.address());
+            int rc = (int) Native.CONNECT.invokeExact(sock, flags, timeoutMs, out.address());
             if (rc != 0)
                 throw Errors.of(rc, "connect to heapd at " + (socket == null ? "the default socket" : socket));
             return new Session(out.get(JAVA_LONG, 0));
