@@ -12,7 +12,8 @@
  *
  * Writers: each word of a session's area is written by that session's
  * client only, except `tail` (heapd: ring entries consumed). heapd zeroes
- * an area when it gives the slot to a new session and after reaping one.
+ * an area when it gives the slot to a new session and after reaping one,
+ * having first added its `commits` and `conflicts` to its own totals.
  *
  * Pin table entries: 0 = never used; odd = free ((next free index + 1)
  * << 1 | 1, next 0 ending the session's private free list: references
@@ -70,7 +71,12 @@ struct uh_gc_sess {
 	uint64_t tail;			/* heapd: grey references consumed */
 	uint64_t pin_hwm;		/* client: pin entries ever used */
 	uint64_t pins;			/* client: pin entries holding a reference now */
-	uint64_t reserved[2];
+	/* client: blocks this session committed that wrote, and blocks
+	 * rolled back by a conflict (uh_stats' commits and conflicts of this
+	 * area's session); heapd sums them for its metrics. 0 from a client
+	 * that does not count (these words were reserved). */
+	uint64_t commits;
+	uint64_t conflicts;
 };
 
 _Static_assert(sizeof(struct uh_gc_sess) == 64, "gc session line");

@@ -70,6 +70,7 @@ struct hd_collector {
 	struct hd_gc_cycle cur;		/* the one running (cur.running) */
 	struct hd_gc_cycle hist[HD_GC_RECENT];
 	uint32_t nhist, hist_next;
+	struct hd_gc_totals totals;	/* of every cycle ended */
 	uint32_t session;		/* gc_session */
 	uint64_t used_after;		/* slot bytes in use after the last cycle (atomic) */
 	int stop_at;			/* test hook: 0, 1 mark, 2 sweep */
@@ -510,6 +511,10 @@ static void record(struct hd_collector *col, const struct hd_gc_cycle *f)
 	col->hist_next = (col->hist_next + 1) % HD_GC_RECENT;
 	if (col->nhist < HD_GC_RECENT)
 		col->nhist++;
+	col->totals.cycles++;
+	col->totals.given_up += strcmp(f->outcome, "done") != 0;
+	col->totals.freed += f->freed;
+	col->totals.bytes_freed += f->bytes_freed;
 }
 
 static void run_cycle(struct hd_collector *col, const char *trigger)
@@ -735,6 +740,17 @@ uint32_t hd_gc_recent(struct hd *hd, struct hd_gc_cycle *out, uint32_t max)
 		out[n] = col->hist[(col->hist_next + HD_GC_RECENT - 1 - n) % HD_GC_RECENT];
 	pthread_mutex_unlock(&col->mu);
 	return n;
+}
+
+void hd_gc_totals_get(struct hd *hd, struct hd_gc_totals *out)
+{
+	struct hd_collector *col = hd->col;
+	memset(out, 0, sizeof(*out));
+	if (!col)
+		return;
+	pthread_mutex_lock(&col->mu);
+	*out = col->totals;
+	pthread_mutex_unlock(&col->mu);
 }
 
 /* hd->gc_kick, at each lease: the leased-bytes rule. hd->mu is held

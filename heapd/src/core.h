@@ -116,6 +116,13 @@ struct hd {
 	void (*gc_kick)(struct hd *hd);
 	int (*gc_full)(struct hd *hd);
 	struct hd_opts gc_opts;		/* gc_every, gc_fill_pct (resolved at open) */
+	/* Clients' commits and conflicts (their GC areas' counters, FORMAT.md
+	 * 9.3) since this heapd started, for its metrics (gcfile.c, under
+	 * hd->mu): gc_counted[slot] is what of slot's area is counted in
+	 * gc_ended already (or, in a reused file, was there at start: a
+	 * previous heapd's); owned, session_cap entries, NULL without a file. */
+	uint64_t gc_ended[2];		/* commits, conflicts */
+	uint64_t (*gc_counted)[2];
 };
 
 /* ---- gcfile.c ---- the GC file (FORMAT.md 9.3): created, or reused
@@ -131,6 +138,10 @@ void hd_gc_area_reset(struct hd *hd, uint32_t slot);
  * in neither active session (the client copies them again, FORMAT.md
  * 9.3). The old area is left as it is (the client copies from it). */
 void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to);
+/* The clients' commits and conflicts since this heapd started: what
+ * ended sessions' areas held, plus the active sessions' areas now.
+ * Caller holds hd->mu. 0 without a GC file. */
+void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conflicts);
 static inline struct uh_gc_sess *hd_gc_sess(struct hd *hd, uint32_t slot)
 {
 	return hd->gcf ? (struct uh_gc_sess *)(hd->gcf + UH_GC_AREA_OFF(slot)) : NULL;

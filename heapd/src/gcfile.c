@@ -15,6 +15,10 @@
  *    old one keeps its copy until it re-attaches and moves its pins).
  *  - heapd never writes a session's area except to zero it here; the
  *    collector writes only each ring's tail.
+ *  - An area's `commits` and `conflicts` are counted once: before the
+ *    area is zeroed, or when a re-attach leaves it, what it gained since
+ *    last counted (gc_counted) is added to hd->gc_ended; a reused file's
+ *    counts at start are a previous heapd's and never added.
  *  - heapd holds an exclusive flock on the file while it maps it (the
  *    mapping keeps the open file description, and so the lock, after the
  *    descriptor is closed): a second heapd started on the same socket
@@ -129,6 +133,51 @@ static void fill_header(struct hd *hd, const struct stat *heap)
 	__atomic_store_n(&g->magic, UH_GC_MAGIC, __ATOMIC_RELEASE);
 }
 
+/* A reused file: every area's commits and conflicts so far were counted
+ * by the heapd before. */
+static void take_counts(struct hd *hd)
+{
+	for (uint32_t s = 1; s < hd->hdr->session_cap; s++) {	/* < cap */
+		const struct uh_gc_sess *cs = hd_gc_sess(hd, s);
+		hd->gc_counted[s][0] = __atomic_load_n(&cs->commits, __ATOMIC_RELAXED);
+		hd->gc_counted[s][1] = __atomic_load_n(&cs->conflicts, __ATOMIC_RELAXED);
+	}
+}
+
+/* Add what slot's area gained since it was last counted to gc_ended. */
+static void count_area(struct hd *hd, uint32_t slot)
+{
+	const struct uh_gc_sess *cs = hd_gc_sess(hd, slot);
+	uint64_t now[2] = { __atomic_load_n(&cs->commits, __ATOMIC_RELAXED),
+			    __atomic_load_n(&cs->conflicts, __ATOMIC_RELAXED) };
+	for (int i = 0; i < 2; i++) {
+		/* A client only counts up; anything else is not a count. */
+		if (now[i] > hd->gc_counted[slot][i])
+			hd->gc_ended[i] += now[i] - hd->gc_counted[slot][i];
+		hd->gc_counted[slot][i] = now[i];
+	}
+}
+
+void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conflicts)
+{
+	uint64_t sum[2] = { hd->gc_ended[0], hd->gc_ended[1] };
+	if (hd->gcf && hd->gc_counted) {
+		const struct uh_session_ent *tab = hd_session_tab(hd);
+		for (uint32_t s = 1; s < hd->hdr->session_cap; s++) {	/* < cap */
+			if (tab[s].state != UH_SESS_ACTIVE)
+				continue;
+			const struct uh_gc_sess *cs = hd_gc_sess(hd, s);
+			uint64_t now[2] = { __atomic_load_n(&cs->commits, __ATOMIC_RELAXED),
+					    __atomic_load_n(&cs->conflicts, __ATOMIC_RELAXED) };
+			for (int i = 0; i < 2; i++)
+				if (now[i] > hd->gc_counted[s][i])
+					sum[i] += now[i] - hd->gc_counted[s][i];
+		}
+	}
+	*commits = sum[0];
+	*conflicts = sum[1];
+}
+
 /* A reused file: the areas of slots no inherited session holds are left
  * overs of sessions that ended with the previous heapd; give them back. */
 static void reset_orphans(struct hd *hd)
@@ -178,10 +227,21 @@ int hd_gcfile_open(struct hd *hd, const char *path, char *err, size_t errlen)
 	hd->gcf = p;
 	hd->gcf_size = size;
 	hd->gcf_reused = reused;
-	if (reused)
+	hd->gc_counted = calloc(hd->hdr->session_cap, sizeof(*hd->gc_counted));
+	if (!hd->gc_counted) {
+		munmap(p, size);
+		hd->gcf = NULL;
+		hd_err(err, errlen, UH_ENOMEM, "out of memory");
+		if (!reused)
+			unlink(path);
+		goto fail;
+	}
+	if (reused) {
+		take_counts(hd);
 		reset_orphans(hd);
-	else
+	} else {
 		fill_header(hd, &heap);
+	}
 	hd_log("info", "gcfile", "path=%s reused=%d", path, reused);
 	return 0;
 fail:
@@ -210,6 +270,8 @@ void hd_gcfile_close(struct hd *hd)
 	munmap(hd->gcf, hd->gcf_size);
 	hd->gcf = NULL;
 	hd->gcf_size = 0;
+	free(hd->gc_counted);
+	hd->gc_counted = NULL;
 	if (!keep)
 		unlink(hd->gc_path);
 	free(hd->gc_path);
@@ -223,6 +285,7 @@ void hd_gc_area_reset(struct hd *hd, uint32_t slot)
 	char *area = hd->gcf + UH_GC_AREA_OFF(slot);
 	struct uh_gc_sess *cs = (struct uh_gc_sess *)area;
 	uint64_t hwm = __atomic_load_n(&cs->pin_hwm, __ATOMIC_ACQUIRE);
+	count_area(hd, slot);
 	/* The rest of the control line's page, the ring and the pins: their
 	 * pages go back to the system and read as zeroes from now on. */
 	uint64_t from = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -234,6 +297,7 @@ void hd_gc_area_reset(struct hd *hd, uint32_t slot)
 		memset(area + UH_GC_PIN_OFF, 0, 8 * (hwm < UH_GC_PIN_CAP ? hwm : UH_GC_PIN_CAP));
 	}
 	memset(area, 0, from);
+	hd->gc_counted[slot][0] = hd->gc_counted[slot][1] = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
@@ -244,6 +308,7 @@ void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to)
 		return;
 	struct uh_gc_sess *f = hd_gc_sess(hd, from), *t = hd_gc_sess(hd, to);
 	uint64_t hwm = __atomic_load_n(&f->pin_hwm, __ATOMIC_ACQUIRE);
+	count_area(hd, from);	/* its client counts in the new area from now on */
 	if (hwm > UH_GC_PIN_CAP)
 		hwm = UH_GC_PIN_CAP;
 	uint64_t *fp = hd_gc_pins(hd, from), *tp = hd_gc_pins(hd, to);

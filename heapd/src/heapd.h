@@ -143,6 +143,7 @@ int hd_log_trim(struct hd *hd, uint32_t session, char *err, size_t errlen);
 struct hd_status {
 	uint32_t sessions, classes, arenas;
 	uint64_t arena_bytes, roots, uptime_ms;
+	uint64_t heapd_starts;		/* heapds that opened this heap, this one too */
 	struct hd_recovery last_recovery;
 };
 void hd_status_get(struct hd *hd, struct hd_status *out);
@@ -152,6 +153,9 @@ struct hd_stats {
 	uint64_t logs_replayed, logs_rolled_back, locks_released;
 	uint64_t arenas_leased, arenas_returned, classes_registered;
 	uint64_t log_extents_leased, log_trims;
+	/* Blocks clients committed (that wrote) and rolled back by conflicts,
+	 * summed from their GC areas at hd_stats_get (0 without a GC file). */
+	uint64_t commits, conflicts;
 };
 void hd_stats_get(struct hd *hd, struct hd_stats *out);
 
@@ -183,6 +187,13 @@ int hd_gc_run(struct hd *hd, const char *trigger, int wait, struct hd_gc_cycle *
 	      char *err, size_t errlen);
 /* The last cycles, newest first; returns how many (<= max). */
 uint32_t hd_gc_recent(struct hd *hd, struct hd_gc_cycle *out, uint32_t max);
+/* Totals of the cycles this heapd ran (all 0 without a collector). */
+struct hd_gc_totals {
+	uint64_t cycles;	/* ended, done or given up */
+	uint64_t given_up;
+	uint64_t freed, bytes_freed;
+};
+void hd_gc_totals_get(struct hd *hd, struct hd_gc_totals *out);
 
 /* Roots, in table order: see uh_rootmap_next(). Takes the core mutex. */
 int hd_roots_next(struct hd *hd, uint64_t *cursor, const char **name, size_t *name_len,
@@ -201,6 +212,12 @@ int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen);
 #define HD_NO_GROUP ((gid_t)-1)
 int hd_serve_shared(struct hd *hd, const char *socket_path, gid_t gid, char *err,
 		    size_t errlen);
+/* hd_serve_shared, and with metrics ("HOST:PORT", NULL: none) Prometheus'
+ * text at http://HOST:PORT/metrics from a thread of heapd's until it
+ * stops (server_metrics.h); an address it cannot listen on fails the
+ * start (UH_EIO, err says why). */
+int hd_serve_metrics(struct hd *hd, const char *socket_path, gid_t gid, const char *metrics,
+		     char *err, size_t errlen);
 
 /* ---- sharing with a group (share.c) ---- */
 /* Give path to group gid and set mode. Returns 0, or -1 with err naming

@@ -90,6 +90,7 @@ grpc::Status Service::Status(grpc::ServerContext *ctx, const pb::StatusRequest *
 		resp->set_version(version_string());
 		gc_recent(hd_, resp->mutable_gc_cycles());
 		resp->set_gc_session(hdr->gc_session);
+		resp->set_heapd_starts(st.heapd_starts);
 		return grpc::Status::OK;
 	});
 }
@@ -113,6 +114,14 @@ grpc::Status Service::Stats(grpc::ServerContext *ctx, const pb::StatsRequest *re
 		resp->set_log_extents_leased(st.log_extents_leased);
 		resp->set_log_trims(st.log_trims);
 		resp->set_reattaches(st.reattaches);
+		resp->set_commits(st.commits);
+		resp->set_conflicts(st.conflicts);
+		struct hd_gc_totals gt;
+		hd_gc_totals_get(hd_, &gt);
+		resp->set_gc_cycles(gt.cycles);
+		resp->set_gc_cycles_given_up(gt.given_up);
+		resp->set_gc_objects_freed(gt.freed);
+		resp->set_gc_bytes_freed(gt.bytes_freed);
 		resp->set_rpc_errors(rpc_errors_.load());
 		return grpc::Status::OK;
 	});

@@ -46,6 +46,7 @@ void hd_status_get(struct hd *hd, struct hd_status *out)
 	out->arena_bytes = hd_arena_bytes_locked(hd, &out->arenas);
 	out->roots = count_roots(hd);
 	out->uptime_ms = (hd_mono_ns() - hd->start_mono_ns) / 1000000u;
+	out->heapd_starts = hd->hdr->heapd_starts;
 	out->last_recovery = hd->rec;
 	pthread_mutex_unlock(&hd->mu);
 }
@@ -54,6 +55,7 @@ void hd_stats_get(struct hd *hd, struct hd_stats *out)
 {
 	pthread_mutex_lock(&hd->mu);
 	*out = hd->stats;
+	hd_gc_client_counts_locked(hd, &out->commits, &out->conflicts);
 	pthread_mutex_unlock(&hd->mu);
 }
 

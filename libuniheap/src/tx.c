@@ -170,6 +170,7 @@ int uh_tx_heapd_restarted(uh_heap *h)
 		return uh_err_set(h->tx.doomed, "block was rolled back: %s",
 				  uh_strerror(h->tx.doomed));
 	h->st.conflicts++;
+	uh_gc_count(h, 1);
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "heapd restarted: the block was rolled "
 				     "back; run it again (the next block attaches anew)"));
 }
@@ -181,6 +182,7 @@ static int locked_out(uh_heap *h, uint64_t obj, const char *what)
 	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_RELAXED);
 
 	h->st.conflicts++;
+	uh_gc_count(h, 1);
 	h->st.aborts_locked++;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu stayed locked by session %u "
 				     "(%s); block rolled back, run it again",
@@ -238,6 +240,7 @@ static void lock_backoff(int round)
 static int stale(uh_heap *h, uint64_t obj)
 {
 	h->st.conflicts++;
+	uh_gc_count(h, 1);
 	h->st.aborts_stale++;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu changed after this block "
 				     "read it; block rolled back, run it again",
@@ -308,6 +311,7 @@ int uh_tx_stale_or(uh_heap *h, int rc)
 	 * since (e.g. the object was freed and the reference changed): the
 	 * block is stale, not the caller's argument wrong. */
 	h->st.conflicts++;
+	uh_gc_count(h, 1);
 	h->st.aborts_stale++;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "an object this block read was changed "
 				     "by another session; block rolled back, run it again"));
@@ -824,6 +828,7 @@ static int tx_commit_outer(uh_heap *h)
 	 * serializes here. */
 	if (!reads_valid(h, 1)) {
 		h->st.conflicts++;
+	uh_gc_count(h, 1);
 		h->st.aborts_stale++;
 		tx_doom(h, 0);
 		h->tx.doomed = 0;
@@ -884,6 +889,7 @@ static int tx_commit_outer(uh_heap *h)
 		return uh_err_set(rc, "uh_commit: own log failed to apply");
 	commit_release(h);
 	h->st.commits++;
+	uh_gc_count(h, 0);
 	tx_reset(h);
 	uh_logchain_trim(h);
 	return 0;

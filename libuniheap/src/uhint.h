@@ -335,6 +335,19 @@ int uh_tx_changed(uh_heap *h, uh_off coll);
 void uh_notify_commit(uh_heap *h, const uint64_t *objs, uint32_t n);
 void uh_futex_wake(uint32_t *word);
 
+/* One more commit or conflict in this session's GC area (`commits`,
+ * `conflicts`, FORMAT.md 9.3), which heapd sums for its metrics. This
+ * session is the only writer: a plain load, then an atomic store that
+ * heapd's loads never see torn. No-op without a GC file. */
+static inline void uh_gc_count(uh_heap *h, int conflict)
+{
+	struct uh_gc_sess *s = h->gc.sess;
+	if (!s)
+		return;
+	uint64_t *w = conflict ? &s->conflicts : &s->commits;
+	__atomic_store_n(w, *w + 1, __ATOMIC_RELAXED);
+}
+
 /* gcring.c: the client's side of the online GC's write barrier
  * (FORMAT.md 9.3). uh_gc_enter opens a busy section (busy = 1, full
  * fence, then gc_state is loaded, stored in `seen` and returned); every

@@ -253,6 +253,12 @@ void print_stats(FILE *out, const pb::StatsResponse &s)
 		{"log extents leased", num(s.log_extents_leased())},
 		{"log trims", num(s.log_trims())},
 		{"re-attaches", num(s.reattaches())},
+		{"commits", num(s.commits())},
+		{"conflicts", num(s.conflicts())},
+		{"gc cycles", num(s.gc_cycles())},
+		{"gc cycles given up", num(s.gc_cycles_given_up())},
+		{"gc objects freed", num(s.gc_objects_freed())},
+		{"gc bytes freed", num(s.gc_bytes_freed())},
 		{"rpc errors", num(s.rpc_errors())},
 	});
 }
