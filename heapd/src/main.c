@@ -31,6 +31,7 @@
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
 	"             [--group GROUP] [--gc-file PATH] [--gc-every SIZE|off]\n" \
 	"             [--gc-fill PCT|off] [--recovery-gc auto|full]\n" \
+	"             [--metrics HOST:PORT]\n" \
 	"       heapd --help | --version\n"
 
 static const char usage_text[] = USAGE_LINES
@@ -67,7 +68,12 @@ static const char usage_text[] = USAGE_LINES
 	"                     this heap file was last served (same boot, same file),\n"
 	"                     serve at once and leave recovery's mark to an online\n"
 	"                     GC cycle; full: always mark before serving (give it\n"
-	"                     after putting a copy or image in place of the file)"
+	"                     after putting a copy or image in place of the file)\n"
+	"  --metrics HOST:PORT  serve Prometheus' text format at\n"
+	"                     http://HOST:PORT/metrics (plain HTTP, no access\n"
+	"                     control: give a loopback or otherwise guarded\n"
+	"                     address; PORT 0 picks a free one, logged; default\n"
+	"                     off)\n"
 	"  --help             print this help\n"
 	"  --version          print the version\n";
 
@@ -75,6 +81,7 @@ struct args {
 	struct hd_opts o;
 	const char *socket;
 	gid_t group;		/* HD_NO_GROUP unless --group */
+	const char *metrics;	/* --metrics HOST:PORT, NULL: none */
 	const char *size_arg;
 	int create_only;	/* an option that only means something with --create */
 };
@@ -197,6 +204,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "gc-every", required_argument, NULL, 'E' },
 		{ "gc-fill", required_argument, NULL, 'F' },
 		{ "recovery-gc", required_argument, NULL, 'R' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -217,6 +225,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'E': a->o.gc_every = parse_gc_every(optarg); break;
 		case 'F': a->o.gc_fill_pct = parse_gc_fill(optarg); break;
 		case 'R': a->o.recovery_gc = parse_recovery_gc(optarg); break;
+		case 'M': a->metrics = optarg; break;
 		case 'H': fputs(usage_text, stdout); exit(0);
 		case 'V':
 			printf("heapd %d.%d.%d (heap format %u)\n", UH_VERSION_MAJOR,
@@ -370,7 +379,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && a.group != HD_NO_GROUP && hd_gc_path(hd)[0])
 		rc = hd_share_path(hd_gc_path(hd), a.group, 0660, err, sizeof(err));
 	if (rc == 0)
-		rc = hd_serve_shared(hd, socket, a.group, err, sizeof(err));
+		rc = hd_serve_metrics(hd, socket, a.group, a.metrics, err, sizeof(err));
 	hd_close(hd);
 	if (rc != 0) {
 		fprintf(stderr, "heapd: %s\n", err[0] ? err : "serving failed");

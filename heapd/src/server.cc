@@ -11,10 +11,12 @@
  *     thread hands it each connection after checking SO_PEERCRED. The
  *     standard grpc.health.v1 service and server reflection are on, so
  *     stock gRPC tools list and call heapd's services without the .proto.
- *  4. Only then tell a service manager READY=1 ($NOTIFY_SOCKET): a unit
+ *  4. With --metrics, listen there and start the metrics thread
+ *     (server_metrics.h); a bad address fails the start.
+ *  5. Only then tell a service manager READY=1 ($NOTIFY_SOCKET): a unit
  *     ordered after heapd finds it accepting calls.
  * Shutdown (SIGTERM/SIGINT): say STOPPING=1, stop accepting and remove the
- * socket, mark
+ * socket, stop the metrics thread, mark
  * the service as stopping (so sessions cut by the shutdown are not
  * reaped: their clients live on and the next heapd recovers them), then
  * Server::Shutdown with a 250 ms deadline.
@@ -36,6 +38,7 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "heapd.h"
+#include "server_metrics.h"
 #include "server_service.h"
 #include "server_socket.h"
 
@@ -93,7 +96,8 @@ void notify_ready(struct hd *hd, const char *path)
 	hd_notify(state.c_str());
 }
 
-int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
+int serve(struct hd *hd, const char *path, gid_t gid, const char *metrics_at, char *err,
+	  size_t errlen)
 {
 	/* Stays blocked after return: a second SIGTERM during hd_close()
 	 * must not kill heapd half way. */
@@ -118,10 +122,17 @@ int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
 	set_serving(server.get(), true);
 
 	heapd::Acceptor acceptor(sock.fd, server.get(), &peers, gid);
-	if (!acceptor.start(err, errlen)) {
+	heapd::MetricsServer metrics(&service);
+	int rc = 0;
+	if (!acceptor.start(err, errlen))
+		rc = UH_EINTERNAL;
+	else if (metrics_at && !metrics.start(metrics_at, err, errlen))
+		rc = UH_EIO;
+	if (rc) {
+		acceptor.stop();
 		server->Shutdown();
 		heapd::socket_release(path, &sock);
-		return UH_EINTERNAL;
+		return rc;
 	}
 	hd_log("info", "listening", "socket=%s pid=%d", path, (int)getpid());
 	notify_ready(hd, path);
@@ -134,6 +145,7 @@ int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
 	set_serving(server.get(), false);
 	acceptor.stop();
 	heapd::socket_release(path, &sock);
+	metrics.stop();
 	server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(kShutdownMs));
 	server->Wait();
 	hd_log("info", "stopped", "socket=%s", path);
@@ -142,19 +154,25 @@ int serve(struct hd *hd, const char *path, gid_t gid, char *err, size_t errlen)
 
 } /* namespace */
 
-extern "C" int hd_serve_shared(struct hd *hd, const char *socket_path, gid_t gid, char *err,
-			       size_t errlen)
+extern "C" int hd_serve_metrics(struct hd *hd, const char *socket_path, gid_t gid,
+				const char *metrics, char *err, size_t errlen)
 {
 	if (!hd || !socket_path || !*socket_path) {
 		snprintf(err, errlen, "hd_serve: no heap or no socket path");
 		return UH_EINVAL;
 	}
 	try {
-		return serve(hd, socket_path, gid, err, errlen);
+		return serve(hd, socket_path, gid, metrics, err, errlen);
 	} catch (const std::exception &ex) {
 		snprintf(err, errlen, "hd_serve: %s", ex.what());
 		return UH_EINTERNAL;
 	}
+}
+
+extern "C" int hd_serve_shared(struct hd *hd, const char *socket_path, gid_t gid, char *err,
+			       size_t errlen)
+{
+	return hd_serve_metrics(hd, socket_path, gid, nullptr, err, errlen);
 }
 
 extern "C" int hd_serve(struct hd *hd, const char *socket_path, char *err, size_t errlen)

@@ -1,7 +1,8 @@
 """heapctl metrics: heapd's state and counters in Prometheus' text format,
 printed (node_exporter's textfile collector) and served over HTTP
 (`--listen`), each parsed by prometheus_client's own parser; the values
-follow what a client did. The exporter is stopped by its pid."""
+follow what a client did. The exporter is stopped by its pid. heapd's own
+endpoint (heapd --metrics) is test_heapd_metrics.py."""
 
 import subprocess
 import urllib.error
@@ -12,12 +13,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import Daemon, _live, built, clean_env, run, stop_process
 
-# Every family heapctl writes and its type (tools/heapctl/metrics.cc).
+# Every family heapctl (and heapd --metrics) writes and its type
+# (metrics/metrics_text.cc).
 FAMILIES = {
     "uniheap_up": "gauge", "uniheap_info": "gauge", "uniheap_uptime_seconds": "gauge",
     "uniheap_heap_size_bytes": "gauge", "uniheap_arena_bytes": "gauge",
     "uniheap_arenas": "gauge", "uniheap_sessions": "gauge", "uniheap_classes": "gauge",
-    "uniheap_roots": "gauge",
+    "uniheap_roots": "gauge", "uniheap_heapd_starts": "gauge",
     "uniheap_recovery_logs_replayed": "gauge", "uniheap_recovery_logs_discarded": "gauge",
     "uniheap_recovery_objects_live": "gauge", "uniheap_recovery_objects_freed": "gauge",
     "uniheap_recovery_refs_nulled": "gauge", "uniheap_recovery_locks_cleared": "gauge",
@@ -30,6 +32,9 @@ FAMILIES = {
     "uniheap_arenas_returned": "counter", "uniheap_classes_registered": "counter",
     "uniheap_log_extents_leased": "counter", "uniheap_log_trims": "counter",
     "uniheap_rpc_errors": "counter",
+    "uniheap_commits": "counter", "uniheap_conflicts": "counter",
+    "uniheap_gc_cycles": "counter", "uniheap_gc_cycles_given_up": "counter",
+    "uniheap_gc_objects_freed": "counter", "uniheap_gc_freed_bytes": "counter",
 }
 
 

@@ -28,8 +28,8 @@
 #include "uniheap/v1/heapd.grpc.pb.h"
 
 #include "health.h"
-#include "metrics.h"
 #include "metrics_http.h"
+#include "metrics_text.h"
 #include "print.h"
 #include "sockpath.h"
 #include "uniheap.h"
@@ -274,17 +274,35 @@ std::string scrape(const Args &a, pb::Heapd::Stub *stub, int *rc)
 		return "";
 	}
 	*rc = kExitOk;
-	return heapctl::metrics_text(status, stats);
+	return uhmetrics::metrics_text(status, stats);
+}
+
+/* metrics --listen: say where once it accepts, then serve until killed. */
+int serve_metrics(const Args &a, pb::Heapd::Stub *stub)
+{
+	std::string err;
+	bool malformed;
+	int fd = uhmetrics::http_listen(a.listen, &err, &malformed);
+	if (fd < 0)
+		return malformed ? usage_error("--listen %s", err.c_str())
+				 : (fprintf(stderr, "heapctl: %s\n", err.c_str()), kExitFailed);
+	printf("serving http://%s/metrics\n", uhmetrics::http_bound_address(fd).c_str());
+	fflush(stdout);
+	uhmetrics::http_serve(fd, -1, [&]() {
+		int rc;
+		std::string t = scrape(a, stub, &rc);
+		return rc == kExitOk ? t : uhmetrics::metrics_down_text();
+	}, &err);
+	fprintf(stderr, "heapctl: %s\n", err.c_str());
+	close(fd);
+	return kExitFailed;
 }
 
 int run_metrics(const Args &a, pb::Heapd::Stub *stub)
 {
 	int rc;
 	if (!a.listen.empty())
-		return heapctl::serve_metrics(a.listen, [&]() {
-			std::string t = scrape(a, stub, &rc);
-			return rc == kExitOk ? t : heapctl::metrics_down_text();
-		});
+		return serve_metrics(a, stub);
 	std::string t = scrape(a, stub, &rc);
 	fputs(t.c_str(), stdout);
 	return rc;

@@ -1,6 +1,6 @@
 /*
- * metrics.cc -- heapd's Status and Stats answers as Prometheus text (see
- * metrics.h). Names follow Prometheus' conventions: a uniheap_ prefix,
+ * metrics_text.cc -- heapd's Status and Stats answers as Prometheus text
+ * (see metrics_text.h). Names follow Prometheus' conventions: a uniheap_ prefix,
  * base units (bytes, seconds), counters end in _total. Counters count
  * since heapd started (they restart at 0 with it, which Prometheus'
  * rate() handles); gauges are the value now, or of the recovery heapd ran
@@ -11,11 +11,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "metrics.h"
+#include "metrics_text.h"
 
 namespace pb = uniheap::v1;
 
-namespace heapctl {
+namespace uhmetrics {
 
 namespace {
 
@@ -109,6 +109,9 @@ void state(Writer &w, const pb::StatusResponse &s)
 	w.gauge("uniheap_sessions", "Client sessions attached now.", s.sessions());
 	w.gauge("uniheap_classes", "Classes in the heap's class table.", s.classes());
 	w.gauge("uniheap_roots", "Named durable roots.", (double)s.roots());
+	w.gauge("uniheap_heapd_starts",
+		"heapds that opened this heap, this one too (each ran a recovery).",
+		(double)s.heapd_starts());
 }
 
 void recovery(Writer &w, const pb::RecoveryReport &r)
@@ -162,6 +165,28 @@ void counters(Writer &w, const pb::StatsResponse &s)
 		  s.rpc_errors());
 }
 
+/* Clients commit without heapd: these come from the counters every
+ * session keeps in the GC file (FORMAT.md 9.3). */
+void clients(Writer &w, const pb::StatsResponse &s)
+{
+	w.counter("uniheap_commits_total", "Blocks clients committed that wrote.", s.commits());
+	w.counter("uniheap_conflicts_total",
+		  "Blocks of clients rolled back by a conflict (to be run again).", s.conflicts());
+}
+
+void gc(Writer &w, const pb::StatsResponse &s)
+{
+	w.counter("uniheap_gc_cycles_total", "Online GC cycles ended, done or given up.",
+		  s.gc_cycles());
+	w.counter("uniheap_gc_cycles_given_up_total",
+		  "Online GC cycles given up (nothing freed; tried again later).",
+		  s.gc_cycles_given_up());
+	w.counter("uniheap_gc_objects_freed_total", "Objects the online GC freed.",
+		  s.gc_objects_freed());
+	w.counter("uniheap_gc_freed_bytes_total", "Slot bytes the online GC freed.",
+		  s.gc_bytes_freed());
+}
+
 } /* namespace */
 
 std::string metrics_text(const pb::StatusResponse &status, const pb::StatsResponse &stats)
@@ -170,6 +195,8 @@ std::string metrics_text(const pb::StatusResponse &status, const pb::StatsRespon
 	state(w, status);
 	recovery(w, status.last_recovery());
 	counters(w, stats);
+	clients(w, stats);
+	gc(w, stats);
 	return w.text();
 }
 
@@ -180,4 +207,4 @@ std::string metrics_down_text()
 	       "uniheap_up 0\n";
 }
 
-} /* namespace heapctl */
+} /* namespace uhmetrics */
