@@ -133,11 +133,14 @@ static void fill_header(struct hd *hd, const struct stat *heap)
 	__atomic_store_n(&g->magic, UH_GC_MAGIC, __ATOMIC_RELEASE);
 }
 
-/* A reused file: every area's commits and conflicts so far were counted
- * by the heapd before. */
+/* A reused file: the commits and conflicts so far of the areas sessions
+ * of the previous heapd still hold were counted by that heapd (the other
+ * areas are zeroed uncounted, reset_orphans). */
 static void take_counts(struct hd *hd)
 {
 	for (uint32_t s = 1; s < hd->hdr->session_cap; s++) {	/* < cap */
+		if (!hd->inherited[s])
+			continue;
 		const struct uh_gc_sess *cs = hd_gc_sess(hd, s);
 		hd->gc_counted[s][0] = __atomic_load_n(&cs->commits, __ATOMIC_RELAXED);
 		hd->gc_counted[s][1] = __atomic_load_n(&cs->conflicts, __ATOMIC_RELAXED);
@@ -178,13 +181,37 @@ void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conf
 	*conflicts = sum[1];
 }
 
+/* Zero slot's area (a valid slot of a mapped file), having added its
+ * counts to gc_ended when count is set (not for a previous heapd's). */
+static void area_reset(struct hd *hd, uint32_t slot, int count)
+{
+	char *area = hd->gcf + UH_GC_AREA_OFF(slot);
+	struct uh_gc_sess *cs = (struct uh_gc_sess *)area;
+	uint64_t hwm = __atomic_load_n(&cs->pin_hwm, __ATOMIC_ACQUIRE);
+	if (count)
+		count_area(hd, slot);
+	/* The rest of the control line's page, the ring and the pins: their
+	 * pages go back to the system and read as zeroes from now on. */
+	uint64_t from = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (madvise(area + from, UH_GC_AREA_SIZE - from, MADV_REMOVE) != 0) {
+		/* A file system without hole punching: zero what a client can
+		 * have touched, the ring and the pins below its high-water
+		 * mark (it raises the mark before it uses an entry). */
+		memset(area + from, 0, UH_GC_PIN_OFF - from);
+		memset(area + UH_GC_PIN_OFF, 0, 8 * (hwm < UH_GC_PIN_CAP ? hwm : UH_GC_PIN_CAP));
+	}
+	memset(area, 0, from);
+	hd->gc_counted[slot][0] = hd->gc_counted[slot][1] = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 /* A reused file: the areas of slots no inherited session holds are left
  * overs of sessions that ended with the previous heapd; give them back. */
 static void reset_orphans(struct hd *hd)
 {
 	for (uint32_t s = 1; s < hd->hdr->session_cap; s++) {	/* < cap */
 		if (!hd->inherited[s])
-			hd_gc_area_reset(hd, s);
+			area_reset(hd, s, 0);
 	}
 	struct uh_gc_filehdr *g = (struct uh_gc_filehdr *)hd->gcf;
 	__atomic_store_n(&g->heapd_starts, hd->hdr->heapd_starts, __ATOMIC_RELEASE);
@@ -282,23 +309,7 @@ void hd_gc_area_reset(struct hd *hd, uint32_t slot)
 {
 	if (!hd->gcf || slot == 0 || slot >= hd->hdr->session_cap)
 		return;
-	char *area = hd->gcf + UH_GC_AREA_OFF(slot);
-	struct uh_gc_sess *cs = (struct uh_gc_sess *)area;
-	uint64_t hwm = __atomic_load_n(&cs->pin_hwm, __ATOMIC_ACQUIRE);
-	count_area(hd, slot);
-	/* The rest of the control line's page, the ring and the pins: their
-	 * pages go back to the system and read as zeroes from now on. */
-	uint64_t from = (uint64_t)sysconf(_SC_PAGESIZE);
-	if (madvise(area + from, UH_GC_AREA_SIZE - from, MADV_REMOVE) != 0) {
-		/* A file system without hole punching: zero what a client can
-		 * have touched, the ring and the pins below its high-water
-		 * mark (it raises the mark before it uses an entry). */
-		memset(area + from, 0, UH_GC_PIN_OFF - from);
-		memset(area + UH_GC_PIN_OFF, 0, 8 * (hwm < UH_GC_PIN_CAP ? hwm : UH_GC_PIN_CAP));
-	}
-	memset(area, 0, from);
-	hd->gc_counted[slot][0] = hd->gc_counted[slot][1] = 0;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	area_reset(hd, slot, 1);
 }
 
 void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to)

@@ -2,20 +2,25 @@
 Prometheus' text format at /metrics over plain HTTP, scraped with a plain
 HTTP client and parsed by prometheus_client's parser. The commits and the
 conflict a Python client makes show in uniheap_commits_total and
-uniheap_conflicts_total, while it is connected and after it ended; bad
+uniheap_conflicts_total, while it is connected and after it ended, and a
+client that outlives a heapd restart counts on the new heapd from 0; bad
 HTTP input gets an error answer and leaves heapd serving."""
 
+import os
 import re
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
-import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import REPO, Daemon, built, clean_env, run
+from conftest import REPO, Daemon, _live, built, clean_env, run, stop_process
 from test_metrics import FAMILIES, parse
 
 # A client in its own process: 5 blocks that write, then one lost
@@ -60,13 +65,13 @@ h2.close()
 """
 
 
-def metrics_url(d, timeout=20.0):
-    """The address heapd logged for --metrics ...:0."""
+def metrics_url(d, nth=1, timeout=20.0):
+    """The address the nth start of heapd logged for --metrics ...:0."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        m = re.search(r"event=metrics listen=(\S+) ", d.log_text())
-        if m:
-            return f"http://{m.group(1)}/metrics"
+        found = re.findall(r"event=metrics listen=(\S+) ", d.log.read_text(errors="replace"))
+        if len(found) >= nth:
+            return f"http://{found[nth - 1]}/metrics"
         time.sleep(0.05)
     pytest.fail(f"heapd logged no metrics address:\n{d.log_text()}")
 
@@ -74,13 +79,23 @@ def metrics_url(d, timeout=20.0):
 @pytest.fixture
 def heapd(tmp_dir, daemons):
     sock = tmp_dir / "heapd.sock"
+    # The GC file on tmpfs when there is one: a heapd that reuses it (a
+    # restart with clients attached) zeroes the areas nobody holds, which
+    # takes seconds on a disk file system.
+    shm = Path("/dev/shm")
+    gc_dir = Path(tempfile.mkdtemp(prefix="uniheap-svc-gc-",
+                                   dir=shm if os.access(shm, os.W_OK) else tmp_dir))
     d = Daemon([built("heapd"), "--heap", tmp_dir / "heap", "--create", "--size", "64M",
                 "--durability", "memory", "--name", "scraped", "--socket", sock,
-                "--metrics", "127.0.0.1:0"],
+                "--gc-file", gc_dir / "heapd.gc", "--metrics", "127.0.0.1:0"],
                sock, tmp_dir / "heapd.log", env=clean_env())
-    daemons.append(d.start())
-    d.url = metrics_url(d)
-    return d
+    try:
+        daemons.append(d.start())
+        d.url = metrics_url(d)
+        yield d
+    finally:
+        d.stop()
+        shutil.rmtree(gc_dir, ignore_errors=True)
 
 
 def scrape(url):
@@ -124,6 +139,59 @@ def test_commits_and_conflicts_of_a_client(heapd):
     assert after["uniheap_commits_total"] - before["uniheap_commits_total"] == commits
     assert after["uniheap_conflicts_total"] - before["uniheap_conflicts_total"] == conflicts
     assert after["uniheap_sessions"] == 0
+
+
+# A client that outlives a heapd restart: 3 commits, then (after a line on
+# stdin) 2 more on the new heapd, which it re-attaches to.
+SURVIVOR = r"""
+import sys
+import uniheap
+
+class Acct(uniheap.PObject, name="t.metrics.Acct"):
+    balance = uniheap.i64()
+
+h = uniheap.connect()
+a = Acct(h, balance=0)
+h.roots["t.metrics.survivor"] = a
+c0 = h.stats()["commits"]
+for i in range(3):
+    with h.atomic():
+        a.balance = i
+print(h.stats()["commits"] - c0, flush=True)
+sys.stdin.readline()
+c1 = h.stats()["commits"]
+for i in range(2):
+    with h.atomic():
+        a.balance = 10 + i
+print(h.stats()["commits"] - c1, h.stats()["reattaches"], flush=True)
+sys.stdin.readline()
+h.close()
+"""
+
+
+def test_commits_across_a_heapd_restart(heapd):
+    env = clean_env(UNIHEAP_SOCKET=heapd.sock, PYTHONPATH=REPO / "bindings-python")
+    proc = subprocess.Popen([sys.executable, "-c", SURVIVOR], env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    _live[proc.pid] = proc
+    try:
+        assert proc.stdout.readline().split() == ["3"]
+        assert values(scrape(heapd.url))["uniheap_commits_total"] >= 3
+        assert heapd.stop() == 0
+        heapd.start()
+        url = metrics_url(heapd, nth=2)
+        # the new heapd counts from 0: the 3 were the previous heapd's
+        assert values(scrape(url))["uniheap_commits_total"] == 0
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().split() == ["2", "1"]
+        assert values(scrape(url))["uniheap_commits_total"] == 2
+        proc.stdin.write("end\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+        assert values(scrape(url))["uniheap_commits_total"] == 2
+    finally:
+        stop_process(proc)
 
 
 def test_gc_cycles_counted(heapd):
