@@ -19,8 +19,9 @@ namespace uhn {
  * over this process's mapping of that heap when a session to it is open
  * (a writable one for a writable request), else with uh_connect_timeout()
  * (timeout_ms: how long to wait for heapd, UH_CONNECT_DEFAULT for
- * libuniheap's default). Returns 0 or a UH_E* code (uh_errmsg() set, on
- * this thread). */
+ * libuniheap's default; the registry stays locked meanwhile, so other
+ * threads' connects wait too, for the same heapd). Returns 0 or a UH_E*
+ * code (uh_errmsg() set, on this thread). */
 int registry_open(const char *socket, bool readonly, int timeout_ms, uh_heap **out);
 
 /* Forget h and disconnect it. NULL is ignored. Can't fail. */
