@@ -37,10 +37,16 @@
  * marking. col->mu guards the request and the figures; hd->mu may be held
  * when it is taken, never the other way round.
  *
- * Test hook: UNIHEAP_GC_STOP_AT=mark|sweep makes the collector stop at
+ * Test hooks: UNIHEAP_GC_STOP_AT=mark|sweep makes the collector stop at
  * that step of its first cycle (after greying the roots; after the first
  * batch's valid bits are cleared and persisted, its locks still held) and
  * wait there until heapd stops, so a test can kill heapd mid-cycle.
+ * UNIHEAP_GC_CRASH_AT_BARRIER=k SIGKILLs heapd right before the k-th
+ * crash point of its first cycle. The crash points of a cycle are its
+ * persist barriers (the clock's at step 1 and at each batch, each batch's
+ * valid bits) and the start of each large region's free (a libpmemobj
+ * transaction, whose inside the power-loss tests cut); every cycle logs
+ * how many it passed (barriers=N in its gc_cycle line).
  */
 #include <sched.h>
 #include <signal.h>
@@ -79,6 +85,7 @@ struct hd_collector {
 	 * become hd->rec's. Written under col->mu. */
 	int recovery_pending;
 	int serving;			/* hd_gc_serving was called */
+	uint64_t crash_at;		/* test hook: 0, or the crash point k */
 };
 
 /* One cycle's working state (collector thread only). */
@@ -93,6 +100,7 @@ struct cycle {
 	struct uh_arena_index snap;
 	struct gc *mark;
 	const char *why;		/* set: the cycle is given up */
+	uint64_t barriers;		/* crash points passed (test hook, gc_cycle line) */
 };
 
 static uint64_t used_bytes_locked(struct hd *hd);
@@ -103,10 +111,26 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t next_version(struct hd *hd)
+/* A crash point of the cycle (cy NULL: outside a cycle, none). The hook
+ * kills heapd at the k-th of its first cycle, as a crash would: every
+ * store before it is in the page cache, nothing after it happened. */
+static void crash_point(struct cycle *cy)
+{
+	if (!cy)
+		return;
+	if (++cy->barriers == cy->col->crash_at && cy->col->finished == 0) {
+		hd_log("info", "gc_crash_at_barrier", "barrier=%llu",
+		       (unsigned long long)cy->barriers);
+		kill(getpid(), SIGKILL);
+	}
+}
+
+static uint64_t next_version(struct hd *hd, struct cycle *cy)
 {
 	uint64_t v = __atomic_add_fetch(&hd->hdr->clock, 1, __ATOMIC_ACQ_REL);
-	uh_persist_range(&hd->persist, &hd->hdr->clock, sizeof(hd->hdr->clock));
+	hd->persist.flush(hd->persist.ctx, &hd->hdr->clock, sizeof(hd->hdr->clock));
+	crash_point(cy);
+	hd->persist.drain(hd->persist.ctx);
 	return v;
 }
 
@@ -271,7 +295,7 @@ static void mark_phase(struct cycle *cy)
 	pthread_mutex_lock(&hd->mu);
 	cy->replayed0 = hd->stats.logs_replayed;
 	uint64_t c = uh_gc_cycle(hd->hdr->gc_state) + 1;
-	cy->v0 = next_version(hd);
+	cy->v0 = next_version(hd, cy);
 	__atomic_store_n(&hd->hdr->gc_v0, cy->v0, __ATOMIC_SEQ_CST);
 	cy->state = uh_gc_state_make(c, UH_GC_MARK);
 	set_state(hd, cy->state);
@@ -421,6 +445,7 @@ static void sweep_batch(struct cycle *cy, struct batch *b)
 		__atomic_and_fetch(&oh->size, ~UH_OBJ_VALID, __ATOMIC_ACQ_REL);
 		hd->persist.flush(hd->persist.ctx, &oh->size, sizeof(oh->size));
 	}
+	crash_point(cy);
 	hd->persist.drain(hd->persist.ctx);
 	if (cy->col->stop_at == 2) {
 		hd_log("info", "gc_stopped_at", "step=sweep cycle=%llu candidates=%u",
@@ -428,7 +453,7 @@ static void sweep_batch(struct cycle *cy, struct batch *b)
 		while (!stopping(cy->col))	/* test hook: until heapd stops or dies */
 			sleep_ns(GC_TICK_NS);
 	}
-	uint64_t v = next_version(hd);
+	uint64_t v = next_version(hd, cy);
 	for (uint32_t i = 0; i < b->n; i++) {	/* <= GC_BATCH */
 		struct cand *c = &b->v[i];
 		struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + c->off);
@@ -440,10 +465,12 @@ static void sweep_batch(struct cycle *cy, struct batch *b)
 		}
 		cy->fig->freed++;
 		cy->fig->bytes_freed += s->slot_size;
-		if (s->slot_size > UH_SMALL_MAX)	/* a large object's region */
+		if (s->slot_size > UH_SMALL_MAX) {	/* a large object's region */
+			crash_point(cy);
 			free_large(cy, s);
-		else
+		} else {
 			uh_bitmap_clear(uh_arena_bitmap(hd->base, s->arena_off), c->slot);
+		}
 	}
 	b->n = 0;
 	sweep_range(hd, 1, 0, 0);	/* no lock of ours is left */
@@ -556,11 +583,13 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	free(cy.sess);
 	hd_log(cy.why ? "warn" : "info", "gc_cycle", "cycle=%llu trigger=\"%s\" outcome=\"%s\" "
 	       "marked=%llu freed=%llu bytes_freed=%llu rescued=%llu mark_us=%llu sweep_us=%llu "
-	       "max_handshake_us=%llu arenas_freed=%u", (unsigned long long)f.cycle, f.trigger, f.outcome,
+	       "max_handshake_us=%llu arenas_freed=%u barriers=%llu", (unsigned long long)f.cycle,
+	       f.trigger, f.outcome,
 	       (unsigned long long)f.marked, (unsigned long long)f.freed,
 	       (unsigned long long)f.bytes_freed, (unsigned long long)f.rescued,
 	       (unsigned long long)f.mark_ns / 1000, (unsigned long long)f.sweep_ns / 1000,
-	       (unsigned long long)f.max_handshake_ns / 1000, f.arenas_freed);
+	       (unsigned long long)f.max_handshake_ns / 1000, f.arenas_freed,
+	       (unsigned long long)cy.barriers);
 	if (recovered)
 		hd_log("info", "recovery_gc", "live=%llu freed=%llu ms_since_start=%llu",
 		       (unsigned long long)f.marked, (unsigned long long)f.freed,
@@ -789,7 +818,7 @@ static int full(struct hd *hd)
  * bit is set). Called before the collector's own session exists. */
 static void release_old_locks_locked(struct hd *hd, uint32_t old)
 {
-	uint64_t v = next_version(hd), n = 0;
+	uint64_t v = next_version(hd, NULL), n = 0;
 	uint64_t lo = hd->hdr->gc_sweep_lo, hi = hd->hdr->gc_sweep_hi;
 	for (uint32_t i = 0; lo < hi && i < hd->ix.n; i++) {	/* bounded by the index */
 		const struct uh_arena_span *s = &hd->ix.v[i];
@@ -852,6 +881,8 @@ int hd_gc_start(struct hd *hd, char *err, size_t errlen)
 	pthread_cond_init(&col->cv, NULL);
 	const char *at = getenv("UNIHEAP_GC_STOP_AT");
 	col->stop_at = at && !strcmp(at, "mark") ? 1 : at && !strcmp(at, "sweep") ? 2 : 0;
+	const char *crash = getenv("UNIHEAP_GC_CRASH_AT_BARRIER");
+	col->crash_at = crash ? strtoull(crash, NULL, 10) : 0;
 	int rc = take_session(hd, col, err, errlen);
 	pthread_mutex_lock(&hd->mu);
 	col->recovery_pending = hd->rec.gc_pending;	/* run from hd_gc_serving */
