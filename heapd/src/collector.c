@@ -812,10 +812,15 @@ static int full(struct hd *hd)
 /* Start and stop. */
 
 /* The previous heapd died, maybe in a sweep: objects may still be locked
- * by its gc_session. Recovery GC clears such locks on live objects, but it is
- * deferred while clients of that heapd run; then this releases them (a
- * freed one's bitmap bit is cleared too: no client claims a slot whose
- * bit is set). Called before the collector's own session exists. */
+ * by its gc_session. Recovery GC clears such locks on the objects it
+ * marks, but not on those the sweep had freed already (valid bit clear,
+ * bit cleared by recovery), and it is deferred while clients of that
+ * heapd run; this releases them all (a freed one's bitmap bit is cleared
+ * too: no client claims a slot whose bit is set). Left locked, a freed
+ * object's word would name the new collector's slot (heapd takes its
+ * session first, so usually the same one): uh_pin of a stale reference
+ * waits for the sweep to release such a lock, and would wait forever.
+ * Called before the collector's own session exists. */
 static void release_old_locks_locked(struct hd *hd, uint32_t old)
 {
 	uint64_t v = next_version(hd, NULL), n = 0;
@@ -848,11 +853,14 @@ static int take_session(struct hd *hd, struct hd_collector *col, char *err, size
 	pthread_mutex_lock(&hd->mu);
 	uint32_t old = hd->hdr->gc_session;
 	/* gc_session is 0 after a clean stop; hd_open has made the phase
-	 * IDLE already, so whether the old heapd was sweeping is unknown. */
-	if (old && (hd->rec.gc_deferred || hd->rec.gc_online) &&
-	    uh_arena_index_build(&hd->ix) == 0)
+	 * IDLE already, so whether the old heapd was sweeping is unknown:
+	 * after a crash the range its last batch locked is looked at
+	 * (uh_hdr.gc_sweep_lo/hi), whichever way recovery went (recovery
+	 * GC clears the locks of what it marks, not of what the sweep had
+	 * freed already). */
+	if (old && uh_arena_index_build(&hd->ix) == 0)
 		release_old_locks_locked(hd, old);
-	sweep_range(hd, 1, 0, 0);	/* released, or recovery GC cleared them */
+	sweep_range(hd, 1, 0, 0);	/* released */
 	pthread_mutex_unlock(&hd->mu);
 	int rc = hd_session_attach(hd, (uint32_t)getpid(), 0, "heapd collector", 0, 0, &info,
 				   err, errlen);
