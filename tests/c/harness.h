@@ -200,6 +200,12 @@ char *th_read_file(const char *path, size_t *len);
  * 64; found by its magic and self_off, FORMAT.md 2), or -1. */
 long th_find_uh_header(const char *img, size_t len);
 
+/* Objects in the arenas of a heap file's image (heapd stopped): those
+ * with the valid bit (*valid) and, of every slot, those whose lock word is
+ * locked (*locked). 0, or -1 if the image has no heap header or an arena
+ * of its directory lies outside it. */
+int th_count_objects(const char *img, size_t len, uint64_t *valid, uint64_t *locked);
+
 /* Print "<suite>: N passed, N failed" on its own line.
  * @return 0 if none failed, else 1 (use as the exit code). */
 int th_summary(const char *suite);
