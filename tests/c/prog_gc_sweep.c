@@ -5,7 +5,7 @@
  * client that holds pins across heapd's crash.
  *
  * Usage:
- *   prog_gc_sweep --setup SOCK [GARBAGE]
+ *   prog_gc_sweep --setup SOCK [GARBAGE [apart]]
  *       The model: root "gc.live", a list of LIVE nodes (node i: v = i);
  *       root "gc.big", a bytes object of BIG_LEN (pattern of seed 1);
  *       root "gc.pinned", a list of PINNED nodes (v = PINNED_V0 + i);
@@ -14,6 +14,8 @@
  *       roots "gc.junk.0".."gc.junk.2", BIG_GARBAGE bytes objects of
  *       BIG_LEN (large regions the sweep gives back). (Garbage must be
  *       made after heapd's start: its recovery would collect it.)
+ *       With "apart", the pinned list's nodes are of a class of their own
+ *       (48-byte slots), so they lie in arenas the keeper never leases.
  *   prog_gc_sweep --drop SOCK
  *       Deletes "gc.garbage" and the "gc.junk.*" roots: from then on only
  *       the online GC can free what they held.
@@ -72,9 +74,12 @@ static void pattern(unsigned char *buf, size_t len, uint64_t seed)
 /* ---- setup ---- */
 
 struct setup {
-	uint32_t cls;
+	uint32_t cls, pinned_cls;
 	long garbage;
 };
+
+static const uh_field_spec apart_fields[] = { { "v", UH_T_I64, 0 }, { "next", UH_T_REF, 0 },
+					      { "a", UH_T_I64, 0 }, { "b", UH_T_I64, 0 } };
 
 /* A list of n nodes, v = v0 + i in order; *head its first node. */
 static int make_list(uh_heap *h, uint32_t cls, long n, int64_t v0, uh_off *head)
@@ -98,7 +103,7 @@ static int setup_fn(uh_heap *h, void *arg)
 	int rc = make_list(h, s->cls, LIVE, 0, &o);
 	if (!rc)
 		rc = uh_root_set(h, "gc.live", o);
-	if (!rc && !(rc = make_list(h, s->cls, PINNED, PINNED_V0, &o)))
+	if (!rc && !(rc = make_list(h, s->pinned_cls, PINNED, PINNED_V0, &o)))
 		rc = uh_root_set(h, "gc.pinned", o);
 	pattern(big, sizeof(big), 1);
 	if (!rc && !(rc = uh_bytes_new(h, big, sizeof(big), &o)))
@@ -127,10 +132,13 @@ static int drop_fn(uh_heap *h, void *arg)
 	return rc;
 }
 
-static int do_setup(uh_heap *h, long garbage)
+static int do_setup(uh_heap *h, long garbage, int apart)
 {
-	struct setup s = { 0, garbage };
+	struct setup s = { 0, 0, garbage };
 	int rc = node_class(h, &s.cls);
+	s.pinned_cls = s.cls;
+	if (!rc && apart)
+		rc = uh_class_register(h, "GcSweepApart", apart_fields, 4, &s.pinned_cls);
 	if (!rc)
 		rc = uh_run(h, setup_fn, &s, 0);
 	if (!rc)
@@ -350,7 +358,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(argv[1], "--setup"))
-		rc = do_setup(h, argc > 3 ? atol(argv[3]) : GARBAGE_DEFAULT);
+		rc = do_setup(h, argc > 3 ? atol(argv[3]) : GARBAGE_DEFAULT,
+			      argc > 4 && !strcmp(argv[4], "apart"));
 	else if (!strcmp(argv[1], "--check"))
 		rc = do_check(h, !(argc > 3 && !strcmp(argv[3], "--no-pinned")));
 	else if (!strcmp(argv[1], "--drop"))

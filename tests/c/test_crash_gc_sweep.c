@@ -35,6 +35,15 @@
  * Knobs: UH_GC_CRASH_GARBAGE=n garbage nodes (default 6000; more: more
  * batches, more crash points), UH_GC_CRASH_MAX=k only the first k crash
  * points of each mode (debugging).
+ *
+ * Known gap: the "gc.pinned" nodes are of the keeper's own node class, so
+ * they lie in an arena the keeper leases again (its 300 nodes go there),
+ * and start-up recovery keeps them as objects of a running client's arena
+ * (FORMAT.md 9 step 2). UH_GC_CRASH_PINNED_APART=1 gives them a class of
+ * their own: then start-up recovery frees them, because its mark does not
+ * read the pins of the clients that outlive heapd (the GC file is opened
+ * after it), and the keeper finds 200 pinned nodes freed. That run fails
+ * until recovery honours those pins.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -71,7 +80,8 @@ static int copy_file(const char *from, const char *to)
 
 static int make_template(void)
 {
-	char *argv[] = { (char *)th_bin("prog_gc_sweep"), "--setup", d.sock, garbage, NULL };
+	char *argv[] = { (char *)th_bin("prog_gc_sweep"), "--setup", d.sock, garbage,
+			 getenv("UH_GC_CRASH_PINNED_APART") ? "apart" : NULL, NULL };
 	if (th_heapd_start(&d, HEAPD_ARGS) != 0)
 		return -1;
 	int rc = th_run_capture(argv, out, sizeof(out));
