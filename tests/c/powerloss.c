@@ -361,6 +361,8 @@ static void state(struct walk *w, const struct line **landed, size_t n, long ev,
 {
 	char what[512];
 
+	if (w->c->from_mark && !w->s.nacks)
+		return;
 	if (!first_time(&w->s, landed, n))
 		return;
 	if (w->count_only) {	/* distinct states: fixed ones and subset ones */

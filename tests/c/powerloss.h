@@ -53,6 +53,10 @@ struct pl_campaign {
 	long max_states;		/* subset states fill up to this many; the
 					 * states at barriers are all checked */
 	uint64_t seed;
+	/* 1: only the states after the workload's first mark (pl_mark) are
+	 * checked: what comes before (heapd's start on the template) is
+	 * other campaigns' business. */
+	int from_mark;
 	/* 1: a mutant run: failing states are detections, not test
 	 * failures, and the campaign stops at the first failing state. */
 	int expect_failure;
