@@ -811,6 +811,16 @@ static int full(struct hd *hd)
 /* ------------------------------------------------------------------ */
 /* Start and stop. */
 
+/* A large region of the old sweep's range whose object it freed and whose
+ * return to the pool it did not reach: returned now. 1 if it was. */
+static int release_large_locked(struct hd *hd, const struct uh_arena_span *s)
+{
+	const struct uh_arena_hdr *ah = (const struct uh_arena_hdr *)(hd->base + s->arena_off);
+	uint32_t idx = (uint32_t)ah->dir_index;
+	return ah->magic == UH_ARENA_MAGIC && hd_arena_hdr_ok(hd, idx) == ah &&
+	       hd_arena_dir(hd)[idx].kind == UH_ARENA_LARGE && hd_large_free_locked(hd, idx) == 0;
+}
+
 /* The previous heapd died, maybe in a sweep: objects may still be locked
  * by its gc_session. Recovery GC clears such locks on the objects it
  * marks, but not on those the sweep had freed already (valid bit clear,
@@ -823,8 +833,12 @@ static int full(struct hd *hd)
  * Called before the collector's own session exists. */
 static void release_old_locks_locked(struct hd *hd, uint32_t old)
 {
-	uint64_t v = next_version(hd, NULL), n = 0;
+	uint64_t v = next_version(hd, NULL), n = 0, returned = 0;
 	uint64_t lo = hd->hdr->gc_sweep_lo, hi = hd->hdr->gc_sweep_hi;
+	/* No client runs: a slot of the range without its valid bit is one
+	 * the sweep freed and had not yet cleared the bit of (a claim in
+	 * progress, the other such state, needs a running client). */
+	int alone = hd->ninherited == 0;
 	for (uint32_t i = 0; lo < hi && i < hd->ix.n; i++) {	/* bounded by the index */
 		const struct uh_arena_span *s = &hd->ix.v[i];
 		if (s->first_slot + (uint64_t)s->nslots * s->slot_size <= lo ||
@@ -834,16 +848,24 @@ static void release_old_locks_locked(struct hd *hd, uint32_t old)
 			struct uh_objhdr *oh = (struct uh_objhdr *)(hd->base + s->first_slot +
 								    (uint64_t)k * s->slot_size);
 			uint64_t w = __atomic_load_n(&oh->lock, __ATOMIC_ACQUIRE);
-			if (!uh_lock_is_locked(w) || uh_lock_owner(w) != old)
+			int mine = uh_lock_is_locked(w) && uh_lock_owner(w) == old;
+			int valid = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID;
+			if (mine) {
+				__atomic_store_n(&oh->lock, v, __ATOMIC_RELEASE);
+				n++;
+			}
+			if (valid || !(mine || alone))
 				continue;
-			__atomic_store_n(&oh->lock, v, __ATOMIC_RELEASE);
-			if (!(__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID))
+			if (s->slot_size > UH_SMALL_MAX)
+				returned += release_large_locked(hd, s);
+			else
 				uh_bitmap_clear(uh_arena_bitmap(hd->base, s->arena_off), k);
-			n++;
 		}
 	}
-	hd_log("info", "gc_locks_released", "gc_session=%u count=%llu", old,
-	       (unsigned long long)n);
+	if (returned)
+		uh_arena_index_build(&hd->ix);	/* a stale span must never match */
+	hd_log("info", "gc_locks_released", "gc_session=%u count=%llu large_returned=%llu", old,
+	       (unsigned long long)n, (unsigned long long)returned);
 }
 
 /* heapd's session: a slot with a log whose state stays ACTIVE. */
