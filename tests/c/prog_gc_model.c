@@ -4,12 +4,17 @@
  * while heapd's online GC runs cycles back to back, and checks that
  * nothing it can still reach was freed.
  *
- *   prog_gc_model --socket S --id W --ops N --seed X
+ *   prog_gc_model --socket S --id W [--nproc N] [--ops N] [--seconds T]
+ *                 [--seed X]
  *
- * Objects: class "gcm.Node" {next: ref, other: ref, tag: i64, rest: i64}.
- * A chain of n nodes (1..4) built at step s has base tag b = W << 40 |
- * s << 8; node i has tag b + i and rest n - 1 - i, and the last node's
- * next is 0, so any reader can check a chain it reaches for being whole.
+ * Objects: class "gcm.Node" {next: ref, other: ref, tag: i64, rest: i64,
+ * pay: bytes}. A chain of n nodes (1..4) built at step s has base tag
+ * b = W << 40 | s << 8; node i has tag b + i, rest n - 1 - i and a payload
+ * that its tag alone determines (payload_of: 1 + tag % 47 bytes, byte j =
+ * (tag % 251 + 37 j) mod 256, a bytes object of its own), and the last
+ * node's next is 0, so any reader can check a chain it reaches for being
+ * whole. tests/gc_model runs peers of the other languages on the same
+ * protocol (same class, map, keys and operations) beside these.
  *
  * The map is the root "gcm.map" (string keys). Process W's keys are
  * "w<W>.k<K>"; only W puts or removes them, each put replacing (never
@@ -26,6 +31,7 @@
  * may be replaced and collected meanwhile, which a block sees as a
  * conflict and runs again.
  *
+ * It stops after N operations or T seconds, whichever comes first.
  * Exit 0 when done (prints its counters), 1 on an unexpected error (heap
  * full included), 2 when something live was found freed or torn.
  */
@@ -39,7 +45,9 @@
 #define NHELD 32
 #define NPROC_MAX 8
 
-enum { F_NEXT, F_OTHER, F_TAG, F_REST };
+enum { F_NEXT, F_OTHER, F_TAG, F_REST, F_PAY };
+
+#define PAY_MAX 47
 
 struct chain {
 	int64_t base;		/* 0: none */
@@ -81,6 +89,15 @@ static uh_key key_of(char *buf, size_t len, int w, int k)
 
 /* ---- building ---- */
 
+/* The payload of the node tagged tag, into buf[PAY_MAX]; its length. */
+static size_t payload_of(int64_t tag, unsigned char *buf)
+{
+	size_t n = 1 + (size_t)(tag % PAY_MAX);
+	for (size_t j = 0; j < n; j++)	/* bound: PAY_MAX */
+		buf[j] = (unsigned char)((tag % 251 + 37 * (int64_t)j) % 256);
+	return n;
+}
+
 struct build_arg {
 	int k;
 	struct chain c;
@@ -89,12 +106,16 @@ struct build_arg {
 static int build_fn(uh_heap *hh, void *p)
 {
 	struct build_arg *a = p;
-	uh_off next = 0, node;
+	uh_off next = 0, node, pay;
+	unsigned char pb[PAY_MAX];
 	char kb[32];
 	int rc;
 
 	for (int i = a->c.n - 1; i >= 0; i--) {	/* bound: n <= 4 */
+		size_t pn = payload_of(a->c.base + i, pb);
 		if ((rc = uh_alloc(hh, node_cls, &node)) != 0 ||
+		    (rc = uh_bytes_new(hh, pb, pn, &pay)) != 0 ||
+		    (rc = uh_set_ref(hh, node, F_PAY, pay)) != 0 ||
 		    (rc = uh_set_ref(hh, node, F_NEXT, next)) != 0 ||
 		    (rc = uh_set_i64(hh, node, F_TAG, a->c.base + i)) != 0 ||
 		    (rc = uh_set_i64(hh, node, F_REST, a->c.n - 1 - i)) != 0)
@@ -121,9 +142,32 @@ static void build(long step)
 
 #define TORN 1	/* not a UH_E* code: those are negative */
 
+/* 0 if the node's payload is the one its tag determines; else the code
+ * of the read that failed, or TORN. The bytes are read in place, so a
+ * mismatch is looked at again after a check that the object still lives:
+ * a freed payload answers UH_EFREED, a live wrong one TORN. */
+static int check_payload(uh_off node, int64_t tag)
+{
+	unsigned char want[PAY_MAX];
+	size_t n = payload_of(tag, want), len;
+	const void *data;
+	uh_off pay;
+	int rc;
+
+	if ((rc = uh_get_ref(h, node, F_PAY, &pay)) != 0)
+		return rc;
+	if (!pay)
+		return TORN;
+	if ((rc = uh_bytes_get(h, pay, &data, &len)) != 0)
+		return rc;
+	if (len == n && memcmp(data, want, n) == 0)
+		return 0;
+	return (rc = uh_bytes_get(h, pay, &data, &len)) != 0 ? rc : TORN;
+}
+
 /* 0 if the chain at head is whole and, when want is given, the one it
  * names; else what is wrong: the code of the read that failed, or TORN
- * for a wrong tag or length. */
+ * for a wrong tag, length or payload. */
 static int check_chain(uh_off head, const struct chain *want, uh_off *other)
 {
 	int64_t tag, rest, base = 0;
@@ -150,6 +194,8 @@ static int check_chain(uh_off head, const struct chain *want, uh_off *other)
 				(unsigned long long)base);
 			return TORN;
 		}
+		if ((rc = check_payload(node, tag)) != 0)
+			return rc;
 		node = next;
 	}
 	return 0;
@@ -310,12 +356,13 @@ static void setup(const char *socket)
 	static const uh_field_spec f[] = {
 		{ "next", UH_T_REF, 0 }, { "other", UH_T_REF, 0 },
 		{ "tag", UH_T_I64, 0 }, { "rest", UH_T_I64, 0 },
+		{ "pay", UH_T_BYTES, 0 },
 	};
 	int rc;
 
 	if ((rc = uh_connect(socket, 0, &h)) != 0)
 		die(1, "connect", rc);
-	if ((rc = uh_class_register(h, "gcm.Node", f, 4, &node_cls)) != 0)
+	if ((rc = uh_class_register(h, "gcm.Node", f, 5, &node_cls)) != 0)
 		die(1, "register", rc);
 	if ((rc = uh_root_get(h, "gcm.map", &map)) != 0)
 		die(1, "root gcm.map", rc);
@@ -325,6 +372,7 @@ int main(int argc, char **argv)
 {
 	const char *socket = NULL;
 	long ops = 10000;
+	double seconds = 0;
 
 	rng = 88172645463325252ull;
 	for (int i = 1; i + 1 < argc; i += 2) {	/* bound: argc */
@@ -336,17 +384,22 @@ int main(int argc, char **argv)
 			nproc = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--ops"))
 			ops = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
 			rng ^= th_mix64(strtoull(argv[i + 1], NULL, 0));
 	}
 	if (!socket || nproc < 1 || nproc > NPROC_MAX) {
 		fprintf(stderr, "usage: prog_gc_model --socket S --id W [--nproc N] "
-			"[--ops N] [--seed X]\n");
+			"[--ops N] [--seconds T] [--seed X]\n");
 		return 1;
 	}
 	rng ^= th_mix64((uint64_t)me + 1);
 	setup(socket);
+	uint64_t stop_ms = seconds > 0 ? th_now_ms() + (uint64_t)(seconds * 1000) : 0;
 	for (long step = 1; step <= ops; step++) {	/* bound: ops */
+		if (stop_ms && step % 64 == 0 && th_now_ms() >= stop_ms)
+			break;
 		unsigned r = (unsigned)(rnd() % 100);
 		if (r < 40)
 			build(step);
