@@ -164,6 +164,8 @@ deps:
 # bench/ycsb: the YCSB ports' generator tests and a small end-to-end run;
 # tests/demo: make demo on a temporary heap, every language's line present.
 # tests/notify: a commit in each language wakes a waiter in each other one.
+# tests/gc_model: C, Python, Node and Java processes share and re-link
+# object graphs while GC cycles run back to back (UH_GC_MODEL_SECONDS).
 # ispn-test: the Infinispan store's contract tests and a three-JVM cluster.
 test: deps all ycsb-java
 	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
@@ -172,8 +174,9 @@ test: deps all ycsb-java
 		$(PY) -m pytest bindings-python/tests -q -p no:cacheprovider; p=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
-	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python \
-		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify -q -p no:cacheprovider; y=$$?; \
+	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python JAVA25_HOME=$(JAVA25_HOME) \
+		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify tests/gc_model -q \
+		-p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
 	$(MAKE) --no-print-directory ispn-test; i=$$?; \
