@@ -145,13 +145,14 @@ def heapctl(sock, *args, timeout=300):
 
 
 def gc_cycle(sock):
-    """One cycle, waited for: (outcome, marked, freed)."""
+    """One cycle, waited for: (outcome, marked, freed, mark_ns)."""
     r = heapctl(sock, "--json", "gc", "--wait")
     try:
         c = json.loads(r.stdout)["cycle"]
     except (ValueError, KeyError):
         pytest.fail(f"heapctl gc --wait: exit {r.returncode}\n{r.stdout}{r.stderr}")
-    return c.get("outcome", ""), int(c.get("marked", 0)), int(c.get("freed", 0))
+    return (c.get("outcome", ""), int(c.get("marked", 0)), int(c.get("freed", 0)),
+            int(c.get("mark_ns", c.get("markNs", 0))))
 
 
 def check(sock):
@@ -199,12 +200,13 @@ def test_languages_share_graphs_while_gc_runs(heapd, java_classes):
     make_roots(sock)
     procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env=peer_env(), cwd=REPO) for a in argvs]
-    cycles = given_up = freed_total = checks = 0
+    cycles = given_up = freed_total = checks = mark_ns = 0
     problems = []
     try:
         deadline = time.monotonic() + SECONDS + 600
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            outcome, _, freed = gc_cycle(sock)
+            outcome, _, freed, ns = gc_cycle(sock)
+            mark_ns += ns
             if outcome.startswith("given up"):
                 given_up += 1
             else:
@@ -221,8 +223,8 @@ def test_languages_share_graphs_while_gc_runs(heapd, java_classes):
     report = "\n".join(f"{lang} {me} (exit {p.returncode}):\n{out}"
                        for me, (lang, p, out) in enumerate(zip(PEERS, procs, outs)))
     print(f"{cycles} cycles back to back ({given_up} given up) while the participants ran, "
-          f"{freed_total} objects freed, {checks} heapctl checks for {cycles + given_up} "
-          f"cycles\n{report}")
+          f"{freed_total} objects freed, {mark_ns / 1e9:.2f} s marking, {checks} heapctl "
+          f"checks for {cycles + given_up} cycles\n{report}")
     assert all(p.returncode == 0 for p in procs), \
         ("a participant failed (2: something live was freed or torn)\n" + report +
          "\nheapctl status:\n" + heapctl(sock, "status").stdout)
@@ -233,7 +235,7 @@ def test_languages_share_graphs_while_gc_runs(heapd, java_classes):
     for _ in range(2):
         assert not gc_cycle(sock)[0].startswith("given up")
     # ... so a third finds exactly what the roots reach and frees nothing.
-    outcome, marked, freed = gc_cycle(sock)
+    outcome, marked, freed, _ = gc_cycle(sock)
     objects, problem, _ = check(sock)
     assert problem is None, problem
     assert not outcome.startswith("given up")
