@@ -13,6 +13,8 @@
  * objects uh_heap_check reaches from the roots; the heap checks sound.
  *
  * UH_GC_MODEL_OPS sets each process's operations (default 200000).
+ * tests/gc_model/test_languages.py runs the same processes beside
+ * participants in Python, Node and Java, which hold by proxies.
  */
 #include <stdio.h>
 #include <stdlib.h>
