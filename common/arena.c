@@ -14,7 +14,7 @@ static int span_cmp(const void *a, const void *b)
 /* An entry is indexed only if its arena header agrees with it and every
  * slot lies inside the heap: lookups then never leave the mapping. */
 static int entry_sane(const char *base, uint64_t heap_size, const struct uh_arena_ent *e,
-		      struct uh_arena_span *out)
+		      uint32_t dir_index, struct uh_arena_span *out)
 {
 	if (e->kind != UH_ARENA_SMALL && e->kind != UH_ARENA_LARGE)
 		return 0;
@@ -35,6 +35,7 @@ static int entry_sane(const char *base, uint64_t heap_size, const struct uh_aren
 	out->slot_size = a->slot_size;
 	out->nslots = a->nslots;
 	out->recip = UINT64_MAX / a->slot_size + 1;
+	out->dir_index = dir_index;
 	return 1;
 }
 
@@ -97,7 +98,7 @@ int uh_arena_index_build(struct uh_arena_index *ix)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < cap; i++) {	/* bound: directory capacity */
 		struct uh_arena_ent e = dir[i];	/* heapd may change it meanwhile */
-		if (entry_sane(ix->base, ix->heap_size, &e, &ix->v[n]))
+		if (entry_sane(ix->base, ix->heap_size, &e, i, &ix->v[n]))
 			n++;
 	}
 	qsort(ix->v, n, sizeof(*ix->v), span_cmp);
@@ -146,13 +147,21 @@ const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uin
 	return NULL;
 }
 
-/* The arena header at s's place still describes s. */
+/* s's directory entry still names s's arena (dir_index was checked
+ * against arena_cap when the index was built). heapd clears an entry in
+ * the transaction that frees its arena, before the memory can be handed
+ * out again; an entry taken by a new arena names another offset, or the
+ * same offset with the same layout (an equivalent span). The arena header
+ * would not do: the bytes of a freed one stay as they were until
+ * something new covers them, and a new arena may start elsewhere. */
 static int span_current(const struct uh_arena_index *ix, const struct uh_arena_span *s)
 {
-	const struct uh_arena_hdr *a = (const struct uh_arena_hdr *)(ix->base + s->arena_off);
-	return __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == UH_ARENA_MAGIC &&
-	       a->first_slot == s->first_slot && a->slot_size == s->slot_size &&
-	       a->nslots == s->nslots;
+	const struct uh_arena_ent *e =
+		(const struct uh_arena_ent *)(ix->base + ix->hdr->arena_dir_off) + s->dir_index;
+	return __atomic_load_n(&e->kind, __ATOMIC_ACQUIRE) != UH_ARENA_UNUSED &&
+	       __atomic_load_n(&e->off, __ATOMIC_ACQUIRE) == s->arena_off &&
+	       __atomic_load_n(&e->slot_size, __ATOMIC_ACQUIRE) == s->slot_size &&
+	       __atomic_load_n(&e->nslots, __ATOMIC_ACQUIRE) == s->nslots;
 }
 
 const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t off,
@@ -160,10 +169,10 @@ const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t
 {
 	const struct uh_arena_span *s = uh_arena_lookup(ix, off);
 
-	/* A span of an arena heapd has freed since the index was built (the
-	 * online GC gives emptied small arenas back, FORMAT.md 6.3) may cover
-	 * a new arena of another layout: the arena header at its place no
-	 * longer describes it. Rebuild then, as on a miss. */
+	/* A span of an arena heapd has freed since the index was built (a
+	 * large region, or a small arena the online GC emptied, FORMAT.md
+	 * 6.3) may cover a new arena of another layout: its directory entry
+	 * no longer names it. Rebuild then, as on a miss. */
 	if ((!s || !span_current(ix, s)) && uh_arena_index_build(ix) == 0)
 		s = uh_arena_lookup(ix, off);
 	if (!s)

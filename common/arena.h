@@ -5,7 +5,14 @@
  * The arena directory (struct uh_arena_ent[]) is unordered and only heapd
  * changes it. Readers keep a sorted snapshot (struct uh_arena_index) and
  * rebuild it when an offset falls in no indexed arena, since a miss may
- * mean heapd has leased a new arena since the snapshot.
+ * mean heapd has leased a new arena since the snapshot, and when the
+ * directory entry of the span an offset falls in no longer names that
+ * arena: heapd has freed it since (a large region, or a small arena the
+ * online GC emptied, FORMAT.md 6.3), and the memory may belong to another
+ * arena now. The entry, not the arena header, says so: heapd clears the
+ * entry in the transaction that frees the arena, before libpmemobj can
+ * hand the memory out again, whereas the freed header's bytes stay as
+ * they were until something new covers them.
  */
 #ifndef UH_ARENA_H
 #define UH_ARENA_H
@@ -21,6 +28,8 @@ struct uh_arena_span {
 	uint32_t slot_size;
 	uint32_t nslots;
 	uint64_t recip;		/* 2^64 / slot_size rounded up: slot = offset * recip >> 64 */
+	uint32_t dir_index;	/* its directory entry: the span is current while that
+				 * entry still names this arena (uh_arena_slot_of) */
 };
 
 struct uh_arena_index {
@@ -55,7 +64,9 @@ const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uin
 
 /* If off is the start of a slot, return its span and set *slot; else NULL.
  * Rebuilds the snapshot once when off falls in no known arena (heapd may
- * have leased one since). Says nothing about the slot's object. */
+ * have leased one since) or in a span whose directory entry no longer
+ * names its arena (heapd has freed it since). Says nothing about the
+ * slot's object. */
 const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix,
 					     uint64_t off, uint32_t *slot);
 
