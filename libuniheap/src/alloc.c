@@ -241,6 +241,38 @@ int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out)
 	return uh_alloc_raw(h, class_id, d->payload_size, NULL, out);
 }
 
+/* The directory entry (FORMAT.md 6.1) names arena_off, a small arena
+ * leased to this session. The header's dir_index only says where to look:
+ * a freed arena's header may still be there, but then the entry names
+ * another offset or nothing. */
+static int leased_here(uh_heap *h, uint64_t arena_off)
+{
+	if (arena_off > h->size - sizeof(struct uh_arena_hdr))
+		return 0;
+	const struct uh_arena_hdr *ah = (const void *)(h->base + arena_off);
+	uint64_t idx = __atomic_load_n(&ah->dir_index, __ATOMIC_ACQUIRE);
+	if (idx >= h->hdr->arena_cap)
+		return 0;
+	const struct uh_arena_ent *e =
+		(const struct uh_arena_ent *)(h->base + h->hdr->arena_dir_off) + idx;
+	return __atomic_load_n(&e->off, __ATOMIC_ACQUIRE) == arena_off &&
+	       __atomic_load_n(&e->kind, __ATOMIC_ACQUIRE) == UH_ARENA_SMALL &&
+	       __atomic_load_n(&e->owner, __ATOMIC_ACQUIRE) == h->session;
+}
+
+void uh_alloc_keep_leased(uh_heap *h)
+{
+	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {	/* bound: 16 classes */
+		struct uh_size_arenas *sa = &h->small[i];
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < sa->n; k++)	/* bound: arenas of the class */
+			if (leased_here(h, sa->v[k].arena_off))
+				sa->v[n++] = sa->v[k];
+		sa->n = n;
+		sa->current = 0;
+	}
+}
+
 void uh_alloc_release_all(uh_heap *h)
 {
 	/* heapd takes every arena back when the session ends; only our

@@ -68,7 +68,11 @@ static int adopt(uh_heap *h, uhc *ctl, const struct uhc_welcome *w)
 	}
 	uhc_detach(h->ctl);	/* its stream has ended: this only frees it */
 	h->ctl = ctl;
-	/* heapd freed the old log's extents; the arenas are ours still. */
+	/* heapd freed the old log's extents. The arenas are ours still if
+	 * heapd recovered the old session in this attach; if it had reaped
+	 * it before, they are not, and allocating in them now could land in
+	 * an arena heapd has freed (FORMAT.md 6.3). */
+	uh_alloc_keep_leased(h);
 	h->chain.n = 0;
 	h->chain.ext_bytes = 0;
 	h->chain.cur = 0;

@@ -325,6 +325,12 @@ const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
 int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
 		 uh_off *out);
 void uh_alloc_release_all(uh_heap *h);
+/* After a re-attach: forget the arenas heapd did not hand to this session
+ * (FORMAT.md 9.1: it hands over those of the previous session when it
+ * recovers it; a session reaped before the re-attach lost its leases).
+ * Only a leased arena is safe to allocate in: heapd may lease an unleased
+ * one to another session, or free it once empty (FORMAT.md 6.3). */
+void uh_alloc_keep_leased(uh_heap *h);
 
 /* wake.c: change notifications, the committing side (FORMAT.md 8.9).
  * uh_tx_changed: the block changes collection coll (its header); at
