@@ -216,14 +216,29 @@ static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
 	       (unsigned long long)r.locks_released);
 }
 
+/* The session entry and its log in one transaction; nonzero if it
+ * aborted (no space for the log). */
+static int new_session_locked(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
+			      struct hd_session_info *info)
+{
+	volatile int failed = 0;
+	TX_BEGIN(hd->pop) {
+		attach_tx(hd, slot, pid, readonly, info);
+	} TX_ONABORT {
+		failed = 1;
+	} TX_END
+	return failed;
+}
+
 int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *client,
 		      uint32_t prev_session, uint64_t prev_token,
 		      struct hd_session_info *out, char *err, size_t errlen)
 {
 	if (pid == 0)
 		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
-	int rc = 0;
+	int rc = 0, tried = 0;
 	pthread_mutex_lock(&hd->mu);
+again:	/* at most twice: a GC cycle once, when the log finds no space */
 	hd_reap_inherited_locked(hd);
 	int64_t prev = previous_locked(hd, pid, prev_session, prev_token, err, errlen);
 	if (prev < 0) {
@@ -237,13 +252,19 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 		goto out;
 	}
 	struct hd_session_info info = { .token = new_token() };
-	volatile int failed = 0;
-	TX_BEGIN(hd->pop) {
-		attach_tx(hd, (uint32_t)slot, pid, readonly, &info);
-	} TX_ONABORT {
-		failed = 1;
-	} TX_END
-	if (failed) {
+	if (new_session_locked(hd, (uint32_t)slot, pid, readonly, &info)) {
+		/* Like a lease (arenas.c): a GC cycle may free objects and give
+		 * emptied arenas back (FORMAT.md 6.3), hd->mu released while
+		 * it runs; the table may have changed meanwhile. */
+		if (!tried && hd->gc_full) {
+			int (*full)(struct hd *) = hd->gc_full;
+			tried = 1;
+			pthread_mutex_unlock(&hd->mu);
+			int ran = full(hd);
+			pthread_mutex_lock(&hd->mu);
+			if (ran)
+				goto again;
+		}
 		char a[32];
 		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s session log",
 			    hd_fmt_bytes(a, sizeof(a), hd->hdr->log_size));
