@@ -348,7 +348,10 @@ static int64_t arena_index_of(struct hd *hd, uint64_t arena_off)
 	return idx;
 }
 
-static void large_free_tx(struct hd *hd, uint32_t idx)
+/* Free arena idx and clear its directory entry, inside the caller's
+ * transaction: the entry is cleared before libpmemobj can hand the memory
+ * out again (the free takes effect at commit). */
+static void arena_free_tx(struct hd *hd, uint32_t idx)
 {
 	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
 	PMEMoid oid = pmemobj_oid(hd->base + e->off);
@@ -363,7 +366,7 @@ int hd_large_free_locked(struct hd *hd, uint32_t idx)
 {
 	volatile int rc = 0;
 	TX_BEGIN(hd->pop) {
-		large_free_tx(hd, idx);
+		arena_free_tx(hd, idx);
 	} TX_ONABORT {
 		rc = UH_EINTERNAL;
 	} TX_END
@@ -371,6 +374,90 @@ int hd_large_free_locked(struct hd *hd, uint32_t idx)
 		hd_log("error", "arena_free_failed", "dir_index=%u reason=%s", idx,
 		       pmemobj_errormsg());
 	return rc;
+}
+
+/* Small arena idx holds no object: every bitmap bit is clear and no slot
+ * has its valid bit. A valid object always has its bit set (a claim sets
+ * the bit before the valid bit; a free, the sweep and a rollback clear the
+ * valid bit first), so the bitmap says it; the valid bits are read as
+ * well, so that a bit lost (run-time state: recovery rebuilds bitmaps)
+ * could never give a live object's memory away. *reach = how far past the
+ * arena's seed its slots' generations went, (g - seed) mod 2^16 at most. */
+static int small_empty(struct hd *hd, uint32_t idx, uint32_t *reach)
+{
+	const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, idx);
+	if (!ah || hd_arena_dir(hd)[idx].kind != UH_ARENA_SMALL)
+		return 0;
+	const uint64_t *bm = uh_arena_bitmap(hd->base, hd_arena_dir(hd)[idx].off);
+	for (uint32_t w = 0; w < ah->bitmap_words; w++)	/* bounded by bitmap_words */
+		if (__atomic_load_n(&bm[w], __ATOMIC_ACQUIRE))
+			return 0;
+	*reach = 0;
+	for (uint32_t k = 0; k < ah->nslots; k++) {	/* bounded by nslots */
+		const struct uh_objhdr *oh = (const struct uh_objhdr *)
+			(hd->base + ah->first_slot + (uint64_t)k * ah->slot_size);
+		if (__atomic_load_n(&oh->size, __ATOMIC_ACQUIRE) & UH_OBJ_VALID)
+			return 0;
+		uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_ACQUIRE);
+		uint32_t d = (uh_word_gen(word) - ah->gen_seed) & UH_GEN_MASK;
+		if (word && d > *reach)
+			*reach = d;
+	}
+	return 1;
+}
+
+/* Free small arena idx, and move the heap's gen_seed past every
+ * generation its slots reached (seed + reach), unless it is past them
+ * already, in the same transaction (FORMAT.md 6.3): a slot a later arena
+ * puts at one of its offsets never starts at a generation a stale
+ * reference to the freed slot may carry. */
+static int free_small_locked(struct hd *hd, uint32_t idx, uint32_t reach)
+{
+	const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, idx);
+	uint32_t seed = ah->gen_seed & UH_GEN_MASK;
+	volatile int rc = 0;
+	TX_BEGIN(hd->pop) {
+		if (((hd->hdr->gen_seed - seed) & UH_GEN_MASK) <= reach) {
+			pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
+			hd->hdr->gen_seed = (seed + reach + 1) & UH_GEN_MASK;
+		}
+		arena_free_tx(hd, idx);
+	} TX_ONABORT {
+		rc = UH_EINTERNAL;
+	} TX_END
+	if (rc)
+		hd_log("error", "arena_free_failed", "dir_index=%u reason=%s", idx,
+		       pmemobj_errormsg());
+	return rc;
+}
+
+/* Why this is safe (FORMAT.md 6.3): owner 0 means no session may set a
+ * bit in the arena: only the leasing session claims slots, a session's
+ * leases end with it (or with ReturnArena), and a client that re-attaches
+ * keeps only the arenas heapd hands its new session. hd->mu, which every
+ * lease takes, keeps the arena from being leased meanwhile. With no bit
+ * and no valid bit, no reference into the arena names a live object. The
+ * directory entry is cleared in the transaction that frees the memory, so
+ * every arena index drops the arena before the memory is handed out again
+ * (common/arena.c), and a new arena there starts its generations past any
+ * stale reference's (gen_seed, moved past the freed slots' generations). */
+uint32_t hd_arenas_free_empty(struct hd *hd)
+{
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint32_t n = 0, reach;
+	int failed = 0;
+	/* hd->mu one arena at a time: a free persists, and leases wait. */
+	for (uint32_t i = 0; i < hd->hdr->arena_cap && !failed; i++) {	/* bounded by cap */
+		pthread_mutex_lock(&hd->mu);
+		if (dir[i].kind == UH_ARENA_SMALL && dir[i].owner == 0 && small_empty(hd, i, &reach)) {
+			failed = free_small_locked(hd, i, reach) != 0;	/* logged; next cycle */
+			n += !failed;
+			if (!failed)
+				uh_arena_index_build(&hd->ix);
+		}
+		pthread_mutex_unlock(&hd->mu);
+	}
+	return n;
 }
 
 /* A large arena whose only slot holds no object: its bit is clear and the
@@ -408,7 +495,7 @@ void hd_arenas_release_tx(struct hd *hd, uint32_t session)
 		if (dir[i].kind == UH_ARENA_UNUSED || dir[i].owner != session)
 			continue;
 		if (hd_arena_hdr_ok(hd, i) && large_unused(hd, i)) {
-			large_free_tx(hd, i);
+			arena_free_tx(hd, i);
 			continue;
 		}
 		pmemobj_tx_add_range_direct(&dir[i].owner, sizeof(dir[i].owner));

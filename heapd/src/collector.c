@@ -16,8 +16,9 @@
  *      meanwhile (that replay has no barrier), gives the cycle up.
  *   6. Sweep in batches, with the Dekker protocol against uh_pin: take
  *      the lock of each candidate, fence, scan every session's pins,
- *      rescue what a pin holds, free the rest. Emptied small arenas stay
- *      (FORMAT.md 6.3); large regions go back to the pool.
+ *      rescue what a pin holds, free the rest. Large regions go back to
+ *      the pool, and so, after the sweep, do small arenas nobody leases
+ *      that hold no object any more (FORMAT.md 6.3).
  *   7. gc_state = (c+1, IDLE); the cycle's figures are kept (last 16).
  * Objects whose lock word version is >= gc_v0 were allocated or written
  * after the mark began: never swept by that cycle.
@@ -521,11 +522,11 @@ static void sweep_phase(struct cycle *cy)
 	}
 	sweep_batch(cy, b);
 	free(b);
-	/* Emptied small arenas are not given back yet: a client that was
-	 * given such an arena back in a later lease lost objects to it in
-	 * test_gold's map run (a reference into no arena afterwards), cause
-	 * not found. FORMAT.md 6.3's rule stands: heapd never frees a small
-	 * arena. Their slots serve the next leases of their size. */
+	/* Small arenas the sweep (or earlier frees) emptied and nobody leases
+	 * go back to the pool, so that another slot size, a large object or
+	 * a session log can have the space (FORMAT.md 6.3 says when this is
+	 * safe). After the sweep: this cycle's snapshot is not used again. */
+	cy->fig->arenas_freed = hd_arenas_free_empty(cy->hd);
 	cy->fig->sweep_ns = hd_mono_ns() - t0;
 }
 

@@ -277,9 +277,14 @@ void hd_arenas_release_tx(struct hd *hd, uint32_t session);
 uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
 			 uint32_t *dir_index);
 /* Free a large arena whose slot is unused and clear its directory entry,
- * in one transaction. 0 or UH_EINTERNAL. Also frees an empty small arena
- * (the collector's, for one nobody leases with its bitmap all clear). */
+ * in one transaction. 0 or UH_EINTERNAL. */
 int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
+/* Give every small arena that no session leases and that holds no object
+ * (bitmap all clear, no valid bit) back to the pool (FORMAT.md 6.3), each
+ * with its directory entry in one transaction under hd->mu (which the
+ * caller does not hold); hd->ix follows. Returns how many. The online
+ * collector's, after a sweep. */
+uint32_t hd_arenas_free_empty(struct hd *hd);
 
 /* ---- logs.c ---- */
 /* The session's log header if its area lies in the heap and is its own. */
