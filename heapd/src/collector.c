@@ -496,8 +496,27 @@ static void consider(struct cycle *cy, struct batch *b, uint32_t span, uint32_t 
 					 __ATOMIC_RELAXED))
 		return;	/* written meanwhile: not this cycle's */
 	b->v[b->n++] = (struct cand){ off, w, word, span, slot, 0 };
-	if (b->n == GC_BATCH)
-		sweep_batch(cy, b);
+}
+
+/* consider() for a large region of the snapshot, under hd->mu and only
+ * while its directory entry still names it: since the mark began, its
+ * object may have been freed and the region given back (a client's
+ * ReturnArena, a session reaped), and the memory be another arena's now,
+ * whose bitmap words must never be taken for a lock word. Large regions
+ * are freed under hd->mu; small arenas only by this thread, after the
+ * sweep (FORMAT.md 6.3). The root map record's region is one of these. */
+static void consider_large(struct cycle *cy, struct batch *b, uint32_t span)
+{
+	struct hd *hd = cy->hd;
+	const struct uh_arena_span *s = &cy->snap.v[span];
+	const struct uh_arena_ent *e = &hd_arena_dir(hd)[s->dir_index];
+	pthread_mutex_lock(&hd->mu);
+	if (e->kind == UH_ARENA_LARGE && e->off == s->arena_off && e->nslots == 1 &&
+	    e->slot_size == s->slot_size &&
+	    uh_bitmap_test(uh_arena_bitmap(hd->base, s->arena_off), 0) &&
+	    !hd_mark_test(cy->mark, span, 0))
+		consider(cy, b, span, 0);
+	pthread_mutex_unlock(&hd->mu);
 }
 
 static void sweep_phase(struct cycle *cy)
@@ -511,14 +530,20 @@ static void sweep_phase(struct cycle *cy)
 	for (uint32_t i = 0; i < cy->snap.n; i++) {	/* bounded by the snapshot */
 		const struct uh_arena_span *s = &cy->snap.v[i];
 		const uint64_t *bm = uh_arena_bitmap(cy->hd->base, s->arena_off);
-		for (uint32_t w = 0; w < (s->nslots + 63u) / 64u; w++) {	/* bitmap words */
+		if (s->nslots == 1)	/* a large region (small arenas have many slots) */
+			consider_large(cy, b, i);
+		for (uint32_t w = 0; s->nslots > 1 && w < (s->nslots + 63u) / 64u; w++) {
 			uint64_t used = __atomic_load_n(&bm[w], __ATOMIC_ACQUIRE);
 			for (; used; used &= used - 1) {	/* each set bit once */
 				uint32_t slot = w * 64u + (uint32_t)__builtin_ctzll(used);
 				if (slot < s->nslots && !hd_mark_test(cy->mark, i, slot))
 					consider(cy, b, i, slot);
+				if (b->n == GC_BATCH)
+					sweep_batch(cy, b);
 			}
 		}
+		if (b->n == GC_BATCH)
+			sweep_batch(cy, b);
 	}
 	sweep_batch(cy, b);
 	free(b);
