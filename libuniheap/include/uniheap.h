@@ -37,10 +37,12 @@
  *    with uh_session_open() share their process's one mapping of the heap,
  *    so offsets, and pointers into the mapping, are the same in all of
  *    them and may be handed between threads.
- *  - Do not use a #uh_heap after fork(): every call in the child fails with
- *    #UH_EFORK. Nor can such a child connect anew (gRPC cannot run in a
- *    child forked after the parent used it): start processes that need the
- *    heap with exec, or fork them before the first uh_connect().
+ *  - fork(): a child may go on using the handles it inherited. The first
+ *    call on each one in the child attaches it anew, as a new session of
+ *    the same heap over the mapping the child inherited (the same base
+ *    address: every reference, offset and pointer into the mapping stays
+ *    valid); uh_fork_attach() does so at once. The parent's sessions go on
+ *    as before. See @ref forking for what the child keeps and what not.
  *  - A block's redo log grows as the block needs (beyond the session's
  *    log area, 1 MiB by default, with extents heapd leases on demand), so
  *    a block is bounded only by the heap's free space: one that fills the
@@ -91,7 +93,8 @@ uint32_t uh_format_version(void);
 #define UH_EDISCONNECTED (-10)	/**< heapd unreachable (and did not come back) */
 #define UH_EPROTO (-11)		/**< heapd answered something unexpected */
 #define UH_EIO (-12)		/**< open/map of the heap file failed */
-#define UH_EFORK (-13)		/**< handle used in a forked child */
+#define UH_EFORK (-13)		/**< a block open at fork, used in the child; or no
+				 * control client in a forked child (@ref forking) */
 #define UH_ELOGFULL (-14)	/**< kept for compatibility: logs now grow (UH_ENOSPC) */
 #define UH_EREADONLY (-15)	/**< write on a read-only handle */
 #define UH_ESTATE (-16)		/**< call not valid now (e.g. commit w/o begin) */
@@ -173,6 +176,41 @@ int uh_connect_timeout(const char *socket, uint32_t flags, int timeout_ms, uh_he
  *         On failure nothing needs to be released.
  */
 int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out);
+
+/**
+ * @anchor forking
+ * In a child forked from the process that connected h (or from a process
+ * that used h since): attach h anew now, as a new session of the same
+ * heap; every other call does the same on its first use of h in the child,
+ * so calling this is never needed, only a way to meet a failure at a
+ * chosen place. 0 at once where h needs nothing.
+ *
+ * What a child forked from a connected process gets:
+ *  - its own session, on first use of each inherited handle (or a new
+ *    uh_connect()); the parent's sessions are the parent's and go on;
+ *  - the parent's mapping: references read before the fork are valid;
+ *  - outside any block, unless a block was open at the fork: that block is
+ *    the parent's (its locks and its log), so in the child it is rolled
+ *    back but stays open, every call in it failing with #UH_EFORK, until
+ *    the child ends it with uh_abort() (or uh_commit(), which returns
+ *    #UH_EFORK); the parent's block goes on in the parent;
+ *  - none of the parent's arenas, log extents or pins: the child's pins
+ *    are its own session's (their ids carry a higher tag), and releasing
+ *    with uh_unpin() a pin the parent took does nothing in the child. So
+ *    an object the child reaches only through a reference it inherited is
+ *    kept from the online collector by the parent's pin while the parent
+ *    holds it; a child that keeps such an object past that pins it itself.
+ * gRPC cannot run in a child forked after the parent used it, so such a
+ * child runs its control calls on a fresh copy of libuniheap that it loads
+ * once into a new link-map namespace (dlmopen; about 20 ms, and the copy's
+ * memory). Each generation of nested forks that uses the heap loads one,
+ * and glibc has room for a few: a chain of more than about 3 nested forks
+ * may get #UH_EFORK. So does a child whose libuniheap was linked
+ * statically (there is no file to load again).
+ * @return 0, or what connecting returns (#UH_EDISCONNECTED, #UH_EIO,
+ *         #UH_EPROTO), or #UH_EFORK (no copy could be loaded).
+ */
+int uh_fork_attach(uh_heap *h);
 
 /** Detach this session. An open block is rolled back. NULL is ignored.
  * The mapping is unmapped when its last session disconnects; then every
@@ -390,7 +428,8 @@ int uh_free(uh_heap *h, uh_off obj);
  */
 int uh_pin(uh_heap *h, uh_off obj, uint32_t *pin);
 /** Release a pin (any thread). uh_unpin(h, 0) does nothing, nor does any
- * unpin on a session whose heapd has no GC file.
+ * unpin on a session whose heapd has no GC file, nor, in a forked child,
+ * the unpin of a pin the parent took (@ref forking).
  * @return 0, UH_EINVAL for an id not pinned (or unpinned already). */
 int uh_unpin(uh_heap *h, uint32_t pin);
 /** Pins one session may hold at once. */

@@ -7,8 +7,11 @@
  *    heap objects that is never freed; gRPC is never shut down.
  *  - One channel per process per socket path, created on first use.
  *  - A uhc remembers the pid that attached it. After fork() every call in
- *    the child fails with UH_EFORK and touches no gRPC state (gRPC in a
- *    forked child hangs it and breaks the parent's connection).
+ *    the child on a uhc of the parent fails with UH_EFORK and touches no
+ *    gRPC state (gRPC in a forked child hangs it and breaks the parent's
+ *    connection). A child forked after gRPC ran here sends every call to
+ *    a fresh copy of the library instead (ctlcopy.c, control.h), from the
+ *    first lines of each extern "C" function below.
  *
  * A session is one Attach stream. A reader thread per session reads the
  * Welcome and then keeps reading, so that the end of the stream (heapd
@@ -445,6 +448,7 @@ int do_attach(const char *socket, int readonly, const char *client_desc, uint32_
 		return uh_err_set(UH_EINVAL, "socket path too long (at most %zu bytes): %s",
 				  sizeof(((struct sockaddr_un *)0)->sun_path) - 1, socket);
 
+	uhc_fork_watch();	/* gRPC runs here from now on */
 	pid_t parent = inherited_from();
 	if (parent)
 		return uh_err_set(UH_EFORK,
@@ -479,6 +483,13 @@ extern "C" int uhc_attach(const char *socket, int readonly, const char *client_d
 			  uint32_t prev_session, uint64_t prev_token, uhc **out,
 			  struct uhc_welcome *w)
 {
+	int rc;
+	if (const struct uhc_ops *f = uhc_fork_ops_load(&rc)) {
+		rc = f->attach(socket, readonly, client_desc, prev_session, prev_token, out, w);
+		return rc ? uhc_fork_err(f, rc) : 0;
+	}
+	if (rc)
+		return rc;
 	try {
 		return do_attach(socket, readonly, client_desc, prev_session, prev_token, out, w);
 	} catch (const std::bad_alloc &) {
@@ -492,6 +503,10 @@ extern "C" void uhc_detach(uhc *c)
 {
 	if (!c)
 		return;
+	if (const struct uhc_ops *f = uhc_fork_ops()) {
+		f->detach(c);
+		return;
+	}
 	/* In a forked child the stream and thread belong to the parent's
 	 * gRPC state: touching them could hang the child or break the
 	 * parent's connection. Leak the handle instead. */
@@ -518,6 +533,8 @@ extern "C" void uhc_detach(uhc *c)
 
 extern "C" int uhc_wait_ended(uhc *c, int ms)
 {
+	if (const struct uhc_ops *f = uhc_fork_ops())
+		return f->wait_ended(c, ms);
 	if (!c || getpid() != c->pid)
 		return 0;
 	try {
@@ -532,6 +549,8 @@ extern "C" int uhc_connected(uhc *c)
 	/* No getpid() here: it is a system call, and this runs at every
 	 * block. In a forked child gone stays false, and every call that
 	 * would use the stream checks the pid (call_check). */
+	if (const struct uhc_ops *f = uhc_fork_ops())
+		return f->connected(c);
 	return c && !c->gone.load(std::memory_order_acquire);
 }
 
@@ -657,9 +676,14 @@ int do_trim_log(uhc *c)
 	return 0;
 }
 
-/* Run a unary call body after the common checks; no exception leaves. */
-template <typename F> int guarded(uhc *c, const char *what, F body)
+/* Run a unary call body after the common checks; no exception leaves.
+ * In a child that uses a copy of the library, fwd makes the call there. */
+template <typename F, typename G> int guarded(uhc *c, const char *what, G fwd, F body)
 {
+	if (const struct uhc_ops *f = uhc_fork_ops()) {
+		int rc = fwd(f);
+		return rc ? uhc_fork_err(f, rc) : 0;
+	}
 	int rc = call_check(c, what);
 	if (rc)
 		return rc;
@@ -677,33 +701,51 @@ template <typename F> int guarded(uhc *c, const char *what, F body)
 extern "C" int uhc_register_class(uhc *c, const char *name, const uh_field_spec *fields,
 				  uint32_t nfields, uint32_t *class_id)
 {
-	return guarded(c, "RegisterClass", [&] {
+	return guarded(c, "RegisterClass", [&](const struct uhc_ops *f) {
+		return f->register_class(c, name, fields, nfields, class_id);
+	}, [&] {
 		return do_register_class(c, name, fields, nfields, class_id);
 	});
 }
 
 extern "C" int uhc_lease_arena(uhc *c, uint32_t slot_size, struct uhc_arena *out)
 {
-	return guarded(c, "LeaseArena", [&] { return do_lease_arena(c, slot_size, out); });
+	return guarded(c, "LeaseArena",
+		       [&](const struct uhc_ops *f) { return f->lease_arena(c, slot_size, out); },
+		       [&] { return do_lease_arena(c, slot_size, out); });
 }
 
 extern "C" int uhc_lease_large(uhc *c, uint64_t size, struct uhc_arena *out)
 {
-	return guarded(c, "LeaseLarge", [&] { return do_lease_large(c, size, out); });
+	return guarded(c, "LeaseLarge",
+		       [&](const struct uhc_ops *f) { return f->lease_large(c, size, out); },
+		       [&] { return do_lease_large(c, size, out); });
 }
 
 extern "C" int uhc_return_arena(uhc *c, uint64_t arena_off)
 {
-	return guarded(c, "ReturnArena", [&] { return do_return_arena(c, arena_off); });
+	return guarded(c, "ReturnArena",
+		       [&](const struct uhc_ops *f) { return f->return_arena(c, arena_off); },
+		       [&] { return do_return_arena(c, arena_off); });
 }
 
 extern "C" int uhc_lease_log_extent(uhc *c, uint64_t size, uint64_t *off, uint64_t *got)
 {
 	return guarded(c, "LeaseLogExtent",
+		       [&](const struct uhc_ops *f) { return f->lease_log_extent(c, size, off, got); },
 		       [&] { return do_lease_log_extent(c, size, off, got); });
 }
 
 extern "C" int uhc_trim_log(uhc *c)
 {
-	return guarded(c, "TrimLog", [&] { return do_trim_log(c); });
+	return guarded(c, "TrimLog", [&](const struct uhc_ops *f) { return f->trim_log(c); },
+		       [&] { return do_trim_log(c); });
 }
+
+/* This library's control client, for the library's parent copy in a
+ * forked child (control.h, ctlcopy.c). */
+extern "C" const struct uhc_ops uh_control_ops = {
+	UHC_OPS_VERSION, sizeof(struct uhc_ops), uhc_attach, uhc_detach, uhc_connected,
+	uhc_wait_ended, uhc_register_class, uhc_lease_arena, uhc_lease_large, uhc_return_arena,
+	uhc_lease_log_extent, uhc_trim_log, uh_errmsg,
+};

@@ -213,13 +213,15 @@ void uh_disconnect(uh_heap *h)
 {
 	if (!h)
 		return;
-	int same_process = uh_check_handle(h) == 0;
+	/* Not uh_check_handle: that would attach an inherited handle anew. */
+	int same_process = !uh_handle_inherited(h);
 	if (same_process && h->tx.depth)
 		uh_abort(h);
 	if (same_process && h->ctl)
 		uh_alloc_release_all(h);
-	/* After fork the child must not touch the parent's gRPC session; the
-	 * parent still owns it. Only local memory is released. */
+	/* A handle inherited through fork and not used since: the child must
+	 * not touch the parent's session; the parent still owns it. Only
+	 * local memory is released. */
 	if (h->ctl && same_process)
 		uhc_detach(h->ctl);
 	uh_gc_detach(h);

@@ -13,6 +13,10 @@
  * free id + 1 (0 ends the list); 0 is an entry never used. Ids start at
  * 1, so 0 is never a pin: uh_pin gives 0 when heapd has no GC file, and
  * uh_unpin(0) does nothing (as does every unpin without a GC file).
+ * A pin given out is the entry's id with the handle's pin tag in bits
+ * 24..30: 0, raised in each forked child that attaches the handle anew
+ * (uh_gc_forked). A pin of a lower tag is an ancestor process's, held by
+ * a proxy the child inherited: releasing it in the child does nothing.
  *
  * Invariants, all under h->gc.lock (a finalizer thread may unpin while
  * the session's thread pins):
@@ -38,6 +42,9 @@
 #include <unistd.h>
 
 #include "uhint.h"
+
+#define PIN_TAG_SHIFT 24	/* UH_GC_PIN_CAP is 1 << 24 */
+#define PIN_TAG_MAX 127u	/* ids stay below 1 << 31 */
 
 struct uh_gc_oldmap {
 	char *base;
@@ -221,6 +228,21 @@ void uh_gc_unmap(struct uh_mapping *m)
 	}
 }
 
+void uh_gc_forked(uh_heap *h, int mapping_too)
+{
+	struct uh_gc_client *g = &h->gc;
+	uint32_t tag = g->pin_tag;
+
+	/* Single-threaded as far as h is concerned (handle.c's lock, every
+	 * user of the locks checked h first): a lock held at the fork was a
+	 * parent thread's. */
+	if (mapping_too)
+		__atomic_store_n(&h->m->gc_lock, 0, __ATOMIC_RELEASE);
+	uh_gc_detach(h);
+	memset(g, 0, sizeof(*g));
+	g->pin_tag = tag < PIN_TAG_MAX ? tag + 1 : tag;
+}
+
 /* ---- the nursery ---- */
 
 /* Only the handle's own thread allocates: no lock. The old entry goes
@@ -393,7 +415,7 @@ int uh_pin(uh_heap *h, uh_off obj, uint32_t *pin)
 	if (rc) {
 		free_entry(h, id);	/* freed: the collector needs no pin of it */
 	} else {
-		*pin = (uint32_t)id;
+		*pin = (uint32_t)id | g->pin_tag << PIN_TAG_SHIFT;
 		h->st.pins++;
 	}
 	spin_unlock(&g->lock);
@@ -408,6 +430,11 @@ int uh_unpin(uh_heap *h, uint32_t pin)
 	if (pin == 0)
 		return 0;	/* the pin of a session without a GC file */
 	struct uh_gc_client *g = &h->gc;
+	if (pin >> PIN_TAG_SHIFT < g->pin_tag)
+		return 0;	/* an ancestor's pin (the tag's comment above) */
+	if (pin >> PIN_TAG_SHIFT > g->pin_tag)
+		return uh_err_set(UH_EINVAL, "uh_unpin: %u is not a pin of this session", pin);
+	pin &= UH_GC_PIN_CAP - 1;
 	spin_lock(&g->lock);
 	if (!g->sess) {
 		/* No GC file (any more: a heapd without one took over): no

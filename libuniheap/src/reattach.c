@@ -142,4 +142,5 @@ static int ctl_lost(uh_heap *h)
 	return reattach(h);
 }
 
-const struct uh_recovery uh_reattach_recovery = { reattach, ctl_lost, ctl_failed };
+const struct uh_recovery uh_reattach_recovery = { reattach, ctl_lost, ctl_failed,
+						    uh_fork_rebuild };

@@ -11,7 +11,8 @@
  * the symbols of the object files):
  *   shared     common/ (format.h, arena, persist.h, logapply, error,
  *              pmtrace, sockpath, utf8, rootmap_read, names, u64:
- *              heapd's too); control.cc (the gRPC client)
+ *              heapd's too); control.cc (the gRPC client), ctlcopy.c
+ *              (its fresh copy in a forked child)
  *   handle     handle.c (NULL and fork checks), barrier.c (flush,
  *              barrier, lazy logs, test hooks), session.c (a Welcome
  *              bound to the handle), wake.c (after a commit: change
@@ -28,12 +29,14 @@
  *              bytes values copied out), value.c (slots, keys), classes.c,
  *              array.c, list.c, map*.c, smap*.c, rootmap.c, check.c,
  *              wait.c (waiting for changes)
- *   recovery   reattach.c (re-attach after heapd restarted)
+ *   recovery   reattach.c (re-attach after heapd restarted), forked.c
+ *              (a handle's first use in a forked child: a new session)
  *   lifetime   info.c (versions, info, stats), heap.c (connect, close),
  *              connwait.c (a new connection waits for heapd)
  * The two ways down that would be calls up go through tables set at
  * connect, on rare paths only: reattach.c's recovery (h->recover:
- * uh_reattach, uh_ctl_ready, uh_ctl_failed) and barrier.c's persist hooks
+ * uh_reattach, uh_ctl_ready, uh_ctl_failed; handle.c's fork check:
+ * uh_fork_rebuild) and barrier.c's persist hooks
  * for logapply.c (h->persist; its overwrite hook, gcring.c's, is set per
  * commit while the collector marks).
  */
@@ -127,6 +130,9 @@ struct uh_gc_client {
 	uint64_t *deferred_bits;	/* bit id set: id is in deferred (a second unpin
 					 * of it is refused); owned, deferred_words words */
 	uint64_t deferred_words;
+	uint32_t pin_tag;		/* bits 24.. of the ids this session gives:
+					 * forks of the handle (forked.c); an id of
+					 * a lower tag is an ancestor's pin */
 };
 
 /* Arenas this session leased, per size class. */
@@ -179,6 +185,8 @@ struct uh_mapping {
 					 * other threads re-attach too */
 	struct uh_gc_oldmap *gc_old;	/* GC files replaced at a re-attach: sibling
 					 * sessions may still be bound to them */
+	uint32_t fork_gen;		/* fork generation whose first handle rebuild
+					 * reset the inherited gc_lock (forked.c) */
 };
 
 /* Test-only mutants (UH_MUTANT): a persist of the commit protocol left out. */
@@ -191,6 +199,7 @@ struct uh_recovery {
 	int (*reattach)(uh_heap *h);
 	int (*lost)(uh_heap *h);		/* the session stream has ended */
 	int (*failed)(uh_heap *h, int rc, int *again);	/* rc: UH_EDISCONNECTED */
+	int (*forked)(uh_heap *h);	/* first use in a forked child (forked.c) */
 };
 
 struct uh_heap {
@@ -238,8 +247,16 @@ int uh_check_handle(uh_heap *h);
 int uh_check_writable(uh_heap *h, const char *fn);
 /* Once per process, before the first handle: count forks from now on. */
 void uh_handle_watch_fork(void);
-/* A new handle belongs to this process and its fork generation. */
+/* A new handle belongs to this process and its fork generation (a
+ * release store: a handle rebuilt in a forked child is complete for every
+ * thread that sees its new generation). */
 void uh_handle_stamp(uh_heap *h);
+/* The fork generation of this process (0 in one never forked from a
+ * process that used libuniheap). */
+uint32_t uh_fork_gen(void);
+/* Nonzero for a handle connected before a fork (not yet attached anew
+ * here); checks nothing else and attaches nothing. */
+int uh_handle_inherited(const uh_heap *h);
 
 /* barrier.c: uh_flush sends [addr, addr + len) towards the media,
  * uh_barrier makes every range flushed before it durable (after the lazy
@@ -306,6 +323,15 @@ static inline int uh_ctl_failed(uh_heap *h, int rc, int *again)
 		return rc;
 	return h->recover->failed(h, rc, again);
 }
+/* forked.c: h is used in a child forked from the process that connected
+ * it (handle.c's check, under its lock): attach it anew, as a new session
+ * of the same heap over the inherited mapping, and drop what was the
+ * parent's session's (block, arenas, log extents, pins). A block open at
+ * the fork stays open in the child, rolled back (doomed with UH_EFORK),
+ * until the child ends it. 0, or the attach's error (h is left as it was
+ * and the next use tries again). */
+int uh_fork_rebuild(uh_heap *h);
+
 /* The session's heapd has ended, or a new one started since we attached. */
 static inline int uh_heapd_changed(const uh_heap *h)
 {
@@ -415,6 +441,13 @@ int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
 void uh_gc_nursery_add(uh_heap *h, uh_off ref);
 void uh_gc_detach(uh_heap *h);
 void uh_gc_unmap(struct uh_mapping *m);
+/* In a forked child, before h attaches anew: drop the pin bookkeeping of
+ * the parent's session (its area, its free list, locks a parent thread
+ * may have held) and raise the pin tag, so that the parent's pin ids,
+ * still held by inherited proxies, are never released on the child's
+ * session. mapping_too: also reset the mapping's inherited gc_lock (the
+ * first rebuild of the mapping's handles in this process). */
+void uh_gc_forked(uh_heap *h, int mapping_too);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
  * segment emptied, then ACTIVE); reserve: room for need bytes in the
