@@ -202,7 +202,7 @@ int uh_session_open(uh_heap *h, uint32_t flags, uh_heap **out);
  *    holds it; a child that keeps such an object past that pins it itself.
  * gRPC cannot run in a child forked after the parent used it, so such a
  * child runs its control calls on a fresh copy of libuniheap that it loads
- * once into a new link-map namespace (dlmopen; about 20 ms, and the copy's
+ * once into a new link-map namespace (dlmopen: tens of milliseconds, and the copy's
  * memory). Each generation of nested forks that uses the heap loads one,
  * and glibc has room for a few: a chain of more than about 3 nested forks
  * may get #UH_EFORK. So does a child whose libuniheap was linked

@@ -10,7 +10,7 @@
  *    the child on a uhc of the parent fails with UH_EFORK and touches no
  *    gRPC state (gRPC in a forked child hangs it and breaks the parent's
  *    connection). A child forked after gRPC ran here sends every call to
- *    a fresh copy of the library instead (ctlcopy.c, control.h), from the
+ *    a fresh copy of the library instead (ctlcopy.h), from the
  *    first lines of each extern "C" function below.
  *
  * A session is one Attach stream. A reader thread per session reads the
@@ -40,6 +40,7 @@
 #include "uniheap/v1/heapd.grpc.pb.h"
 
 #include "control.h"
+#include "ctlcopy.h"
 #include "error.h"
 #include "utf8.h"
 
@@ -743,7 +744,7 @@ extern "C" int uhc_trim_log(uhc *c)
 }
 
 /* This library's control client, for the library's parent copy in a
- * forked child (control.h, ctlcopy.c). */
+ * forked child (ctlcopy.h). */
 extern "C" const struct uhc_ops uh_control_ops = {
 	UHC_OPS_VERSION, sizeof(struct uhc_ops), uhc_attach, uhc_detach, uhc_connected,
 	uhc_wait_ended, uhc_register_class, uhc_lease_arena, uhc_lease_large, uhc_return_arena,

@@ -1,7 +1,7 @@
 /*
  * ctlcopy.c -- the control client of a child forked after this library's
  * gRPC ran: a fresh copy of libuniheap in a new link-map namespace
- * (control.h says why; control.cc sends its calls here).
+ * (ctlcopy.h says why; control.cc sends its calls here).
  *
  * State, per process: grpc_ran (set before the first channel: gRPC is
  * about to run here), need_copy (set in every child forked after that:
@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "ctlcopy.h"
 #include "error.h"
 
 static int grpc_ran;			/* this library's gRPC has run here */
@@ -90,7 +90,8 @@ static int load_copy(void)
 {
 	Dl_info di;
 
-	if (!dladdr((const void *)&uh_control_ops, &di) || !di.dli_fname || !di.dli_fname[0])
+	/* This very function lies in the library's file. */
+	if (!dladdr((const void *)(uintptr_t)load_copy, &di) || !di.dli_fname || !di.dli_fname[0])
 		return load_failed(NULL, "the library's own file is unknown (dladdr)");
 	void *lib = dlmopen(LM_ID_NEWLM, di.dli_fname, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
