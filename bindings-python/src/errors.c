@@ -25,7 +25,8 @@ static const struct err_class err_classes[] = {
 	{ UH_ENOSPC, "HeapFull", "MemoryError", "The heap is out of space." },
 	{ UH_EREADONLY, "ReadOnlyError", NULL, "Write on a read-only heap." },
 	{ UH_EFORK, "ForkedError", NULL,
-	  "A heap opened by the parent process was used after fork(); connect anew." },
+	  "In a forked child: a block that was open at the fork (the parent's) was used; or "
+	  "the child could not attach anew." },
 	{ UH_ELOGFULL, "BlockTooLarge", NULL,
 	  "Kept for compatibility: a block's redo log grows as it needs (HeapFull when the heap is full)." },
 	{ UH_ETYPE, "TypeMismatch", "TypeError", "Wrong field or element type, or wrong class." },

@@ -104,7 +104,8 @@ typedef struct HeapObject {
 	uint32_t conn;		/* connections made by this Heap: names its session */
 	char *base;		/* the mapping (owned by h) */
 	uint64_t size;		/* bytes mapped */
-	unsigned epoch;		/* uhpy_fork_epoch when connected */
+	unsigned epoch;		/* uhpy_fork_epoch when connected or, in a forked
+				 * child, when its session attached anew */
 	int readonly;
 	int rollback_only;	/* a nested atomic() level ended by an exception */
 	unsigned max_tries;	/* of atomic(fn): 0 = libuniheap's default */
@@ -119,6 +120,8 @@ typedef struct HeapObject {
 	struct uhpy_wslot *wslots;	/* owned: the wait sessions (wait.c) */
 	int wopening;		/* atomic: wait sessions being opened */
 	int wclosing;		/* close() is ending the wait sessions */
+	unsigned wepoch;	/* uhpy_fork_epoch of the wait sessions: in a
+				 * forked child they are the parent's (wait.c) */
 } HeapObject;
 
 typedef struct {
@@ -133,7 +136,8 @@ typedef struct {
 /* state.c */
 /* The module state: one per process (set by the module's exec slot). */
 extern uhpy_state *uhpy_st;
-/* Bumped in a forked child: every heap opened before the fork is dead. */
+/* Bumped in a forked child: every heap opened before the fork attaches
+ * anew on its first use there (session.c). */
 extern unsigned uhpy_fork_epoch;
 
 /* errors.c: the classes (module exec), then the raising functions, each
@@ -144,9 +148,14 @@ PyObject *uhpy_closed(void);		/* HeapClosedError */
 PyObject *uhpy_freed(uh_off ref);	/* FreedObjectError */
 
 /* session.c */
-/* 0 if the heap can be used (open, of this process, no block of another
- * thread open); else -1 with an exception. */
+/* 0 if the heap can be used (open, no block of another thread open; in
+ * a forked child, its session attached anew); else -1 with an exception. */
 int uhpy_heap_usable(HeapObject *hp);
+/* In a forked child, hp (open, opened by an ancestor) attaches anew: a new
+ * session (libuniheap's uh_fork_attach), pins of the parent's session no
+ * longer released, a block of a thread that is not in the child aborted.
+ * 0, or -1 with an exception. */
+int uhpy_heap_adopt(HeapObject *hp);
 /* close(): the heap is closed at once; its session ends now, or when the
  * last exported view is released (uhpy_heap_export_end). */
 void uhpy_heap_disconnect(HeapObject *hp);

@@ -70,7 +70,7 @@ static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 	hp->base = uh_base(h);
 	hp->size = info.heap_size;
 	hp->readonly = readonly;
-	hp->epoch = uhpy_fork_epoch;
+	hp->epoch = hp->wepoch = uhpy_fork_epoch;
 	return 0;
 }
 

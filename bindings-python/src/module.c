@@ -5,8 +5,9 @@
 
 #include "ext.h"
 
-/* In a forked child every heap of the parent is dead: libuniheap refuses
- * it (UH_EFORK), and the direct field reads check this epoch. */
+/* In a forked child every heap of the parent attaches anew on its first
+ * use (session.c), which every use, direct field reads too, checks by
+ * this epoch. */
 static void after_fork_child(void)
 {
 	uhpy_fork_epoch++;

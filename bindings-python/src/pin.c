@@ -13,8 +13,11 @@
  *    ending: heapd drops all of a session's pins with it, so there is
  *    nothing to release, and a closed handle is never called;
  *  - in a child forked from the process that made the proxy, nothing is
- *    released: the GC file is a shared mapping, and an unpin there would
- *    free an entry of the parent's still-live table.
+ *    released: the pin is the parent's session's, which goes on (the
+ *    child's Heap attaches anew with a new connection number, session.c).
+ *    The parent's pin keeps the object while the parent holds its proxy;
+ *    proxies the child makes (a worker unpickling one, say) pin in the
+ *    child's own session.
  * A dealloc may run in any thread, with the GIL held: uh_unpin is safe
  * against the session's own calls (libuniheap's per-handle pin lock), and
  * every block of the session (whose commit runs with the GIL held) is

@@ -219,8 +219,23 @@ static PyObject *proxy_check(ProxyObject *p, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* pickle: what a pickled proxy is (its heap's socket and file, and its
+ * reference) is the Python layer's (Heap._reduce_proxy); the object must
+ * be live now. */
+static PyObject *proxy_reduce(ProxyObject *p, PyObject *unused)
+{
+	(void)unused;
+	if (uhpy_proxy_usable(p) < 0)
+		return NULL;
+	return PyObject_CallMethod((PyObject *)p->heap, "_reduce_proxy", "K",
+				   (unsigned long long)p->off);
+}
+
 static PyMethodDef proxy_methods[] = {
 	{ "_check", (PyCFunction)proxy_check, METH_NOARGS, NULL },
+	{ "__reduce__", (PyCFunction)proxy_reduce, METH_NOARGS,
+	  "Pickling: the proxy's heap (heapd's socket, the heap file) and its reference; "
+	  "unpickled in any process, it is a proxy of the same object there." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -5,8 +5,40 @@
  * or, while zero-copy views are exported, when the last one is released,
  * view.c). Below the types that hold a Heap (proxies, views, blocks) and
  * the Heap type itself (heap.c); calls only errors.c.
+ *
+ * fork(): a Heap a forked child inherited attaches anew on its first use
+ * there (uhpy_heap_adopt, libuniheap's uh_fork_attach): a new session of
+ * its own over the inherited mapping, so the parent's proxies stay valid
+ * in the child; the parent's session goes on in the parent.
  */
 #include "ext.h"
+
+int uhpy_heap_adopt(HeapObject *hp)
+{
+	uh_heap *h = hp->h;
+	int rc;
+
+	Py_BEGIN_ALLOW_THREADS
+	rc = uh_fork_attach(h);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		uhpy_raise(rc, "attach in a forked child");
+		return -1;
+	}
+	if (hp->h != h || hp->epoch == uhpy_fork_epoch)
+		return 0;	/* another thread did the rest meanwhile */
+	hp->conn++;	/* pins taken before are the parent's session's */
+	hp->epoch = uhpy_fork_epoch;
+	/* A block of another thread of the parent: that thread is not here,
+	 * and nothing would ever end its block. The forking thread's own
+	 * block stays open, doomed: its atomic() ends it with ForkedError. */
+	if (hp->block_thread && hp->block_thread != PyThread_get_thread_ident()) {
+		uh_abort(h);
+		hp->block_thread = 0;
+		hp->rollback_only = 0;
+	}
+	return 0;
+}
 
 /* 0 if the heap can be used; else an exception is set. */
 int uhpy_heap_usable(HeapObject *hp)
@@ -15,12 +47,8 @@ int uhpy_heap_usable(HeapObject *hp)
 		uhpy_closed();
 		return -1;
 	}
-	if (hp->epoch != uhpy_fork_epoch) {
-		PyErr_SetString(uhpy_st->by_code[-UH_EFORK],
-				"this heap was opened by the parent process before fork(): "
-				"start the child with exec (e.g. multiprocessing's spawn) and connect there");
+	if (hp->epoch != uhpy_fork_epoch && uhpy_heap_adopt(hp) < 0)
 		return -1;
-	}
 	/* A session runs one block at a time: another thread's writes would
 	 * silently join it. */
 	if (hp->block_thread && hp->block_thread != PyThread_get_thread_ident()) {
@@ -33,8 +61,10 @@ int uhpy_heap_usable(HeapObject *hp)
 
 static void end_session(HeapObject *hp, uh_heap *h)
 {
-	/* A forked child must not talk to its parent's heapd session. */
-	if (h && hp->epoch == uhpy_fork_epoch) {
+	(void)hp;
+	/* In a forked child, a heap never used there is still its parent's
+	 * session: libuniheap then frees only this process's memory. */
+	if (h) {
 		Py_BEGIN_ALLOW_THREADS
 		uh_disconnect(h);
 		Py_END_ALLOW_THREADS

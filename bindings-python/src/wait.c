@@ -47,12 +47,38 @@ typedef struct {
 
 /* ---- the pool ---- */
 
+/* In a forked child the pool is the parent's: its sessions (inherited
+ * handles never used here) and its running waits (threads that do not
+ * exist here). Forget it, as close() would end it: libuniheap frees an
+ * inherited handle's memory without touching the parent's session; a
+ * slot in use stays its Waiter's to free. */
+static void forget_inherited(HeapObject *hp)
+{
+	struct uhpy_wslot *s, *next;
+
+	if (hp->wepoch == uhpy_fork_epoch)
+		return;
+	for (s = hp->wslots; s; s = next) {
+		next = s->next;
+		uh_disconnect(s->h);
+		s->h = NULL;
+		s->running = 0;
+		if (!s->inuse)
+			PyMem_RawFree(s);
+	}
+	hp->wslots = NULL;
+	hp->wopening = 0;
+	hp->wclosing = 0;
+	hp->wepoch = uhpy_fork_epoch;
+}
+
 static struct uhpy_wslot *slot_take(HeapObject *hp)
 {
 	struct uhpy_wslot *s;
 	uh_heap *nh = NULL, *h = hp->h;
 	int rc;
 
+	forget_inherited(hp);
 	if (hp->wclosing)
 		return (void *)uhpy_closed();
 	for (s = hp->wslots; s; s = s->next)
@@ -130,18 +156,9 @@ void uhpy_waits_close(HeapObject *hp)
 	struct uhpy_wslot *s, *next;
 	const struct timespec ms = { 0, 1000000 };
 
+	forget_inherited(hp);
 	if (!hp->wslots && !__atomic_load_n(&hp->wopening, __ATOMIC_SEQ_CST))
 		return;
-	if (hp->epoch != uhpy_fork_epoch) {
-		/* A forked child: its parent's waits and sessions are not its
-		 * own; only the memory is. */
-		for (s = hp->wslots; s; s = next) {
-			next = s->next;
-			PyMem_RawFree(s);
-		}
-		hp->wslots = NULL;
-		return;
-	}
 	hp->wclosing = 1;
 	Py_BEGIN_ALLOW_THREADS
 	while (cancel_running(hp))
@@ -259,8 +276,10 @@ static int wait_usable(HeapObject *hp)
 {
 	uint64_t now;
 
-	if (!hp->h || hp->epoch != uhpy_fork_epoch)
+	if (!hp->h)
 		return uhpy_heap_usable(hp);
+	if (hp->epoch != uhpy_fork_epoch && uhpy_heap_adopt(hp) < 0)
+		return -1;
 	if (hp->block_thread == PyThread_get_thread_ident()) {
 		int rc = uh_wait(hp->h, UH_WAIT_ROOTS, 0, 0, &now);
 		uhpy_raise(rc < 0 ? rc : UH_ESTATE, "wait");

@@ -1,11 +1,7 @@
 """Bad input gets a clear Python exception, never a crash: wrong types and
 ranges, invalid class declarations, layout mismatches, freed and stale
-proxies, closed heaps, heaps used after fork(), wrong map keys, lone
+proxies, closed heaps, wrong map keys, lone
 surrogates, oversized blocks, a full heap."""
-
-import os
-import signal
-import time
 
 import pytest
 
@@ -492,82 +488,6 @@ def test_heap_full(heap):
     assert len(pl) >= 1
     assert pl[0].blob == chunk             # what fitted is intact
     assert heap.stats()["allocs"] > 0
-
-
-# ---- fork ----
-
-def child_checks(heap, a, m, sock, off):
-    """Runs in the forked child; returns the names of failed checks."""
-    failed = []
-
-    def block():
-        with heap.atomic():
-            pass
-
-    checks = {"read": lambda: a.balance, "write": lambda: setattr(a, "balance", 9),
-              "map": lambda: m["k"], "roots": lambda: heap.roots["a"],
-              "alloc": lambda: Acct(heap), "atomic_fn": lambda: heap.atomic(lambda: 1),
-              "with_atomic": block}
-    for name, op in checks.items():
-        try:
-            op()
-            failed.append(name + ":no-error")
-        except uniheap.ForkedError:
-            pass
-        except BaseException as e:
-            failed.append(f"{name}:{type(e).__name__}")
-    # Connecting anew: works, or is refused with ForkedError (libuniheap
-    # cannot run gRPC in a child forked after the parent used heapd).
-    try:
-        with uniheap.connect(sock) as h2:
-            p = h2.proxy(off)
-            if p.balance != 7:
-                failed.append("new-connection-read")
-            p.balance = 8
-    except uniheap.ForkedError as e:
-        if not str(e):
-            failed.append("new-connection:ForkedError without a message")
-    except BaseException as e:
-        failed.append(f"new-connection:{type(e).__name__}:{e}")
-    return failed
-
-
-def test_fork_child_gets_forked_error(heap, heapd):
-    a = Acct(heap, balance=7)
-    m = uniheap.PMap(heap, data={"k": 1})
-    heap.roots["a"] = a
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:                           # the child: never return into pytest
-        report = ["child-crashed"]
-        try:
-            os.close(rfd)
-            report = child_checks(heap, a, m, heapd.sock, a.offset)
-        finally:
-            os.write(wfd, ",".join(report).encode() or b"ok")
-            os._exit(0)
-    os.close(wfd)
-    deadline = time.monotonic() + 60
-    status = None
-    while time.monotonic() < deadline:
-        rpid, status = os.waitpid(pid, os.WNOHANG)
-        if rpid == pid:
-            break
-        time.sleep(0.02)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(rfd)
-        pytest.fail("the forked child hung")
-    with os.fdopen(rfd, "rb") as f:
-        report = f.read().decode(errors="replace")
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, \
-        f"child status {status:#x}"
-    assert report == "ok", f"failed checks in the forked child: {report}"
-    # the parent's heap is unharmed (8 if the child could connect anew)
-    assert a.balance in (7, 8)
-    a.balance = 10
-    assert heap.roots["a"].balance == 10 and m["k"] == 1
 
 
 # ---- more edges ----

@@ -15,7 +15,7 @@ class Conflict(Error): ...                       # lost a conflict; block rolled
 class FreedObjectError(Error): ...               # freed, stale or invalid object
 class ClassMismatch(Error): ...                  # class registered with another layout
 class HeapClosedError(Error): ...                # heap closed (or proxy of a closed heap)
-class ForkedError(Error): ...                    # heap opened by the parent used after fork()
+class ForkedError(Error): ...                    # in a forked child: a block open at the fork, used there
 class Disconnected(Error, ConnectionError): ...  # heapd unreachable
 class HeapFull(Error, MemoryError): ...          # heap out of space
 class ReadOnlyError(Error): ...                  # write on a read-only heap
@@ -58,6 +58,11 @@ class Proxy:
     def class_name(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...   # same heap and offset
     def __hash__(self) -> int: ...
+    # pickle: a reference, never a copy: (heapd's socket, heap file, offset); unpickled
+    # in any process it is a proxy of the same object on a Heap of that process
+    # connected to that socket (an open one, an inherited one after fork, else one
+    # connected then and kept open). Error: another heap there; FreedObjectError.
+    def __reduce__(self) -> tuple[Callable[[str, str, int], Proxy], tuple[str, str, int]]: ...
 
 class PObject(Proxy):
     """Base of persistent classes:
@@ -119,6 +124,9 @@ class Roots(MutableMapping[str, Proxy]):
 class Atomic(AbstractContextManager[Heap]): ...
 
 class Heap:
+    """A session with heapd and the heap mapped. In a child forked from this
+    process (multiprocessing's 'fork'), the Heap and its proxies go on working:
+    its first use there attaches it anew, as a session of the child's own."""
     def __enter__(self) -> Heap: ...
     def __exit__(self, *exc: Any) -> None: ...
     def close(self) -> None: ...          # idempotent; an open block is rolled back

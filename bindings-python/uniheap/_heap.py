@@ -1,7 +1,7 @@
 """The Heap connection: roots, class registration, proxy types."""
 from collections.abc import MutableMapping
 
-from . import _uniheap, _wait
+from . import _pickle, _uniheap, _wait
 from ._collections import PArray, PList, PMap, PSortedMap
 from ._objects import PObject, _declared, generic_class
 from ._uniheap import ClassMismatch, Proxy
@@ -52,6 +52,7 @@ class Heap(_uniheap.Heap):
         self._ids = {}
         self._registering = set()
         self.roots = Roots(self)
+        _pickle.opened(self, socket)
 
     def __enter__(self):
         return self
@@ -85,6 +86,10 @@ class Heap(_uniheap.Heap):
                                     "offset": o, "ref_class": r}
                                    for n, t, o, r in fields]})
         return out
+
+    def _reduce_proxy(self, ref):
+        """Called by Proxy.__reduce__: see uniheap._pickle."""
+        return _pickle.reduce(self, ref)
 
     # ---- class registration (first use of a class in this heap) ----
 

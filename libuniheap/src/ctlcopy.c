@@ -18,7 +18,10 @@
  * copy is never unloaded (its gRPC threads run until exit).
  *
  * A static libuniheap linked into a program cannot be loaded again: there
- * a child forked after gRPC ran gets UH_EFORK, as before.
+ * a child forked after gRPC ran gets UH_EFORK, as before. A libuniheap
+ * built with AddressSanitizer cannot either, and worse: the copy's second
+ * ASan runtime ends the child ("ASan runtime does not come first"), so
+ * the sanitizer runs leave test_fork out.
  *
  * Shared layer, beside control.cc: calls only error.c and libc's dl*.
  */
