@@ -3,12 +3,14 @@ Heaps and proxies it inherited (each Heap attaches anew, a session of the
 child's own, on its first use there; the parent's session goes on); a block
 open at the fork is the parent's (ForkedError in the child); pickled proxies
 (a reference and the heap's socket) come back as proxies of the same object,
-in this process, in forked and in spawned pool workers."""
+in this process, in forked and in spawned pool workers. A block that
+another thread of the parent had open at the fork is rolled back in the child."""
 
 import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import time
 
 import pytest
@@ -138,6 +140,40 @@ def test_block_open_at_fork(heap):
     os.close(wfd)
     assert wait_report(pid, rfd) == "ok"
     assert c.n == 3
+
+
+def child_after_thread_block(heap, c):
+    failed = []
+    if heap.in_block():                       # that thread is not here: rolled back
+        failed.append("the other thread's block is open in the child")
+    if c.n != 1:                               # the thread's write is not committed
+        failed.append(f"c.n {c.n}")
+    with heap.atomic():                        # c is locked by that thread's session:
+        d = Counter(heap, n=5)                 # the child works on its own objects
+    if d.n != 5:
+        failed.append(f"d.n {d.n}")
+    return failed
+
+
+def test_block_of_another_thread_at_fork(heap):
+    c = Counter(heap, n=1)
+    opened, done = threading.Event(), threading.Event()
+
+    def other():
+        with heap.atomic():
+            c.n = 2
+            opened.set()
+            done.wait(60)
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        assert opened.wait(60)
+        assert in_child(child_after_thread_block, heap, c) == []
+    finally:
+        done.set()
+        t.join()
+    assert c.n == 2                  # the thread's block committed in the parent
 
 
 def child_waits(heap, c):
