@@ -175,15 +175,5 @@ const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t
 	 * no longer names it. Rebuild then, as on a miss. */
 	if ((!s || !span_current(ix, s)) && uh_arena_index_build(ix) == 0)
 		s = uh_arena_lookup(ix, off);
-	if (!s)
-		return NULL;
-	/* A multiplication instead of a division (Lemire's fast division,
-	 * exact for 32-bit operands: an arena is smaller than 4 GiB). */
-	uint64_t rel = off - s->first_slot;
-	uint64_t q = rel >> 32 ? rel / s->slot_size :
-		     (uint64_t)(((unsigned __int128)s->recip * rel) >> 64);
-	if (q * s->slot_size != rel)
-		return NULL;
-	*slot = (uint32_t)q;
-	return s;
+	return s && uh_span_slot(s, off, slot) ? s : NULL;
 }

@@ -70,6 +70,18 @@ const struct uh_arena_span *uh_arena_lookup(const struct uh_arena_index *ix, uin
 const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix,
 					     uint64_t off, uint32_t *slot);
 
+/* If off (inside span s) is the start of a slot, set *slot and return 1;
+ * else 0. A multiplication instead of a division (Lemire's fast division,
+ * exact for 32-bit operands: a small arena is smaller than 4 GiB). */
+static inline int uh_span_slot(const struct uh_arena_span *s, uint64_t off, uint32_t *slot)
+{
+	uint64_t rel = off - s->first_slot;
+	uint64_t q = rel >> 32 ? rel / s->slot_size :
+		     (uint64_t)(((unsigned __int128)s->recip * rel) >> 64);
+	*slot = (uint32_t)q;
+	return q * s->slot_size == rel;
+}
+
 static inline uint64_t *uh_arena_bitmap(char *base, uint64_t arena_off)
 {
 	return (uint64_t *)(base + arena_off + sizeof(struct uh_arena_hdr));

@@ -165,9 +165,8 @@ static const struct uh_objhdr *gc_check(struct gc *g, uint64_t ref, uint32_t wan
 	 * directory during recovery, so a miss must not rebuild the index
 	 * (that would make each invalid reference cost a directory scan). */
 	const struct uh_arena_span *s = uh_arena_lookup(g->ix, off);
-	if (!s || s->slot_size < UH_OBJHDR_SIZE || (off - s->first_slot) % s->slot_size)
+	if (!s || s->slot_size < UH_OBJHDR_SIZE || !uh_span_slot(s, off, slot))
 		return NULL;
-	*slot = (uint32_t)((off - s->first_slot) / s->slot_size);
 	const struct uh_objhdr *oh = (const struct uh_objhdr *)(g->base + off);
 	uint32_t size = __atomic_load_n(&oh->size, __ATOMIC_ACQUIRE);
 	uint32_t word = __atomic_load_n(&oh->class_word, __ATOMIC_RELAXED);
@@ -256,6 +255,24 @@ static void gc_null(struct gc *g, uint64_t *ref, uint64_t from)
 	g->nulled++;
 }
 
+/* The online mark's push of a reference read from an object: one whose
+ * slot is marked already is dropped here, without reading the heap (the
+ * object there has been scanned; a stale reference to an older object of
+ * that slot would fail its check anyway), so that each live object's
+ * header is read about once, not once per reference to it. The rest is
+ * checked when popped, after a prefetch. */
+static int online_push(struct gc *g, uint64_t ref)
+{
+	uint64_t off = UH_REF_OFFSET(ref);
+	const struct uh_arena_span *s = uh_arena_lookup(g->ix, off);
+	uint32_t slot;
+	if (!s || s->slot_size < UH_OBJHDR_SIZE || !uh_span_slot(s, off, &slot))
+		return 0;	/* no object of the snapshot: skipped when popped too */
+	if (uh_bitmap_test(g->side[s - g->ix->v], slot))
+		return 0;
+	return gc_push(g, ref);
+}
+
 /* Follow one reference slot of object from. */
 static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
 {
@@ -263,7 +280,7 @@ static int gc_visit(struct gc *g, uint64_t *ref, uint32_t want, uint64_t from)
 	if (off == 0)
 		return 0;
 	if (g->online)
-		return gc_push(g, off);	/* checked when popped, after a prefetch */
+		return online_push(g, off);
 	const struct uh_arena_span *s;
 	uint32_t slot;
 	if (!gc_check(g, off, want, &s, &slot)) {
