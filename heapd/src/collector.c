@@ -63,7 +63,7 @@
 #define GC_HANDSHAKE_NS 1000000000ull	/* a session may take 1 s to acknowledge */
 #define GC_FULL_WAIT_NS 30000000000ull	/* a failed lease waits 30 s at most */
 #define GC_BATCH 4096u
-#define GC_MARK_SLICE 65536u		/* objects marked between two ring drains */
+#define GC_MARK_SLICE 4096u		/* objects marked between two ring drains */
 
 struct hd_collector {
 	struct hd *hd;
@@ -105,6 +105,7 @@ struct cycle {
 };
 
 static uint64_t used_bytes_locked(struct hd *hd);
+static int drain_rings(struct cycle *cy, uint64_t *got);
 
 static void sleep_ns(uint64_t ns)
 {
@@ -171,18 +172,23 @@ static int read_sessions(struct cycle *cy)
 /* Wait until every session s is out of its busy section or, if
  * want_seen, has seen the current state; with !want_seen, until none is
  * busy in a section that loaded `stale`. Bounded by GC_HANDSHAKE_NS per
- * session. Returns 0, or -1 if one did not answer. */
+ * session. Returns 0, or -1 if one did not answer (or, waiting, the
+ * cycle was given up). Once the mark exists (H2), the rings are drained
+ * while it waits: a section that loaded MARK may be waiting for room in
+ * its full ring, which only this thread makes. */
 static int handshake(struct cycle *cy, uint64_t stale, int want_seen)
 {
 	for (uint32_t k = 0; k < cy->nsess; k++) {	/* bounded by the sessions */
 		struct uh_gc_sess *gs = hd_gc_sess(cy->hd, cy->sess[k]);
-		uint64_t t0 = hd_mono_ns(), spins = 0;
+		uint64_t t0 = hd_mono_ns(), spins = 0, got;
 		for (;;) {	/* bounded by GC_HANDSHAKE_NS */
 			uint32_t busy = __atomic_load_n(&gs->busy, __ATOMIC_ACQUIRE);
 			uint64_t seen = __atomic_load_n(&gs->seen, __ATOMIC_ACQUIRE);
 			if (!busy || (want_seen ? seen == cy->state : seen != stale))
 				break;
 			if (hd_mono_ns() - t0 > GC_HANDSHAKE_NS)
+				return -1;
+			if (cy->mark && (drain_rings(cy, &got) || cy->why))
 				return -1;
 			if (++spins < 64)
 				sched_yield();
@@ -264,8 +270,9 @@ static int drain_rings(struct cycle *cy, uint64_t *got)
 }
 
 /* Mark and drain until both the stack and every ring are empty at once.
- * The rings are drained every GC_MARK_SLICE objects, so that a client
- * whose ring fills during a long mark waits milliseconds, not the mark. */
+ * The rings are drained every GC_MARK_SLICE objects (a fraction of a ms),
+ * so that a client whose ring fills during a long mark waits that long,
+ * not the mark. */
 static int mark_until_quiet(struct cycle *cy)
 {
 	uint64_t got;
@@ -333,7 +340,7 @@ static void mark_phase(struct cycle *cy)
 		 * loaded MARK, then take what they pushed. */
 		set_state(hd, uh_gc_state_make(c, UH_GC_SWEEP));
 		cy->fig->phase = UH_GC_SWEEP;
-		if (read_sessions(cy) || handshake(cy, cy->state, 0))
+		if ((read_sessions(cy) || handshake(cy, cy->state, 0)) && !cy->why)
 			cy->why = "given up: a session stayed in a busy section";
 		else
 			rc = mark_until_quiet(cy);
