@@ -858,6 +858,9 @@ typedef struct uh_stats {
 	uint64_t gc_cycles;		/**< GC marks this session's commits or pins took part in */
 	uint64_t gc_greys;		/**< references handed to the GC's mark (write barrier, pins) */
 	uint64_t gc_busy_waits;		/**< pushes that waited for the collector to drain */
+	uint64_t gc_pin_waits;		/**< pins that waited for the GC's sweep to release their object */
+	uint64_t gc_wait_ns;		/**< time spent in those two waits (measured only when one happens) */
+	uint64_t gc_wait_max_ns;	/**< the longest of them */
 } uh_stats;
 
 /** Copy this session's counters. */

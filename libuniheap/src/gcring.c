@@ -29,6 +29,9 @@
  * store changes it: an unchanged word removes no reference.
  * Without a GC file (h->gc.sess NULL) everything here is a no-op and the
  * state is IDLE.
+ * The time a client waits for the collector (a full ring here, a pin on
+ * an object the sweep holds in pins.c) is added up in h->st: the clock
+ * is read only once a wait has begun, never on the way through.
  */
 #include <sched.h>
 #include <string.h>
@@ -58,6 +61,20 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
+int64_t uh_gc_wait_begin(void)
+{
+	return now_ns();
+}
+
+void uh_gc_wait_end(uh_heap *h, int64_t t0)
+{
+	uint64_t ns = (uint64_t)(now_ns() - t0);
+
+	h->st.gc_wait_ns += ns;
+	if (ns > h->st.gc_wait_max_ns)
+		h->st.gc_wait_max_ns = ns;
+}
+
 /* Room for one more entry: at once, or after heapd drained some within
  * RING_WAIT_NS (yielding the CPU to it meanwhile); 0 when none came. */
 static int ring_room(uh_heap *h, struct uh_gc_sess *s, uint64_t head)
@@ -67,13 +84,14 @@ static int ring_room(uh_heap *h, struct uh_gc_sess *s, uint64_t head)
 	if (s->overflow)	/* this cycle is given up already: no second wait */
 		return 0;
 	h->st.gc_busy_waits++;
-	int64_t deadline = now_ns() + RING_WAIT_NS;
+	int64_t t0 = uh_gc_wait_begin(), deadline = t0 + RING_WAIT_NS;
+	int room = 0;
 	do {	/* bound: RING_WAIT_NS */
 		sched_yield();
-		if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) < UH_GC_RING_CAP)
-			return 1;
-	} while (now_ns() < deadline);
-	return 0;
+		room = head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) < UH_GC_RING_CAP;
+	} while (!room && now_ns() < deadline);
+	uh_gc_wait_end(h, t0);
+	return room;
 }
 
 void uh_gc_grey(uh_heap *h, uint64_t word)

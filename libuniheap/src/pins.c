@@ -357,10 +357,15 @@ static int check_pinned(uh_heap *h, struct uh_objhdr *o, uh_off ref)
 {
 	uint32_t gcs = __atomic_load_n(&h->hdr->gc_session, __ATOMIC_ACQUIRE);
 	uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_SEQ_CST);
-	/* bounded by the sweep's batch: it releases every lock it takes */
-	while (gcs && uh_lock_is_locked(w) && uh_lock_owner(w) == gcs) {
-		sched_yield();
-		w = __atomic_load_n(&o->lock, __ATOMIC_SEQ_CST);
+	if (gcs && uh_lock_is_locked(w) && uh_lock_owner(w) == gcs) {
+		h->st.gc_pin_waits++;
+		int64_t t0 = uh_gc_wait_begin();
+		/* bounded by the sweep's batch: it releases every lock it takes */
+		while (uh_lock_is_locked(w) && uh_lock_owner(w) == gcs) {
+			sched_yield();
+			w = __atomic_load_n(&o->lock, __ATOMIC_SEQ_CST);
+		}
+		uh_gc_wait_end(h, t0);
 	}
 	uint32_t size = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE);
 	uint32_t word = __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE);

@@ -425,6 +425,11 @@ static inline void uh_gc_leave(uh_heap *h)
 void uh_gc_grey(uh_heap *h, uint64_t word);
 /* uh_gc_grey of every aligned 8-byte word of [p, p + len). */
 void uh_gc_grey_range(uh_heap *h, const void *p, uint64_t len);
+/* A wait for the collector (a full ring, a pin on an object the sweep
+ * holds): its start (monotonic ns), and its end, which adds it to
+ * h->st.gc_wait_ns and gc_wait_max_ns. Only called once a wait begins. */
+int64_t uh_gc_wait_begin(void);
+void uh_gc_wait_end(uh_heap *h, int64_t t0);
 /* struct uh_persist's overwrite hook (ctx: h) for a commit's apply while
  * the collector marks: before [dst, dst + len) becomes src, grey every
  * word the store changes (src NULL, a FREE: every word it covers). */
