@@ -3,10 +3,7 @@
  * on a random graph of N objects (default 1M; BENCH_GC_N or the first
  * argument sets N). Never a test (no pass/fail).
  *
- * The graph: N records {next, other, v}; next chains each node to the one
- * made before it (so all N are reachable from one root), other names a
- * uniformly random earlier node (so the mark's accesses jump around the
- * heap as in a real object graph). Built in blocks of 10,000 allocations.
+ * The graph is gc_graph.h's (every node reachable, a random edge each).
  * The client then detaches and `heapctl gc --wait` runs CYCLES cycles
  * (no garbage: the sweep only walks the bitmaps); each prints its mark
  * time, the objects it marked and ns per object, and heapd's CPU time
@@ -22,63 +19,10 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "harness.h"
+#include "gc_graph.h"
 
 #define PROG "bench_gc_mark"
 #define CYCLES 3
-#define BLOCK 10000
-
-struct build {
-	uint32_t cls;
-	uint64_t n, done;
-	uh_off *nodes;
-	uint64_t rng;
-};
-
-static int build_block(uh_heap *h, void *arg)
-{
-	struct build *b = arg;
-	uint64_t end = b->done + BLOCK < b->n ? b->done + BLOCK : b->n;
-	for (uint64_t i = b->done; i < end; i++) {
-		uh_off n;
-		int rc = uh_alloc(h, b->cls, &n);
-		if (!rc && i > 0)
-			rc = uh_set_ref(h, n, 0, b->nodes[i - 1]);
-		if (!rc && i > 0)
-			rc = uh_set_ref(h, n, 1, b->nodes[th_xorshift64(&b->rng) % i]);
-		if (!rc)
-			rc = uh_set_i64(h, n, 2, (int64_t)i);
-		if (rc)
-			return rc;
-		b->nodes[i] = n;
-	}
-	return 0;
-}
-
-static void build_graph(struct th_heapd *d, uint64_t n)
-{
-	static const uh_field_spec f[] = {
-		{ "next", UH_T_REF, 0 }, { "other", UH_T_REF, 0 }, { "v", UH_T_I64, 0 },
-	};
-	uh_heap *h;
-	struct build b = { .n = n, .rng = 0x9e3779b97f4a7c15ull };
-	if (th_connect(d, 0, &h) != 0)
-		exit(1);
-	bench_must(PROG, uh_class_register(h, "GcMarkNode", f, 3, &b.cls), "register");
-	b.nodes = malloc(n * sizeof(*b.nodes));
-	if (!b.nodes) {
-		fprintf(stderr, "%s: out of memory\n", PROG);
-		exit(1);
-	}
-	uint64_t t0 = bench_now_ns();
-	for (; b.done < n; b.done += BLOCK)	/* n / BLOCK blocks */
-		bench_must(PROG, uh_run(h, build_block, &b, 0), "build");
-	bench_must(PROG, uh_root_set(h, "bench.graph", b.nodes[n - 1]), "root");
-	printf("built %llu objects in %.1f s\n", (unsigned long long)n,
-	       (double)(bench_now_ns() - t0) / 1e9);
-	free(b.nodes);
-	uh_disconnect(h);
-}
 
 /* Nanoseconds all threads of pid have run on a CPU (first field of each
  * /proc/PID/task/TID/schedstat). */
@@ -135,8 +79,7 @@ int main(int argc, char **argv)
 	uint64_t n = ns ? strtoull(ns, NULL, 10) : 1000000;
 	if (n < 2)
 		n = 2;
-	/* 48-byte slots; twice that for the arenas' slack and the logs. */
-	uint64_t mib = (n * 48 * 2 >> 20) + 64;
+	uint64_t mib = gc_graph_heap_mib(n);
 	char args[160];
 	snprintf(args, sizeof(args), "--size %lluM --gc-every off --gc-fill off",
 		 (unsigned long long)mib);
@@ -145,7 +88,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: heapd (%s) did not start\n", PROG, args);
 		return 1;
 	}
-	build_graph(&d, n);
+	gc_graph_build(&d, PROG, n);
 	static char out[16384];
 	printf("%-6s %12s %12s %12s %10s %14s\n", "cycle", "marked", "mark ms", "sweep ms",
 	       "ns/object", "cpu ns/object");
