@@ -2,7 +2,7 @@
  * heapctl.cc -- heapd's admin command line.
  *
  *   heapctl [--socket PATH] [--json] <status|classes|roots|stats|health|check>
- *   heapctl [--socket PATH] [--json] gc [--wait]
+ *   heapctl [--socket PATH] [--json] gc [--wait [--repeat N]]
  *   heapctl [--socket PATH] metrics [--listen HOST:PORT]
  *
  * Talks the public protocol (schemas/uniheap/v1/heapd.proto) like any
@@ -69,6 +69,9 @@ const char kUsage[] =
 	"  --listen HOST:PORT  metrics: serve them over HTTP there (PORT 0: any\n"
 	"                 free port; the address is printed)\n"
 	"  --wait         gc: wait for the cycle to end (no time limit)\n"
+	"  --repeat N     gc --wait: run N cycles back to back, each printed as it\n"
+	"                 ends (0: until heapctl is stopped); exit 1 if one was\n"
+	"                 given up\n"
 	"  --help         this text\n"
 	"  --version      print the version\n";
 
@@ -78,6 +81,7 @@ struct Args {
 	std::string listen;	/* metrics --listen */
 	bool json = false;
 	bool wait = false;	/* gc --wait */
+	long repeat = 1;	/* gc --wait --repeat: cycles, 0 = no end */
 };
 
 /* The rule of uh_default_socket() (uniheap.h); heapctl does not link
@@ -117,6 +121,13 @@ int parse_args(int argc, char **argv, Args *a)
 			a->json = true;
 		} else if (!strcmp(arg, "--wait")) {
 			a->wait = true;
+		} else if (!strcmp(arg, "--repeat")) {
+			char *end = NULL;
+			if (++i >= argc)
+				return usage_error("%s needs a number", arg);
+			a->repeat = strtol(argv[i], &end, 10);
+			if (!*argv[i] || *end || a->repeat < 0)
+				return usage_error("--repeat %s: give a whole number, 0 or more", argv[i]);
 		} else if (!strcmp(arg, "--socket")) {
 			if (++i >= argc)
 				return usage_error("%s needs a path", arg);
@@ -141,6 +152,8 @@ int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s", "--listen goes with the command metrics");
 	if (a->wait && a->command != "gc")
 		return usage_error("%s", "--wait goes with the command gc");
+	if (a->repeat != 1 && !a->wait)
+		return usage_error("%s", "--repeat goes with gc --wait");
 	if (a->socket.empty() && (a->socket = default_socket()).empty())
 		return kExitUnreachable;
 	return -1;
@@ -308,9 +321,9 @@ int run_metrics(const Args &a, pb::Heapd::Stub *stub)
 	return rc;
 }
 
-/* gc [--wait]: a cycle can take as long as the mark of the whole heap, so
- * --wait has no deadline. */
-int run_gc(const Args &a, pb::Heapd::Stub *stub)
+/* One Gc request, its answer printed; *given_up says whether the cycle
+ * was given up. Returns kExitOk or the failure's exit code. */
+int gc_once(const Args &a, pb::Heapd::Stub *stub, bool *given_up)
 {
 	pb::GcRequest req;
 	pb::GcResponse resp;
@@ -321,10 +334,31 @@ int run_gc(const Args &a, pb::Heapd::Stub *stub)
 	grpc::Status s = stub->Gc(&ctx, req, &resp);
 	if (!s.ok())
 		return rpc_failed(a, "Gc", s);
+	*given_up = resp.cycle().outcome().rfind("given up", 0) == 0;
+	int rc = kExitOk;
 	if (a.json)
-		return print_json(resp);
-	heapctl::print_gc(stdout, resp);
-	return resp.cycle().outcome().rfind("given up", 0) == 0 ? kExitFailed : kExitOk;
+		rc = print_json(resp);
+	else
+		heapctl::print_gc(stdout, resp);
+	fflush(stdout);	/* --repeat: each cycle is read as it ends */
+	return rc;
+}
+
+/* gc [--wait [--repeat N]]: a cycle can take as long as the mark of the
+ * whole heap, so --wait has no deadline. --repeat runs cycles back to
+ * back from one process (a benchmark's load, without a process start per
+ * cycle); it stops at the first request that fails. */
+int run_gc(const Args &a, pb::Heapd::Stub *stub)
+{
+	bool any_given_up = false;
+	for (long i = 0; a.repeat == 0 || i < a.repeat; i++) {	/* --repeat, or a signal */
+		bool given_up = false;
+		int rc = gc_once(a, stub, &given_up);
+		if (rc != kExitOk)
+			return rc;
+		any_given_up = any_given_up || given_up;
+	}
+	return any_given_up ? kExitFailed : kExitOk;
 }
 
 int dispatch(const Args &a)
