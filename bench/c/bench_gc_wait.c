@@ -18,9 +18,10 @@
  * allocates a record, sets its value and stores it in the thread's head
  * object (the previous record becomes garbage), then pins the new record
  * and unpins the previous one, as a binding's proxy would. Phases of SECS
- * seconds (default 3) alternate: without cycles, then with `heapctl gc
- * --wait` run back to back from a thread of this program; twice each,
- * so that drift of the machine's load falls on both. Environment:
+ * seconds (default 3) alternate: without cycles, then with cycles back
+ * to back (one `heapctl gc --wait --repeat 0` process, stopped by its pid
+ * at the phase's end, after which the cycle it asked for is waited for);
+ * twice each, so that drift of the machine's load falls on both. Environment:
  * BENCH_GC_WAIT_THREADS, BENCH_GC_WAIT_SECS, BENCH_GC_WAIT_LIVE.
  */
 #include <pthread.h>
@@ -55,9 +56,6 @@ struct client {
 
 static struct th_heapd d;
 static volatile int phase = -1;	/* -1: not started; PHASES: over */
-static pthread_mutex_t gc_mu = PTHREAD_MUTEX_INITIALIZER;
-static int gc_on;		/* the GC thread runs cycles back to back (gc_mu) */
-static int gc_running;		/* it is inside `heapctl gc --wait` (gc_mu) */
 static uint64_t phase_ns[2];	/* wall time per condition */
 
 static void sample_add(struct samples *s, uint64_t ns)
@@ -152,50 +150,55 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-/* Cycles run back to back while gc_on is set. */
+/* The cycles of the phases with GC, from heapctl's answers. */
 struct gcloop {
 	uint64_t cycles, given_up, mark_ns, max_mark_ns, max_handshake_ns, freed;
 };
 
-static void gc_once(struct gcloop *g)
+/* Start `heapctl --json gc --wait --repeat 0`: cycles back to back from one
+ * process, one JSON line per cycle into path. */
+static pid_t gc_loop_start(const char *path)
 {
-	static char out[16384];
-	uint64_t v;
-	if (th_heapctl(&d, "--json gc --wait", out, sizeof(out)) != 0) {
-		fprintf(stderr, "%s: heapctl gc --wait failed: %s", PROG, out);
+	static char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "exec '%s' --socket '%s' --json gc --wait --repeat 0 > '%s'",
+		 th_bin("heapctl"), d.sock, path);
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	pid_t pid = th_spawn(argv, NULL);
+	if (pid < 0)
 		exit(1);
-	}
-	if (!strstr(out, "\"done\"")) {
-		g->given_up++;
-		return;
-	}
-	g->cycles++;
-	if (!th_find_u64(out, "mark_ns", &v)) {
-		g->mark_ns += v;
-		g->max_mark_ns = v > g->max_mark_ns ? v : g->max_mark_ns;
-	}
-	if (!th_find_u64(out, "max_handshake_ns", &v) && v > g->max_handshake_ns)
-		g->max_handshake_ns = v;
-	if (!th_find_u64(out, "freed", &v))
-		g->freed += v;
+	return pid;
 }
 
-static void *gc_main(void *arg)
+/* Stop it (by its pid), let the cycle it may have asked for end (a Gc
+ * --wait joins a running cycle), and add up the cycles it printed. */
+static void gc_loop_stop(pid_t pid, const char *path, struct gcloop *g)
 {
-	while (phase < PHASES) {	/* until the last phase ends */
-		pthread_mutex_lock(&gc_mu);
-		gc_running = gc_on;
-		pthread_mutex_unlock(&gc_mu);
-		if (!gc_running) {
-			th_sleep_ms(1);
+	static char out[16384];
+	th_kill(pid);
+	th_heapctl(&d, "--json gc --wait", out, sizeof(out));
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	while (f && fgets(line, sizeof(line), f)) {	/* a line per cycle */
+		uint64_t v;
+		const char *o = strstr(line, "\"outcome\":");	/* the cycle's, then recent ones */
+		if (!o || !strchr(line, '\n'))
+			continue;	/* cut short by the kill */
+		if (strncmp(o + 10, "\"done\"", 6) != 0) {
+			g->given_up++;
 			continue;
 		}
-		gc_once(arg);
-		pthread_mutex_lock(&gc_mu);
-		gc_running = 0;
-		pthread_mutex_unlock(&gc_mu);
+		g->cycles++;
+		if (!th_find_u64(line, "mark_ns", &v)) {
+			g->mark_ns += v;
+			g->max_mark_ns = v > g->max_mark_ns ? v : g->max_mark_ns;
+		}
+		if (!th_find_u64(line, "max_handshake_ns", &v) && v > g->max_handshake_ns)
+			g->max_handshake_ns = v;
+		if (!th_find_u64(line, "freed", &v))
+			g->freed += v;
 	}
-	return NULL;
+	if (f)
+		fclose(f);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -295,21 +298,6 @@ static void report(struct client *cs, int n, const struct gcloop *g)
 		       ((double)steps[0] / (double)phase_ns[0]));
 }
 
-static void set_gc(int on)
-{
-	pthread_mutex_lock(&gc_mu);
-	gc_on = on;
-	pthread_mutex_unlock(&gc_mu);
-}
-
-static int gc_busy(void)
-{
-	pthread_mutex_lock(&gc_mu);
-	int r = gc_running;
-	pthread_mutex_unlock(&gc_mu);
-	return r;
-}
-
 static int env_int(const char *name, int dflt)
 {
 	const char *s = getenv(name);
@@ -336,7 +324,8 @@ int main(void)
 	       n, secs);
 	static struct client cs[MAX_THREADS];
 	struct gcloop g = { 0 };
-	pthread_t gt;
+	char gc_out[600];
+	snprintf(gc_out, sizeof(gc_out), "%s/gc-loop.json", d.dir);
 	for (int i = 0; i < n; i++) {
 		cs[i].idx = i;
 		for (int k = 0; k < 2; k++) {
@@ -346,20 +335,17 @@ int main(void)
 		}
 		pthread_create(&cs[i].thread, NULL, client_main, &cs[i]);
 	}
-	pthread_create(&gt, NULL, gc_main, &g);
 	th_sleep_ms(500);	/* the clients attach and make their heads */
 	for (int p = 0; p < PHASES; p++) {	/* PHASES */
 		uint64_t t0 = bench_now_ns();
+		pid_t loop = p & 1 ? gc_loop_start(gc_out) : 0;
 		phase = p;
-		set_gc(p & 1);
 		th_sleep_ms((unsigned)secs * 1000);
-		set_gc(0);
-		while (gc_busy())	/* a cycle in progress counts in this phase */
-			th_sleep_ms(1);
+		if (loop)	/* the cycle in progress counts in this phase */
+			gc_loop_stop(loop, gc_out, &g);
 		phase_ns[p & 1] += bench_now_ns() - t0;
 	}
 	phase = PHASES;
-	pthread_join(gt, NULL);
 	for (int i = 0; i < n; i++)
 		pthread_join(cs[i].thread, NULL);
 	report(cs, n, &g);
