@@ -44,7 +44,7 @@ def main():
         left.append(("memory", "cross-language", "uniheap",
                      "needs the uniheap binding of two languages or more "
                      f"(here: {', '.join(with_uniheap) or 'none'})"))
-    total = (len(plan) * matrix.runs_per_series()
+    total = (sum(matrix.runs_per_series(cfg, backend) for _, _, backend in plan)
              + sum(1 + 2 * len(runners) for _, runners in xlang)
              + (1 + 4 * len(with_uniheap) if len(with_uniheap) > 1 else 0))
     print(f"== YCSB: {cfg.records:,} records, {cfg.operations:,} operations per workload, "

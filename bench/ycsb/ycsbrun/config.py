@@ -14,6 +14,13 @@
                    (default /dev/shm, tmpfs: see README for disk figures)
     YCSB_RESULTS   output folder (default <repo>/results/ycsb)
     YCSB_TIMEOUT   seconds one client run may take (default 1800)
+    YCSB_WORKLOADS workloads of the matrix, comma-separated (a,b,c,d,e,f)
+    YCSB_GC        uniheap's online GC during the matrix's workload runs:
+                   off (default: cycles only when a lease finds no space),
+                   loop (`heapctl gc --wait --repeat 0`: cycles back to
+                   back while each runs),
+                   both (each workload runs without, then with the loop,
+                   on the same table: the ratio in one run)
 """
 import os
 from dataclasses import dataclass
@@ -25,6 +32,7 @@ from .services import build_dir
 BACKENDS = ("uniheap", "lmdb", "memory", "redis", "chronicle")
 DURABILITY = ("memory", "sync")
 WORKLOADS = ("a", "b", "c", "d", "e", "f")
+GC_MODES = ("off", "loop", "both")
 
 
 class ConfigError(Exception):
@@ -68,6 +76,8 @@ class Config:
     results: Path
     build: Path
     timeout: int
+    workloads: list
+    gc: str
 
     def leaves_out(self, durability, backend):
         """Why quick mode leaves a series out, or None."""
@@ -100,4 +110,6 @@ def from_env():
         results=Path(os.environ.get("YCSB_RESULTS") or REPO / "results" / "ycsb"),
         build=build_dir(REPO),
         timeout=_int("YCSB_TIMEOUT", 1800),
+        workloads=_list("YCSB_WORKLOADS", WORKLOADS, WORKLOADS),
+        gc=_list("YCSB_GC", ("off",), GC_MODES)[0],
     )

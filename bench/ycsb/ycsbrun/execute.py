@@ -31,6 +31,10 @@ class Run:
     report: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     skipped: str = ""       # why the run was not made
+    gc: str = ""            # "loop": GC cycles ran back to back during it (YCSB_GC)
+    gc_cycles: int = 0      # ... cycles done meanwhile
+    gc_given_up: int = 0    # ... cycles given up meanwhile
+    heapd_cpu_s: float = 0.0    # CPU time heapd used while the client ran (uniheap)
 
     @property
     def ok(self):
@@ -96,6 +100,16 @@ class Client:
         if r.problems:
             r.problems.append("stderr: " + "".join(self.stderr)[-1500:].strip())
         return r
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) process pid has used so far, or 0."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def start(run, store_props, store_env, build, extra_props=None, echo=True):

@@ -5,8 +5,8 @@ import os
 import subprocess
 
 from . import clients
-from .config import WORKLOADS
-from .execute import Run, start
+from .execute import Run, cpu_seconds, start
+from .gcloop import GcLoop
 from .stores import CLASSES, open_store
 
 XLANG_WORKLOADS = ("c", "a")
@@ -38,9 +38,21 @@ class Progress:
 
 
 def execute(run, store, cfg, progress, extra=None, what=""):
-    progress.begin(run, what)
-    if not run.skipped:
+    progress.begin(run, what + (" with GC cycles back to back" if run.gc else ""))
+    heapd = store.heapd.proc.pid if store.heapd is not None else None
+    cpu0 = cpu_seconds(heapd) if heapd else 0.0
+    if run.skipped:
+        pass
+    elif run.gc:
+        with GcLoop(store.heapd) as loop:
+            start(run, store.props, store.env(), cfg.build, extra).wait(cfg.timeout)
+        run.gc_cycles, run.gc_given_up = loop.done, loop.given_up
+        if loop.failed:
+            run.problems.append(f"heapctl gc --wait failed: {loop.failed}")
+    else:
         start(run, store.props, store.env(), cfg.build, extra).wait(cfg.timeout)
+    if heapd:
+        run.heapd_cpu_s = cpu_seconds(heapd) - cpu0
     progress.end(run)
     return run
 
@@ -66,12 +78,20 @@ def series_plan(cfg, languages):
     return plan, left
 
 
-def runs_per_series():
-    return 1 + len(WORKLOADS)
+def gc_modes(cfg, backend):
+    """The GC settings each workload runs with: "" (none), "loop" (cycles
+    back to back, YCSB_GC); only uniheap has a collector."""
+    if backend != "uniheap" or cfg.gc == "off":
+        return ("",)
+    return ("loop",) if cfg.gc == "loop" else ("", "loop")
+
+
+def runs_per_series(cfg, backend):
+    return 1 + len(cfg.workloads) * len(gc_modes(cfg, backend))
 
 
 def run_series(cfg, durability, lang, backend, progress):
-    """Load a fresh store from lang, then run A-F on it."""
+    """Load a fresh store from lang, then run the workloads (A-F) on it."""
     runs = []
 
     def make(phase, workload):
@@ -81,13 +101,15 @@ def run_series(cfg, durability, lang, backend, progress):
     with open_store(backend, durability, cfg.build, cfg.base, cfg.records) as store:
         load = execute(make("load", "load"), store, cfg, progress)
         runs.append(load)
-        for w in WORKLOADS:
-            run = make("run", w)
-            if backend == "chronicle" and w == "e":
-                run.skipped = "Chronicle Map keeps no key order: no scans"
-            elif not load.ok and backend != "memory":
-                run.skipped = "the load failed"
-            runs.append(execute(run, store, cfg, progress))
+        for w in cfg.workloads:
+            for gc in gc_modes(cfg, backend):
+                run = make("run", w)
+                run.gc = gc
+                if backend == "chronicle" and w == "e":
+                    run.skipped = "Chronicle Map keeps no key order: no scans"
+                elif not load.ok and backend != "memory":
+                    run.skipped = "the load failed"
+                runs.append(execute(run, store, cfg, progress))
         _check_after(store, runs[-1])
     return runs
 

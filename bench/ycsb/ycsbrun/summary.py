@@ -18,7 +18,7 @@ LANG_ORDER = ("java", "python", "node")
 def write_csv(runs, path):
     cols = ["block", "durability", "language", "backend", "loader", "phase", "workload",
             "threads", "records", "operations", "status", "throughput_ops_s", "runtime_ms",
-            "wall_s", "exit_status"]
+            "wall_s", "exit_status", "gc", "gc_cycles", "gc_given_up", "heapd_cpu_s"]
     for op in LATENCY_OPS:
         cols += [f"{op}_avg_us", f"{op}_p95_us", f"{op}_p99_us"]
     cols += ["verify_ok", "problems"]
@@ -30,7 +30,8 @@ def write_csv(runs, path):
             row = [r.block, r.durability, r.language, r.backend, r.loader, r.phase, r.workload,
                    r.threads, r.records, r.operations, status, f"{r.throughput:.1f}",
                    r.report.get("OVERALL", {}).get("RunTime(ms)", ""), f"{r.seconds:.2f}",
-                   r.exit_status]
+                   r.exit_status, r.gc, r.gc_cycles if r.gc else "",
+                   r.gc_given_up if r.gc else "", f"{r.heapd_cpu_s:.2f}" if r.heapd_cpu_s else ""]
             for op in LATENCY_OPS:
                 row += [r.latency(op, m) if r.latency(op, m) is not None else ""
                         for m in ("AverageLatency(us)", "95thPercentileLatency(us)",
@@ -48,10 +49,31 @@ def _ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "—"
 
 
-def _index(runs, block):
-    """{(durability, language, backend, workload): throughput} of good runs."""
+def _index(runs, block, gc=""):
+    """{(durability, language, backend, workload): throughput} of good runs
+    (with GC cycles back to back if gc is "loop")."""
     return {(r.durability, r.language, r.backend, r.workload): r.throughput
-            for r in runs if r.block == block and r.ok}
+            for r in runs if r.block == block and r.ok and r.gc == gc}
+
+
+def gc_table(runs):
+    """uniheap with GC cycles back to back against without (YCSB_GC)."""
+    if not any(r.gc for r in runs if r.block == "matrix"):
+        return ""
+    plain, loop = _index(runs, "matrix"), _index(runs, "matrix", "loop")
+    by = {(r.durability, r.language, r.workload, r.gc): r
+          for r in runs if r.block == "matrix" and r.backend == "uniheap" and r.ok}
+    lines = ["| class | workload | language | ops/s without | ops/s with GC loop "
+             "| with ÷ without | cycles done (given up) | heapd CPU s without, with |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (d, lang, b, w), v in sorted(loop.items(), key=lambda kv: (
+            kv[0][0], ROWS.index(kv[0][3]), LANG_ORDER.index(kv[0][1]))):
+        u = plain.get((d, lang, b, w))
+        g, p = by.get((d, lang, w, "loop")), by.get((d, lang, w, ""))
+        cpu = f"{p.heapd_cpu_s:.1f}, " if p else "—, "
+        lines.append(f"| {d} | {w.upper()} | {lang} | {_fmt(u)} | {_fmt(v)} | {_ratio(v, u)} "
+                     f"| {g.gc_cycles} ({g.gc_given_up}) | {cpu}{g.heapd_cpu_s:.1f} |")
+    return "\n".join(lines)
 
 
 def class_table(runs, durability):
@@ -63,7 +85,7 @@ def class_table(runs, durability):
     for p in peers:
         head += [f"{PEER_NAMES[p]} ops/s", f"uniheap ÷ {PEER_NAMES[p]}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for w in ROWS:
+    for w in [w for w in ROWS if any(k[3] == w for k in idx)]:    # those run
         for lang in langs:
             u = idx.get((durability, lang, "uniheap", w))
             cells = [w.upper() if w != "load" else "load", lang, _fmt(u)]
@@ -141,6 +163,13 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "; ".join(f"{PEER_NAMES.get(b, b)}: {what}"
                           for b, what in CLASSES[durability].items()) + ".", "",
                 class_table(runs, durability), ""]
+    g = gc_table(runs)
+    if g:
+        out += ["## uniheap with GC cycles back to back", "",
+                "YCSB_GC: while a workload runs, `heapctl gc --wait --repeat 0` asks for "
+                "a cycle as soon as the last one ended; the uniheap column of the "
+                "tables above is the run without. Both runs of a row load nothing: they "
+                "run on the table of that series, the one without first.", "", g, ""]
     x = xlang_table(runs)
     if x:
         out += ["## One table, every language", "",
