@@ -22,7 +22,9 @@
  * to back (one `heapctl gc --wait --repeat 0` process, stopped by its pid
  * at the phase's end, after which the cycle it asked for is waited for);
  * twice each, so that drift of the machine's load falls on both. Environment:
- * BENCH_GC_WAIT_THREADS, BENCH_GC_WAIT_SECS, BENCH_GC_WAIT_LIVE.
+ * BENCH_GC_WAIT_THREADS, BENCH_GC_WAIT_SECS, BENCH_GC_WAIT_LIVE, and
+ * BENCH_GC_WAIT_PACE: steps per second per thread (default 0: as fast as
+ * it can), for a client that also does other work between its blocks.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -56,6 +58,7 @@ struct client {
 
 static struct th_heapd d;
 static volatile int phase = -1;	/* -1: not started; PHASES: over */
+static uint64_t pace_ns;	/* time between the starts of two steps, 0: none */
 static uint64_t phase_ns[2];	/* wall time per condition */
 
 static void sample_add(struct samples *s, uint64_t ns)
@@ -103,6 +106,23 @@ static void stats_sub(uh_stats *acc, const uh_stats *now, const uh_stats *then)
 		acc->gc_wait_max_ns = now->gc_wait_max_ns;
 }
 
+/* With a pace: sleep until next (a step late by more than one period
+ * starts at once, without catching up); returns the next step's start. */
+static uint64_t pace_wait(uint64_t next)
+{
+	if (!pace_ns)
+		return 0;
+	uint64_t now = bench_now_ns();
+	if (now < next) {
+		struct timespec ts = { (time_t)((next - now) / 1000000000u),
+				       (long)((next - now) % 1000000000u) };
+		nanosleep(&ts, NULL);
+	} else if (now - next > pace_ns) {
+		next = now;
+	}
+	return next + pace_ns;
+}
+
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
@@ -125,8 +145,10 @@ static void *client_main(void *arg)
 	uh_stats before, after;
 	struct step s = { .c = c };
 	int ph;
+	uint64_t next = bench_now_ns();
 	while ((ph = phase) < PHASES) {	/* until the last phase ends */
 		int k = ph & 1;
+		next = pace_wait(next);
 		uh_stats_get(h, &before);
 		uint64_t t0 = bench_now_ns();
 		bench_must(PROG, uh_run(h, step_block, &s, 0), "step");
@@ -308,6 +330,8 @@ int main(void)
 {
 	int n = env_int("BENCH_GC_WAIT_THREADS", 2), secs = env_int("BENCH_GC_WAIT_SECS", 3);
 	uint64_t live = (uint64_t)env_int("BENCH_GC_WAIT_LIVE", 500000);
+	int pace = env_int("BENCH_GC_WAIT_PACE", 0);
+	pace_ns = pace > 0 ? 1000000000u / (uint64_t)pace : 0;
 	if (n > MAX_THREADS)
 		n = MAX_THREADS;
 	if (live < 2)
@@ -320,8 +344,11 @@ int main(void)
 		return 1;
 	}
 	gc_graph_build(&d, PROG, live);
-	printf("%d client threads, %d s per phase, phases: without cycles, with, without, with\n",
-	       n, secs);
+	printf("%d client threads%s, %d s per phase, phases: without cycles, with, without, "
+	       "with\n", n, pace_ns ? " at a pace" : "", secs);
+	if (pace_ns)
+		printf("pace: a step every %llu us per thread\n",
+		       (unsigned long long)pace_ns / 1000);
 	static struct client cs[MAX_THREADS];
 	struct gcloop g = { 0 };
 	char gc_out[600];
