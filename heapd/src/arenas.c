@@ -362,10 +362,17 @@ static void arena_free_tx(struct hd *hd, uint32_t idx)
 	hd->hdr->arena_count--;
 }
 
-int hd_large_free_locked(struct hd *hd, uint32_t idx)
+/* Free arena idx in one transaction; with reach >= 0 (a small arena),
+ * first move the heap's gen_seed past seed + reach unless it is past it
+ * already (free_small_locked says why). */
+static int arena_free_locked(struct hd *hd, uint32_t idx, uint32_t seed, int64_t reach)
 {
 	volatile int rc = 0;
 	TX_BEGIN(hd->pop) {
+		if (reach >= 0 && ((hd->hdr->gen_seed - seed) & UH_GEN_MASK) <= (uint64_t)reach) {
+			pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
+			hd->hdr->gen_seed = (seed + (uint32_t)reach + 1) & UH_GEN_MASK;
+		}
 		arena_free_tx(hd, idx);
 	} TX_ONABORT {
 		rc = UH_EINTERNAL;
@@ -374,6 +381,11 @@ int hd_large_free_locked(struct hd *hd, uint32_t idx)
 		hd_log("error", "arena_free_failed", "dir_index=%u reason=%s", idx,
 		       pmemobj_errormsg());
 	return rc;
+}
+
+int hd_large_free_locked(struct hd *hd, uint32_t idx)
+{
+	return arena_free_locked(hd, idx, 0, -1);
 }
 
 /* Small arena idx holds no object: every bitmap bit is clear and no slot
@@ -414,21 +426,7 @@ static int small_empty(struct hd *hd, uint32_t idx, uint32_t *reach)
 static int free_small_locked(struct hd *hd, uint32_t idx, uint32_t reach)
 {
 	const struct uh_arena_hdr *ah = hd_arena_hdr_ok(hd, idx);
-	uint32_t seed = ah->gen_seed & UH_GEN_MASK;
-	volatile int rc = 0;
-	TX_BEGIN(hd->pop) {
-		if (((hd->hdr->gen_seed - seed) & UH_GEN_MASK) <= reach) {
-			pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
-			hd->hdr->gen_seed = (seed + reach + 1) & UH_GEN_MASK;
-		}
-		arena_free_tx(hd, idx);
-	} TX_ONABORT {
-		rc = UH_EINTERNAL;
-	} TX_END
-	if (rc)
-		hd_log("error", "arena_free_failed", "dir_index=%u reason=%s", idx,
-		       pmemobj_errormsg());
-	return rc;
+	return arena_free_locked(hd, idx, ah->gen_seed & UH_GEN_MASK, reach);
 }
 
 /* Why this is safe (FORMAT.md 6.3): owner 0 means no session may set a

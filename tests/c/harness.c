@@ -229,6 +229,19 @@ int th_find_u64(const char *text, const char *key, uint64_t *v)
 	return -1;
 }
 
+uint64_t th_status_u64(const struct th_heapd *d, const char *key)
+{
+	static char out[1 << 16];
+	uint64_t v = UINT64_MAX;
+
+	if (th_heapctl(d, "--json status", out, sizeof(out)) != 0 || th_find_u64(out, key, &v) != 0) {
+		th_fail(__FILE__, __LINE__, "heapctl status: no %s in:\n%s", key, out);
+		return UINT64_MAX;
+	}
+	th_passed++;
+	return v;
+}
+
 void th_fail(const char *file, int line, const char *fmt, ...)
 {
 	const char *base = strrchr(file, '/');

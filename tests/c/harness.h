@@ -134,6 +134,9 @@ void th_sleep_ms(unsigned ms);
  * optional quotes/spaces) in text, e.g. th_find_u64(out, "sessions_reaped").
  * @return 0 and *v, or -1 when absent. */
 int th_find_u64(const char *text, const char *key, uint64_t *v);
+/* The number at key in `heapctl --json status` of heapd d; a failed
+ * check (and UINT64_MAX) when heapctl fails or key is absent. */
+uint64_t th_status_u64(const struct th_heapd *d, const char *key);
 
 /* Lines in the file at path (0 if it does not exist): how the workloads'
  * acknowledgement files are read. */

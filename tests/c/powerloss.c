@@ -22,6 +22,15 @@ void pl_mark(const void *bytes, size_t len)
 	uh_pmtrace_write(UH_PMT_MARK, 0, bytes, len);
 }
 
+void pl_ctest_env(char **argv)
+{
+	if (getenv("PMEM2_FORCE_GRANULARITY"))
+		return;
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+	execv("/proc/self/exe", argv);
+}
+
 /* ---- the trace ---- */
 
 struct ev {

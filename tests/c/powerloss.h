@@ -73,4 +73,10 @@ long pl_run(struct pl_campaign *c);
  * the workload appended to its ack file. A no-op without $UH_PMTRACE. */
 void pl_mark(const void *bytes, size_t len);
 
+/* Run by hand, a power-loss test starts itself again with the environment
+ * ctest gives it (PMEM2_FORCE_GRANULARITY=CACHE_LINE, PMEM_IS_PMEM_FORCE=1:
+ * heaps of durability pmem on tmpfs take the cache-line flush path);
+ * under ctest it returns at once. */
+void pl_ctest_env(char **argv);
+
 #endif

@@ -179,10 +179,7 @@ static void check_objects(uh_heap *h, unsigned char *want)
 
 static uint64_t arenas(void)
 {
-	uint64_t n = 0;
-	TH_CHECK_EQ(th_heapctl(&d, "--json status", out, sizeof(out)), 0);
-	TH_CHECK(th_find_u64(out, "arenas", &n) == 0);
-	return n;
+	return th_status_u64(&d, "arenas");
 }
 
 int main(void)

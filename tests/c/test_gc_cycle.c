@@ -123,10 +123,7 @@ static uint64_t gc_wait(const char *what)
 
 static uint64_t arenas(void)
 {
-	uint64_t n = 0;
-	TH_CHECK_EQ(th_heapctl(&d, "--json status", out, sizeof(out)), 0);
-	TH_CHECK(th_find_u64(out, "arenas", &n) == 0);
-	return n;
+	return th_status_u64(&d, "arenas");
 }
 
 int main(void)

@@ -69,11 +69,7 @@ int main(int argc, char **argv)
 	uint64_t seed = senv ? strtoull(senv, NULL, 10) : (uint64_t)time(NULL);
 	uint64_t t0 = th_now_ms();
 
-	if (!getenv("PMEM2_FORCE_GRANULARITY")) {	/* run by hand: as ctest does */
-		setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-		execv("/proc/self/exe", argv);
-	}
+	pl_ctest_env(argv);
 	printf("%s: seed %llu (UH_PL_SEED=%llu reproduces the subsets)\n", SUITE,
 	       (unsigned long long)seed, (unsigned long long)seed);
 	snprintf(garbage, sizeof(garbage), "%ld", g ? atol(g) : 6000);

@@ -79,11 +79,7 @@ int main(int argc, char **argv)
 					     { "lazy-flush", "prog_pl_handoff" } };
 	long states;
 
-	if (!getenv("PMEM2_FORCE_GRANULARITY")) {	/* run by hand: as ctest does */
-		setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-		execv("/proc/self/exe", argv);
-	}
+	pl_ctest_env(argv);
 	for (size_t i = 0; i < sizeof(mutants) / sizeof(mutants[0]); i++) {
 		prog = mutants[i][1];
 		if (make_template() != 0) {

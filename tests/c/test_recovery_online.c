@@ -82,10 +82,7 @@ static void check_list(uh_heap *h, const char *root, int n, int64_t base)
 
 static uint64_t status_u64(const char *key)
 {
-	uint64_t v = UINT64_MAX;
-	TH_CHECK_EQ(th_heapctl(&d, "status --json", out, sizeof(out)), 0);
-	TH_CHECK_EQ(th_find_u64(out, key, &v), 0);
-	return v;
+	return th_status_u64(&d, key);
 }
 
 static int status_has(const char *text)
