@@ -1,10 +1,12 @@
 package org.uniheap.infinispan;
 
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 import org.infinispan.commons.configuration.ConfiguredBy;
@@ -21,8 +23,10 @@ import org.reactivestreams.Publisher;
 import org.uniheap.Bytes;
 import org.uniheap.Heap;
 import org.uniheap.PSortedMap;
+import org.uniheap.infinispan.Changes.Change;
 
 import io.reactivex.rxjava3.core.Flowable;
+import jakarta.transaction.Transaction;
 
 /**
  * An Infinispan store backed by uniheap: each node's entries live in its own
@@ -32,8 +36,10 @@ import io.reactivex.rxjava3.core.Flowable;
  * Every operation is an in-memory step of libuniheap (no file I/O on the
  * calling thread; durable on return at the heap's durability), so it runs
  * inline on the caller's thread and its stage is already complete. A write
- * or delete is atomic on its own; there is no multi-key transaction
- * (TRANSACTIONAL is not declared). Bulk reads scan the sorted maps in place,
+ * or delete is atomic on its own; a batch, and a transaction's
+ * modifications (TRANSACTIONAL: prepareWithModifications keeps them in
+ * Java, commit applies them in one block, rollback drops them), are atomic
+ * as a whole (Changes). Bulk reads scan the sorted maps in place,
  * segment by segment, and never return expired entries; purgeExpired removes
  * an expired entry only if it is still the one it read (one block), so a
  * concurrent rewrite is never lost.
@@ -46,6 +52,8 @@ public class UniheapStore<K, V> implements NonBlockingStore<K, V> {
     private MarshallableEntryFactory<K, V> entries;
     private ByteBufferFactory buffers;
     private TimeService time;
+    /** Prepared transactions' changes, until their commit or rollback. */
+    private final Map<Transaction, List<Change>> prepared = new ConcurrentHashMap<>();
 
     @Override
     public CompletionStage<Void> start(InitializationContext ctx) {
@@ -83,7 +91,7 @@ public class UniheapStore<K, V> implements NonBlockingStore<K, V> {
     @Override
     public Set<Characteristic> characteristics() {
         return EnumSet.of(Characteristic.BULK_READ, Characteristic.SEGMENTABLE,
-                Characteristic.EXPIRATION);
+                Characteristic.EXPIRATION, Characteristic.TRANSACTIONAL);
     }
 
     @Override
@@ -126,6 +134,42 @@ public class UniheapStore<K, V> implements NonBlockingStore<K, V> {
             PSortedMap<Bytes, byte[]> m = segments.map(segment, false);
             return m != null && m.remove(keyBytes(key)) != null;
         });
+    }
+
+    @Override
+    public CompletionStage<Void> batch(int publisherCount,
+            Publisher<SegmentedPublisher<Object>> removePublisher,
+            Publisher<SegmentedPublisher<MarshallableEntry<K, V>>> writePublisher) {
+        return Changes.gather(publisherCount, removePublisher, writePublisher, this::keyBytes)
+                .thenCompose(changes -> run(() -> {
+                    Changes.apply(heap, segments, changes);
+                    return null;
+                }));
+    }
+
+    @Override
+    public CompletionStage<Void> prepareWithModifications(Transaction tx, int publisherCount,
+            Publisher<SegmentedPublisher<Object>> removePublisher,
+            Publisher<SegmentedPublisher<MarshallableEntry<K, V>>> writePublisher) {
+        return Changes.gather(publisherCount, removePublisher, writePublisher, this::keyBytes)
+                .thenAccept(changes -> prepared.put(tx, changes));
+    }
+
+    @Override
+    public CompletionStage<Void> commit(Transaction tx) {
+        List<Change> changes = prepared.remove(tx);
+        if (changes == null)
+            return CompletableFuture.completedFuture(null);
+        return run(() -> {
+            Changes.apply(heap, segments, changes);
+            return null;
+        });
+    }
+
+    @Override
+    public CompletionStage<Void> rollback(Transaction tx) {
+        prepared.remove(tx);
+        return CompletableFuture.completedFuture(null);
     }
 
     @Override

@@ -12,12 +12,16 @@ import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.manager.PersistenceManager;
 import org.infinispan.persistence.spi.MarshallableEntryFactory;
+import org.infinispan.transaction.TransactionMode;
+import org.infinispan.transaction.lookup.EmbeddedTransactionManagerLookup;
 
 /**
  * A local (non-clustered) cache manager whose cache "c" keeps its entries in
  * the uniheap store on one heapd, and handles on the store itself, the entry
  * factory and the key partitioner, so that tests can drive the store's
- * contract directly as Infinispan does.
+ * contract directly as Infinispan does. A transactional one uses
+ * Infinispan's embedded transaction manager and the store as a
+ * transactional store (prepareWithModifications, commit, rollback).
  */
 final class LocalCache implements AutoCloseable {
     static final int SEGMENTS = 16;
@@ -28,14 +32,21 @@ final class LocalCache implements AutoCloseable {
     final MarshallableEntryFactory<Object, Object> entries;
     final KeyPartitioner partitioner;
 
-    @SuppressWarnings("unchecked")
     LocalCache(Path socket, boolean preload) {
+        this(socket, preload, false);
+    }
+
+    @SuppressWarnings("unchecked")
+    LocalCache(Path socket, boolean preload, boolean transactional) {
         GlobalConfigurationBuilder g = new GlobalConfigurationBuilder().nonClusteredDefault();
         g.globalState().disable();
         ConfigurationBuilder c = new ConfigurationBuilder();
         c.clustering().hash().numSegments(SEGMENTS);
         c.persistence().addStore(UniheapStoreConfigurationBuilder.class)
-                .socket(socket.toString()).preload(preload);
+                .socket(socket.toString()).preload(preload).transactional(transactional);
+        if (transactional)
+            c.transaction().transactionMode(TransactionMode.TRANSACTIONAL)
+                    .transactionManagerLookup(new EmbeddedTransactionManagerLookup());
         manager = new DefaultCacheManager(g.build());
         manager.defineConfiguration("c", c.build());
         cache = manager.getCache("c");
