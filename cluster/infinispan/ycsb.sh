@@ -17,6 +17,8 @@
 #   ISPN_YCSB_PRELOAD true: each run's cache preloads the store at start; the
 #                     fourth column is then telling: the run JVM's wall time
 #                     in seconds (with ISPN_YCSB_OPS=1, a node's restart)
+#   ISPN_YCSB_JVMOPTS options for the client JVMs (e.g. a JFR recording:
+#                     -XX:StartFlightRecording=filename=/tmp/ycsb-%p.jfr)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -55,7 +57,7 @@ stop_heapd() {
 }
 
 ycsb() { # store phase workload
-	"$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+	"$JAVA" ${ISPN_YCSB_JVMOPTS:-} --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
 		-Djava.util.logging.config.file="$here/src/test/resources/logging.properties" \
 		-cp "$cp" site.ycsb.Client "$2" -db org.uniheap.infinispan.ycsb.InfinispanDB \
 		-P "$top/bench/ycsb/workloads/workload$3" -p recordcount="$records" \

@@ -18,6 +18,8 @@ import java.util.stream.Stream;
  * /dev/shm is there) and socket in a new temporary folder. start() creates
  * the heap the first time and reopens it after stop(); every process a
  * test starts is stopped by its pid, at the latest when the JVM exits.
+ * Shipped in the binding's test jar (uniheap-VERSION-tests.jar, this
+ * class only), which the Infinispan module's tests use too.
  */
 public final class Heapd implements AutoCloseable {
     private static final List<Process> LIVE = new ArrayList<>();
@@ -112,7 +114,7 @@ public final class Heapd implements AutoCloseable {
         if (!Files.exists(heapFile))
             argv.addAll(List.of("--create", "--size", size, "--durability", "memory"));
         proc = spawn(argv, log, null);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() < deadline) {
             if (!proc.isAlive())
                 throw new IOException("heapd exited with " + proc.exitValue() + "\n" + logTail());
@@ -126,7 +128,7 @@ public final class Heapd implements AutoCloseable {
             }
         }
         stop();
-        throw new IOException("heapd did not accept on " + socket + " within 10 s\n" + logTail());
+        throw new IOException("heapd did not accept on " + socket + " within 20 s\n" + logTail());
     }
 
     private boolean accepts() {

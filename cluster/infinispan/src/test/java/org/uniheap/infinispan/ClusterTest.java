@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.uniheap.test.Heapd;
 
 /**
  * Three JVMs on 127.0.0.1 (JGroups over loopback TCP, TCPPING), a
@@ -82,7 +83,7 @@ class ClusterTest {
         long stored = 0;
         for (int round = 0; round < 100 && stored != 2L * count; round++) {
             if (round > 0)
-                Heapd.sleep(200);
+                Thread.sleep(200);
             stored = 0;
             for (NodeProcess n : nodes)
                 stored += Long.parseLong(n.ask("stored").split(" ")[1]);

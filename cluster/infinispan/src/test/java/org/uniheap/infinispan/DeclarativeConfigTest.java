@@ -10,6 +10,7 @@ import org.infinispan.Cache;
 import org.infinispan.configuration.cache.StoreConfiguration;
 import org.infinispan.manager.DefaultCacheManager;
 import org.junit.jupiter.api.Test;
+import org.uniheap.test.Heapd;
 
 /**
  * An Infinispan XML file with {@code <uniheap-store>} configures the store

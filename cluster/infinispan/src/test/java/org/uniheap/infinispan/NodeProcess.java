@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.uniheap.test.Heapd;
 
 /**
  * A ClusterNode JVM and its heapd, as the cluster test drives them: started

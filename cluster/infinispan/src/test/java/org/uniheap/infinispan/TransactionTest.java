@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscriber;
+import org.uniheap.test.Heapd;
 
 import io.reactivex.rxjava3.core.Flowable;
 import jakarta.transaction.Transaction;
