@@ -3,6 +3,7 @@
 #   make ispn        build cluster/infinispan/target/uniheap-infinispan-<v>.jar
 #   make ispn-test   its JUnit tests (store contract, three-node cluster) against ./build
 #   make ispn-ycsb   YCSB on one node: uniheap store vs SoftIndexFileStore vs none
+#                    (ISPN_YCSB_NODES=3: on three nodes; knobs in ycsb.sh)
 #   make ispn-deps   (part of make deps) fetch what the module needs, so that
 #                    the other targets run offline
 # The module depends on the Java binding's jar from the local repository:
@@ -29,8 +30,9 @@ ispn-test: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
 	@$(MVN_OFFLINE) -f cluster/infinispan -Dispn.entries=$(ISPN_ENTRIES) test
 
-# YCSB A-D, F on one embedded node: uniheap store vs SoftIndexFileStore vs
-# no store (cluster/infinispan/ycsb.sh; a benchmark, not part of make test).
+# YCSB A-D, F on one embedded node (or three: ISPN_YCSB_NODES=3): uniheap
+# store vs SoftIndexFileStore vs no store (cluster/infinispan/ycsb.sh; a
+# benchmark, not part of make test).
 ispn-ycsb: java-check-jdk
 	@$(MVN_OFFLINE) -q -f bindings-java -DskipTests install
 	@$(MVN_OFFLINE) -q -f cluster/infinispan -DskipTests package dependency:build-classpath \

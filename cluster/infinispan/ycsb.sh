@@ -1,8 +1,13 @@
 #!/bin/sh
 # YCSB A-D and F through the official client on an embedded Infinispan
-# cache (org.uniheap.infinispan.ycsb.InfinispanDB), one node, with each
-# store in turn and the same cache settings: the uniheap store (a heapd of
-# its own, memory durability), SoftIndexFileStore and no store. The heap
+# cache (org.uniheap.infinispan.ycsb.InfinispanDB), on one node or three,
+# with each store in turn and the same cache settings: the uniheap store
+# (a heapd per node, memory durability), SoftIndexFileStore and no store.
+# Three nodes (ISPN_YCSB_NODES=3): the client's JVM and two Node JVMs on
+# 127.0.0.1, a distributed cache with 2 owners, JGroups over loopback TCP
+# (src/test/resources/jgroups-loopback.xml, ports from ISPN_YCSB_PORT,
+# default 7950..7952); the two nodes serve from before the load to after
+# the run, so the run's client joins a cluster holding the table. The heap
 # file and SIFS's files are on the same file system (ISPN_YCSB_DIR, default
 # /dev/shm, else the temporary folder). Prints one line per store and
 # workload: "store workload throughput(ops/s) seconds-of-the-run-JVM".
@@ -17,6 +22,7 @@
 #   ISPN_YCSB_PRELOAD true: each run's cache preloads the store at start; the
 #                     fourth column is then telling: the run JVM's wall time
 #                     in seconds (with ISPN_YCSB_OPS=1, a node's restart)
+#   ISPN_YCSB_NODES   1 (default) or 3
 #   ISPN_YCSB_JVMOPTS options for the client JVMs (e.g. a JFR recording:
 #                     -XX:StartFlightRecording=filename=/tmp/ycsb-%p.jfr)
 set -eu
@@ -29,12 +35,23 @@ workloads=${ISPN_YCSB_WORKLOADS:-a b c d f}
 stores=${ISPN_YCSB_STORES:-uniheap sifs none}
 memory=${ISPN_YCSB_MEMORY:--1}
 preload=${ISPN_YCSB_PRELOAD:-false}
+nodes=${ISPN_YCSB_NODES:-1}
+port=${ISPN_YCSB_PORT:-7950}
+jgroups="$here/src/test/resources/jgroups-loopback.xml"
+hosts=""
+i=0
+while [ $i -lt "$nodes" ]; do
+	hosts="$hosts${hosts:+,}127.0.0.1[$((port + i))]"
+	i=$((i + 1))
+done
 base=${ISPN_YCSB_DIR:-/dev/shm}
 [ -w "$base" ] || base=${TMPDIR:-/tmp}
 work=$(mktemp -d "$base/uniheap-ispn-ycsb-XXXXXX")
-heapd_pid=""
+heapd_pids=""
+node_pids=""
 cleanup() {
-	if [ -n "$heapd_pid" ]; then kill "$heapd_pid" 2>/dev/null; wait "$heapd_pid" 2>/dev/null; fi
+	stop_nodes
+	stop_heapds
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -42,36 +59,68 @@ trap cleanup EXIT INT TERM
 cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
 export UNIHEAP_LIB="$UNIHEAP_BUILD/libuniheap.so.0"
 
-start_heapd() {
-	rm -f "$work/heap.uh"
-	"$UNIHEAP_BUILD/heapd" --heap "$work/heap.uh" --socket "$work/heapd.sock" --create \
-		--size "$(( records * 2 / 1000 + 256 ))M" --durability memory >"$work/heapd.log" 2>&1 &
-	heapd_pid=$!
+start_heapd() { # node
+	rm -f "$work/heap$1.uh"
+	"$UNIHEAP_BUILD/heapd" --heap "$work/heap$1.uh" --socket "$work/heapd$1.sock" --create \
+		--size "$(( records * 2 / 1000 + 256 ))M" --durability memory >"$work/heapd$1.log" 2>&1 &
+	heapd_pids="$heapd_pids $!"
 	i=0
-	while [ ! -S "$work/heapd.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	while [ ! -S "$work/heapd$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
 
-stop_heapd() {
-	kill "$heapd_pid" && wait "$heapd_pid" 2>/dev/null || true
-	heapd_pid=""
+stop_heapds() {
+	for p in $heapd_pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+	heapd_pids=""
+}
+
+jvm() {
+	"$JAVA" ${ISPN_YCSB_JVMOPTS:-} --enable-native-access=ALL-UNNAMED \
+		--sun-misc-unsafe-memory-access=allow \
+		-Djava.util.logging.config.file="$here/src/test/resources/logging.properties" \
+		-Djgroups.hosts="$hosts" -Djava.net.preferIPv4Stack=true -cp "$cp" "$@"
+}
+
+start_nodes() { # store: the other nodes (1 .. nodes-1), each until it is a member
+	n=1
+	while [ $n -lt "$nodes" ]; do
+		jvm -Djgroups.tcp.port=$((port + n)) org.uniheap.infinispan.ycsb.Node \
+			ispn.store="$1" ispn.memory="$memory" ispn.nodes="$nodes" ispn.jgroups="$jgroups" \
+			ispn.node="node$n" ispn.socket="$work/heapd$n.sock" ispn.dir="$work/sifs$n" \
+			>"$work/node$n.out" 2>"$work/node$n.err" &
+		node_pids="$node_pids $!"
+		i=0
+		while ! grep -q ready "$work/node$n.out" 2>/dev/null; do
+			if [ $i -ge 1200 ]; then echo "node$n did not start" >&2; cat "$work/node$n.err" >&2; exit 1; fi
+			sleep 0.1; i=$((i + 1))
+		done
+		n=$((n + 1))
+	done
+}
+
+stop_nodes() {
+	for p in $node_pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+	node_pids=""
 }
 
 ycsb() { # store phase workload
-	"$JAVA" ${ISPN_YCSB_JVMOPTS:-} --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
-		-Djava.util.logging.config.file="$here/src/test/resources/logging.properties" \
-		-cp "$cp" site.ycsb.Client "$2" -db org.uniheap.infinispan.ycsb.InfinispanDB \
+	jvm -Djgroups.tcp.port="$port" site.ycsb.Client "$2" \
+		-db org.uniheap.infinispan.ycsb.InfinispanDB \
 		-P "$top/bench/ycsb/workloads/workload$3" -p recordcount="$records" \
 		-p operationcount="$ops" -threads "$threads" -p ispn.store="$1" \
-		-p ispn.socket="$work/heapd.sock" -p ispn.dir="$work/sifs" -p ispn.memory="$memory" \
-		-p ispn.preload="$preload" \
-		2>"$work/client.err"
+		-p ispn.socket="$work/heapd0.sock" -p ispn.dir="$work/sifs0" -p ispn.memory="$memory" \
+		-p ispn.preload="$preload" -p ispn.nodes="$nodes" -p ispn.jgroups="$jgroups" \
+		-p ispn.node=node0 2>"$work/client.err"
 }
 
 for store in $stores; do
 	for w in $workloads; do
-		if [ "$store" = uniheap ]; then start_heapd; fi
-		rm -rf "$work/sifs"
-		if [ "$store" != none ]; then
+		rm -rf "$work"/sifs*
+		if [ "$store" = uniheap ]; then
+			n=0
+			while [ $n -lt "$nodes" ]; do start_heapd $n; n=$((n + 1)); done
+		fi
+		start_nodes "$store"
+		if [ "$store" != none ] || [ "$nodes" -gt 1 ]; then
 			ycsb "$store" -load "$w" >"$work/load.out" || { cat "$work/client.err" >&2; exit 1; }
 		fi
 		t0=$(date +%s%N)
@@ -81,10 +130,11 @@ for store in $stores; do
 		tput=$(sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p' "$work/run.out")
 		if [ -z "$tput" ]; then
 			echo "$store workload$w: no throughput in the client's report" >&2
-			tail -n 20 "$work/run.out" "$work/client.err" >&2
+			grep -m3 -B2 -A12 "Exception" "$work/client.err" >&2 || tail -n 20 "$work/run.out" "$work/client.err" >&2
 			exit 1
 		fi
 		echo "$store workload$w $tput $secs"
-		if [ "$store" = uniheap ]; then stop_heapd; fi
+		stop_nodes
+		stop_heapds
 	done
 done

@@ -7,9 +7,11 @@ import java.util.Set;
 import java.util.Vector;
 
 import org.infinispan.Cache;
+import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
+import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
 import org.uniheap.infinispan.UniheapStoreConfigurationBuilder;
 
 import site.ycsb.ByteIterator;
@@ -27,13 +29,18 @@ import site.ycsb.workloads.CoreWorkload;
  *   ispn.store=none     no store (memory only)
  * ispn.memory=N keeps at most N entries in memory (eviction; reads of the
  * others go to the store); -1 (default) keeps them all. ispn.preload=true
- * fills memory from the store when the cache starts (a node's restart). A record is one
+ * fills memory from the store when the cache starts (a node's restart).
+ * ispn.nodes=N (N > 1) makes the cache distributed (2 owners) over N
+ * nodes: this client's JVM (ispn.node, its name) and N-1 Node processes
+ * with the same properties, over the JGroups stack in the file ispn.jgroups
+ * (each node's store its own: ispn.socket, ispn.dir per node). A record is one
  * byte[] value (Records). Keys are YCSB's strings; scans are not supported
  * by a hash-partitioned cache (Status.NOT_IMPLEMENTED), as in J-NVM's runs.
  *
  * The official client loads and runs in separate JVMs; with a store the run
- * finds the table in it. With no store a run loads the table itself, once
- * per JVM, in setProperties (before the client's clock starts).
+ * finds the table in it; on several nodes, the other nodes keep it. With
+ * no store on one node a run loads the table itself, once per JVM, in
+ * init (before the client's clock starts).
  */
 public final class InfinispanDB extends DB {
     private static DefaultCacheManager manager;
@@ -61,10 +68,39 @@ public final class InfinispanDB extends DB {
     }
 
     private static void start(Properties p) throws DBException {
+        manager = open(p);
+        cache = manager.getCache("ycsb");
+        boolean run = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
+        if (run && p.getProperty("ispn.store", "uniheap").equals("none") && nodes(p) == 1)
+            loadHere(p);
+    }
+
+    private static int nodes(Properties p) {
+        return Integer.parseInt(p.getProperty("ispn.nodes", "1"));
+    }
+
+    /**
+     * A started cache manager with the cache "ycsb" as the properties say
+     * (the client's node, and each other node of a cluster: Node).
+     */
+    static DefaultCacheManager open(Properties p) throws DBException {
         String store = p.getProperty("ispn.store", "uniheap");
         long memory = Long.parseLong(p.getProperty("ispn.memory", "-1"));
-        GlobalConfigurationBuilder g = new GlobalConfigurationBuilder().nonClusteredDefault();
+        int nodes = nodes(p);
+        GlobalConfigurationBuilder g;
         ConfigurationBuilder c = new ConfigurationBuilder();
+        if (nodes > 1) {
+            String jgroups = p.getProperty("ispn.jgroups");
+            if (jgroups == null)
+                throw new DBException("ispn.nodes > 1 needs ispn.jgroups (a JGroups stack file)");
+            g = GlobalConfigurationBuilder.defaultClusteredBuilder();
+            g.transport().clusterName("uniheap-ycsb")
+                    .nodeName(p.getProperty("ispn.node", "client"))
+                    .addProperty(JGroupsTransport.CONFIGURATION_FILE, jgroups);
+            c.clustering().cacheMode(CacheMode.DIST_SYNC).hash().numOwners(2);
+        } else {
+            g = new GlobalConfigurationBuilder().nonClusteredDefault();
+        }
         boolean preload = Boolean.parseBoolean(p.getProperty("ispn.preload", "false"));
         if (memory >= 0)
             c.memory().maxCount(memory);
@@ -88,12 +124,10 @@ public final class InfinispanDB extends DB {
             case "none" -> g.globalState().disable();
             default -> throw new DBException("ispn.store: uniheap, sifs or none, not " + store);
         }
-        manager = new DefaultCacheManager(g.build());
-        manager.defineConfiguration("ycsb", c.build());
-        cache = manager.getCache("ycsb");
-        boolean run = Boolean.parseBoolean(p.getProperty("dotransactions", "true"));
-        if (run && store.equals("none"))
-            loadHere(p);
+        DefaultCacheManager m = new DefaultCacheManager(g.build());
+        m.defineConfiguration("ycsb", c.build());
+        m.getCache("ycsb");
+        return m;
     }
 
     /** Insert the table through CoreWorkload's own insert path. */
