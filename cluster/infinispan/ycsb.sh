@@ -73,8 +73,10 @@ stop_heapds() {
 	heapd_pids=""
 }
 
-jvm() {
-	"$JAVA" ${ISPN_YCSB_JVMOPTS:-} --enable-native-access=ALL-UNNAMED \
+jvm() { # [--exec] class args: a JVM; --exec in a background job, so that $! is its pid
+	run=""
+	if [ "$1" = --exec ]; then run=exec; shift; fi
+	$run "$JAVA" ${ISPN_YCSB_JVMOPTS:-} --enable-native-access=ALL-UNNAMED \
 		--sun-misc-unsafe-memory-access=allow \
 		-Djava.util.logging.config.file="$here/src/test/resources/logging.properties" \
 		-Djgroups.hosts="$hosts" -Djava.net.preferIPv4Stack=true -cp "$cp" "$@"
@@ -83,7 +85,7 @@ jvm() {
 start_nodes() { # store: the other nodes (1 .. nodes-1), each until it is a member
 	n=1
 	while [ $n -lt "$nodes" ]; do
-		jvm -Djgroups.tcp.port=$((port + n)) org.uniheap.infinispan.ycsb.Node \
+		jvm --exec -Djgroups.tcp.port=$((port + n)) org.uniheap.infinispan.ycsb.Node \
 			ispn.store="$1" ispn.memory="$memory" ispn.nodes="$nodes" ispn.jgroups="$jgroups" \
 			ispn.node="node$n" ispn.socket="$work/heapd$n.sock" ispn.dir="$work/sifs$n" \
 			>"$work/node$n.out" 2>"$work/node$n.err" &

@@ -36,7 +36,8 @@ import jakarta.transaction.Transaction;
  * Every operation is an in-memory step of libuniheap (no file I/O on the
  * calling thread; durable on return at the heap's durability), so it runs
  * inline on the caller's thread and its stage is already complete. A write
- * or delete is atomic on its own; a batch, and a transaction's
+ * or delete is atomic on its own (a block, re-run when it loses a conflict
+ * with a concurrent writer of the same segment map); a batch, and a transaction's
  * modifications (TRANSACTIONAL: prepareWithModifications keeps them in
  * Java, commit applies them in one block, rollback drops them), are atomic
  * as a whole (Changes). Bulk reads scan the sorted maps in place,
@@ -123,7 +124,12 @@ public class UniheapStore<K, V> implements NonBlockingStore<K, V> {
     public CompletionStage<Void> write(int segment, MarshallableEntry<? extends K, ? extends V> entry) {
         return run(() -> {
             byte[] rec = EntryCodec.encode(entry);
-            segments.map(segment, true).set(Bytes.of(entry.getKeyBytes().trim()), rec);
+            Bytes key = Bytes.of(entry.getKeyBytes().trim());
+            PSortedMap<Bytes, byte[]> m = segments.map(segment, true);
+            // In a block of its own, which heap.atomic runs again when it
+            // loses a conflict with a writer of the same map (a lone set
+            // would throw ConflictException instead).
+            heap.atomic(() -> m.set(key, rec));
             return null;
         });
     }
@@ -132,7 +138,10 @@ public class UniheapStore<K, V> implements NonBlockingStore<K, V> {
     public CompletionStage<Boolean> delete(int segment, Object key) {
         return run(() -> {
             PSortedMap<Bytes, byte[]> m = segments.map(segment, false);
-            return m != null && m.remove(keyBytes(key)) != null;
+            if (m == null)
+                return false;
+            Bytes k = keyBytes(key);
+            return heap.atomic(() -> m.remove(k) != null);   // retried on a conflict, as write
         });
     }
 
