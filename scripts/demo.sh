@@ -101,7 +101,7 @@ if ls bindings-python/uniheap/_uniheap*.so >/dev/null 2>&1; then
 else
 	echo "demo: python left out: its extension is not built (make python)"
 fi
-java_jar=$(ls bindings-java/target/uniheap-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
+java_jar=$(ls bindings-java/target/uniheap-*.jar 2>/dev/null | grep -v -e sources -e javadoc -e tests | head -1 || true)
 if [ -n "$java_jar" ] && [ -x "$JAVA" ]; then
 	langs+=(java)
 else

@@ -68,5 +68,5 @@ def jdk25_java(home=None):
 def uniheap_jar(repo):
     """The Java binding's jar that `make` builds in repo, or None."""
     jars = [j for j in (repo / "bindings-java" / "target").glob("uniheap-*.jar")
-            if not j.name.endswith(("-sources.jar", "-javadoc.jar"))]
+            if not j.name.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
     return jars[0] if jars else None
