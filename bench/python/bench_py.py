@@ -21,10 +21,8 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 import timeit
 from pathlib import Path
 
@@ -32,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bindings-python"))
 
 import uniheap  # noqa: E402
+from heapd_proc import start_heapd  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench" / "ycsb" / "python"))
 from ycsb import codec  # noqa: E402
@@ -46,23 +45,6 @@ class Account(uniheap.PObject, name="bench.Account"):
 
 class Plain:
     __slots__ = ("balance", "rate")
-
-
-def start_heapd(build, durability, tmp):
-    sock = os.path.join(tmp, "heapd.sock")
-    cmd = [str(build / "heapd"), "--heap", os.path.join(tmp, "heap"), "--socket", sock,
-           "--create", "--size", "1G", "--durability", durability, "--log-size", "16M"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
-    for _ in range(200):
-        if os.path.exists(sock):
-            try:
-                uniheap.connect(sock).close()
-                return proc, sock
-            except uniheap.Disconnected:
-                pass
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heapd did not start")
 
 
 def ns(stmt, number, repeat, glb):
@@ -196,7 +178,8 @@ def main():
     try:
         sock = args.socket
         if not sock:
-            proc, sock = start_heapd(build, args.durability, tmp)
+            proc, sock = start_heapd(build, tmp, ["--size", "1G", "--durability", args.durability,
+                                                  "--log-size", "16M"])
         print(f"# Python {sys.version.split()[0]}, heap {args.durability} on tmpfs, "
               f"LMDB NOSYNC|NOMETASYNC|WRITEMAP on tmpfs; ns per operation, best of {args.repeat}")
         with uniheap.connect(sock) as heap:

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bindings-python"))
 
 import uniheap  # noqa: E402
+from heapd_proc import start_heapd  # noqa: E402
 
 
 class Node(uniheap.PObject, name="bench.gcleak.Node"):
@@ -37,24 +38,6 @@ class Node(uniheap.PObject, name="bench.gcleak.Node"):
 
 class Head(uniheap.PObject, name="bench.gcleak.Head"):
     cur = uniheap.ref()
-
-
-def start_heapd(build, tmp, heap, extra):
-    sock = os.path.join(tmp, "heapd.sock")
-    cmd = [str(build / "heapd"), "--heap", os.path.join(tmp, "heap"), "--socket", sock,
-           "--create", "--size", heap, "--durability", "memory"] + extra
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=open(os.path.join(tmp, "log"), "w"))
-    for _ in range(200):
-        if os.path.exists(sock):
-            try:
-                uniheap.connect(sock).close()
-                return proc, sock
-            except uniheap.Disconnected:
-                pass
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("heapd did not start")
 
 
 def status(build, sock):
@@ -135,7 +118,8 @@ def main():
                            else None)
     proc = None
     try:
-        proc, sock = start_heapd(build, tmp, args.heap, extra)
+        proc, sock = start_heapd(build, tmp, ["--size", args.heap, "--durability", "memory"]
+                                     + extra)
         print(f"heapd {' '.join(['--size', args.heap] + extra)}, durability memory, tmpfs; "
               f"{args.steps:,} steps")
         progress = [0]
