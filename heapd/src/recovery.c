@@ -177,25 +177,27 @@ struct served {
 	uint64_t boot, dev, ino;
 };
 
-static int served_now(struct hd *hd, struct served *s)
+/* Where heapd serves now; all zero if the boot id or the file's identity
+ * cannot be read (then no heap matches it). */
+static struct served served_now(struct hd *hd)
 {
 	struct stat st;
-	if (stat(hd->path, &st) != 0)
-		return -1;
-	*s = (struct served){ boot_hash(), (uint64_t)st.st_dev, (uint64_t)st.st_ino };
-	return s->boot ? 0 : -1;
+	struct served s = { 0, 0, 0 };
+	uint64_t boot = boot_hash();
+	if (boot && stat(hd->path, &st) == 0)
+		s = (struct served){ boot, (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+	return s;
 }
 
 /* Steps 2-4 may be left to an online cycle (FORMAT.md 9.4). */
-static int may_skip_mark(struct hd *hd, const char **why)
+static int may_skip_mark(struct hd *hd, const struct served *now, const char **why)
 {
-	struct served now;
 	const struct uh_hdr *h = hd->hdr;
-	if (served_now(hd, &now) != 0) {
-		*why = "boot id unknown";
+	if (!now->boot) {
+		*why = "boot id or heap file identity unknown";
 		return 0;
 	}
-	if (h->run_boot != now.boot || h->run_dev != now.dev || h->run_ino != now.ino) {
+	if (h->run_boot != now->boot || h->run_dev != now->dev || h->run_ino != now->ino) {
 		*why = h->run_boot ? "not served since this boot" : "never served by this heapd";
 		return 0;
 	}
@@ -210,15 +212,12 @@ static int may_skip_mark(struct hd *hd, const char **why)
 	return 1;
 }
 
-static void stamp_served(struct hd *hd)
+static void stamp_served(struct hd *hd, const struct served *now)
 {
-	struct served now;
-	if (served_now(hd, &now) != 0)
-		memset(&now, 0, sizeof(now));
 	struct uh_hdr *h = hd->hdr;
-	h->run_boot = now.boot;
-	h->run_dev = now.dev;
-	h->run_ino = now.ino;
+	h->run_boot = now->boot;
+	h->run_dev = now->dev;
+	h->run_ino = now->ino;
 	uh_persist_range(&hd->persist, &h->run_boot, 3 * sizeof(uint64_t));
 }
 
@@ -240,8 +239,9 @@ static int full_gc(struct hd *hd, char *err, size_t errlen)
 int hd_recover_gc_locked(struct hd *hd, int mode, char *err, size_t errlen)
 {
 	const char *why = "--recovery-gc full";
+	struct served now = served_now(hd);
 	int rc = 0;
-	if (mode != HD_RECOVERY_FULL && may_skip_mark(hd, &why)) {
+	if (mode != HD_RECOVERY_FULL && may_skip_mark(hd, &now, &why)) {
 		hd->rec.gc_online = 1;
 		hd->rec.gc_pending = 1;
 		why = "same boot and file";
@@ -251,7 +251,7 @@ int hd_recover_gc_locked(struct hd *hd, int mode, char *err, size_t errlen)
 	hd->rec.duration_us = (hd_mono_ns() - hd->rec_t0) / 1000u;
 	if (rc)
 		return rc;	/* the caller reports err: one line, not two */
-	stamp_served(hd);
+	stamp_served(hd, &now);
 	hd_log("info", "recovery",
 	       "logs_replayed=%llu logs_discarded=%llu live=%llu freed=%llu nulled=%llu "
 	       "locks_cleared=%llu gc_deferred=%d gc=%s reason=\"%s\" ms=%llu",
