@@ -10,7 +10,10 @@
 # the run, so the run's client joins a cluster holding the table. The heap
 # file and SIFS's files are on the same file system (ISPN_YCSB_DIR, default
 # /dev/shm, else the temporary folder). Prints one line per store and
-# workload: "store workload throughput(ops/s) seconds-of-the-run-JVM".
+# workload: "store workload throughput(ops/s) seconds-of-the-run-JVM", and
+# "N not-ok" when N operations of the load or run returned anything but OK
+# (a read that finds no record is cheaper than one that does: such a run's
+# throughput is not comparable; the statuses go to stderr).
 #
 # Run by make ispn-ycsb (after make ispn); environment:
 #   JAVA             a JDK 25 java (make passes JAVA25_HOME's)
@@ -114,9 +117,14 @@ ycsb() { # store phase workload
 		-p ispn.node=node0 2>"$work/client.err"
 }
 
+not_ok() { # client reports: how many operations returned anything but OK
+	cat "$@" 2>/dev/null | sed -n 's/^\[[A-Z-]*\], Return=\([A-Z_]*\), \([0-9]*\)$/\1 \2/p' |
+		awk '$1 != "OK" { n += $2 } END { print n + 0 }'
+}
+
 for store in $stores; do
 	for w in $workloads; do
-		rm -rf "$work"/sifs*
+		rm -rf "$work"/sifs* "$work/load.out"
 		if [ "$store" = uniheap ]; then
 			n=0
 			while [ $n -lt "$nodes" ]; do start_heapd $n; n=$((n + 1)); done
@@ -135,7 +143,16 @@ for store in $stores; do
 			grep -m3 -B2 -A12 "Exception" "$work/client.err" >&2 || tail -n 20 "$work/run.out" "$work/client.err" >&2
 			exit 1
 		fi
-		echo "$store workload$w $tput $secs"
+		# An operation that did not find its record (or failed) is cheaper
+		# than one that did: a run with any makes no comparable figure.
+		bad=$(not_ok "$work/load.out" "$work/run.out")
+		flag=""
+		if [ "$bad" -gt 0 ]; then
+			flag=" $bad not-ok"
+			echo "$store workload$w: $bad operations not OK (load and run):" >&2
+			grep -h 'Return=' "$work/load.out" "$work/run.out" | grep -v 'Return=OK' >&2
+		fi
+		echo "$store workload$w $tput $secs$flag"
 		stop_nodes
 		stop_heapds
 	done
