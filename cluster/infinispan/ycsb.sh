@@ -59,7 +59,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
+# The binding's jar of this tree first (make ispn-ycsb has just packaged
+# it), ahead of the local Maven repository's copy in classpath.txt: that copy
+# is whatever tree installed last, possibly a binding that needs functions
+# this build's libuniheap lacks, or one that changes between the load's JVM
+# and the run's.
+binding=$(ls "$top"/bindings-java/target/uniheap-*.jar 2>/dev/null |
+	grep -v -e '-tests\.jar$' -e '-sources\.jar$' -e '-javadoc\.jar$' | head -n 1)
+[ -n "$binding" ] || { echo "no binding jar in bindings-java/target (make java)" >&2; exit 1; }
+cp="$here/target/classes:$binding:$(cat "$here/target/classpath.txt")"
 export UNIHEAP_LIB="$UNIHEAP_BUILD/libuniheap.so.0"
 
 start_heapd() { # node
