@@ -130,8 +130,10 @@ not_ok() { # client reports: how many operations returned anything but OK
 		awk '$1 != "OK" { n += $2 } END { print n + 0 }'
 }
 
-for store in $stores; do
-	for w in $workloads; do
+# Workload after workload, each store in turn: on a shared machine whose
+# load drifts, the stores of one workload run minutes apart at most.
+for w in $workloads; do
+	for store in $stores; do
 		rm -rf "$work"/sifs* "$work/load.out"
 		if [ "$store" = uniheap ]; then
 			n=0
