@@ -100,6 +100,7 @@ static void stats_sub(uh_stats *acc, const uh_stats *now, const uh_stats *then)
 	acc->gc_pin_waits += now->gc_pin_waits - then->gc_pin_waits;
 	acc->gc_wait_ns += now->gc_wait_ns - then->gc_wait_ns;
 	acc->gc_greys += now->gc_greys - then->gc_greys;
+	acc->gc_greys_skipped += now->gc_greys_skipped - then->gc_greys_skipped;
 	acc->gc_cycles += now->gc_cycles - then->gc_cycles;
 	acc->retries += now->retries - then->retries;
 	if (now->gc_wait_max_ns > acc->gc_wait_max_ns)
@@ -305,10 +306,12 @@ static void report(struct client *cs, int n, const struct gcloop *g)
 	       (unsigned long long)g->cycles, (unsigned long long)g->given_up,
 	       (unsigned long long)g->freed, g->cycles ? (double)g->mark_ns / g->cycles / 1e6 : 0,
 	       (double)g->max_mark_ns / 1e6, (double)g->max_handshake_ns / 1e6);
-	printf("clients, with cycles: %llu greys pushed, %llu marks seen; waits for the "
+	printf("clients, with cycles: %llu greys pushed, %llu skipped (pushed already), "
+	       "%llu marks seen; waits for the "
 	       "collector: %llu on a full ring, %llu pins on the sweep's lock, %.3f ms in all, "
 	       "the longest %.3f ms (%.4f%% of the clients' time)\n",
-	       (unsigned long long)t[1].gc_greys, (unsigned long long)t[1].gc_cycles,
+	       (unsigned long long)t[1].gc_greys, (unsigned long long)t[1].gc_greys_skipped,
+	       (unsigned long long)t[1].gc_cycles,
 	       (unsigned long long)t[1].gc_busy_waits, (unsigned long long)t[1].gc_pin_waits,
 	       (double)t[1].gc_wait_ns / 1e6, (double)t[1].gc_wait_max_ns / 1e6,
 	       secs > 0 ? 100.0 * (double)t[1].gc_wait_ns / 1e9 / (secs * n) : 0);

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "u64.h"
 
 #define GC_TICK_NS 100000000ull		/* the trigger's timer: 100 ms */
 #define GC_HANDSHAKE_NS 1000000000ull	/* a session may take 1 s to acknowledge */
@@ -100,6 +101,10 @@ struct cycle {
 	uint32_t nsess;
 	struct uh_arena_index snap;
 	struct gc *mark;
+	/* Ring entries consumed before the mark existed (H1, the snapshot):
+	 * greyed as soon as it does, so that no client waits for room in
+	 * its ring while heapd waits for H1 (or is descheduled in it). */
+	struct u64vec early;
 	const char *why;		/* set: the cycle is given up */
 	uint64_t barriers;		/* crash points passed (test hook, gc_cycle line) */
 };
@@ -173,9 +178,9 @@ static int read_sessions(struct cycle *cy)
  * want_seen, has seen the current state; with !want_seen, until none is
  * busy in a section that loaded `stale`. Bounded by GC_HANDSHAKE_NS per
  * session. Returns 0, or -1 if one did not answer (or, waiting, the
- * cycle was given up). Once the mark exists (H2), the rings are drained
- * while it waits: a section that loaded MARK may be waiting for room in
- * its full ring, which only this thread makes. */
+ * cycle was given up). The rings are drained while it waits (into
+ * cy->early in H1): a section that loaded MARK may be waiting for room
+ * in its full ring, which only this thread makes. */
 static int handshake(struct cycle *cy, uint64_t stale, int want_seen)
 {
 	for (uint32_t k = 0; k < cy->nsess; k++) {	/* bounded by the sessions */
@@ -188,7 +193,7 @@ static int handshake(struct cycle *cy, uint64_t stale, int want_seen)
 				break;
 			if (hd_mono_ns() - t0 > GC_HANDSHAKE_NS)
 				return -1;
-			if (cy->mark && (drain_rings(cy, &got) || cy->why))
+			if (drain_rings(cy, &got) || cy->why)
 				return -1;
 			if (++spins < 64)
 				sched_yield();
@@ -233,7 +238,8 @@ static int grey_pins(struct cycle *cy)
 
 /* Consume every ring, under hd->mu (a slot changing hands zeroes its
  * area, tail included: heapd must not write a stale tail over that).
- * *got = entries consumed. A ring that overflowed gives the cycle up. */
+ * *got = entries consumed: greyed, or, before the mark exists, kept in
+ * cy->early for it. A ring that overflowed gives the cycle up. */
 static int drain_rings(struct cycle *cy, uint64_t *got)
 {
 	struct hd *hd = cy->hd;
@@ -260,7 +266,8 @@ static int drain_rings(struct cycle *cy, uint64_t *got)
 		if (head - tail > UH_GC_RING_CAP)	/* damaged line: skip what was lost */
 			cy->why = "given up: a grey ring is inconsistent";
 		for (; tail < head && !rc && !cy->why; tail++) {	/* <= UH_GC_RING_CAP */
-			rc = hd_mark_grey(cy->mark, ring[tail % UH_GC_RING_CAP]);
+			uint64_t e = ring[tail % UH_GC_RING_CAP];
+			rc = cy->mark ? hd_mark_grey(cy->mark, e) : u64vec_push(&cy->early, e);
 			(*got)++;
 		}
 		__atomic_store_n(&gs->tail, tail, __ATOMIC_RELEASE);
@@ -328,6 +335,8 @@ static void mark_phase(struct cycle *cy)
 	int rc = hd_mark_grey(cy->mark, hd->hdr->rootmap_off);
 	if (!rc)
 		rc = grey_pins(cy);
+	for (size_t i = 0; i < cy->early.n && !rc; i++)	/* what H1 drained */
+		rc = hd_mark_grey(cy->mark, cy->early.v[i]);
 	if (cy->col->stop_at == 1) {
 		hd_log("info", "gc_stopped_at", "step=mark cycle=%llu", (unsigned long long)c);
 		while (!stopping(cy->col))	/* test hook: until heapd stops or dies */
@@ -614,6 +623,7 @@ static void run_cycle(struct hd_collector *col, const char *trigger)
 	hd_mark_free(cy.mark);
 	uh_arena_index_free(&cy.snap);
 	free(cy.sess);
+	free(cy.early.v);
 	hd_log(cy.why ? "warn" : "info", "gc_cycle", "cycle=%llu trigger=\"%s\" outcome=\"%s\" "
 	       "marked=%llu freed=%llu bytes_freed=%llu rescued=%llu mark_us=%llu sweep_us=%llu "
 	       "max_handshake_us=%llu arenas_freed=%u barriers=%llu", (unsigned long long)f.cycle,

@@ -317,8 +317,10 @@ int hd_recovery_gc_locked(struct hd *hd, char *err, size_t errlen);
 struct gc;
 struct gc *hd_mark_new_locked(struct hd *hd, struct uh_arena_index *snap);
 void hd_mark_free(struct gc *g);
-/* Mark word if it is a valid reference to an object of the snapshot
- * (conservative: any other word is ignored). 0 or UH_ENOMEM. */
+/* Grey word (a root, pin or ring entry): pushed unless it is no
+ * reference or names a slot marked already; checked when popped, so a
+ * word that is no valid reference to an object of the snapshot is ignored
+ * (conservative). 0 or UH_ENOMEM. */
 int hd_mark_grey(struct gc *g, uint64_t word);
 /* Scan up to budget objects; *more: the stack is not empty yet. 0 or
  * UH_ENOMEM. */

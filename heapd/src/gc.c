@@ -730,13 +730,14 @@ void hd_mark_free(struct gc *g)
 	free(g);
 }
 
+/* A root, pin or ring entry: a candidate reference. One whose slot is
+ * marked already is dropped without reading the heap (online_push); the
+ * rest is checked when popped (online_visit), like a scanned reference. */
 int hd_mark_grey(struct gc *g, uint64_t word)
 {
-	const struct uh_arena_span *s;
-	uint32_t slot;
-	if (word == 0 || word % 8 != 0 || !gc_check(g, word, 0, &s, &slot))
-		return 0;	/* not a reference to an object of the snapshot */
-	return gc_push(g, word);
+	if (word == 0 || word % 8 != 0)
+		return 0;	/* not a reference */
+	return online_push(g, word);
 }
 
 /* A reference popped from the online stack: check it now (the object may

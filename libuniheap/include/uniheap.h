@@ -861,6 +861,7 @@ typedef struct uh_stats {
 	uint64_t gc_pin_waits;		/**< pins that waited for the GC's sweep to release their object */
 	uint64_t gc_wait_ns;		/**< time spent in those two waits (measured only when one happens) */
 	uint64_t gc_wait_max_ns;	/**< the longest of them */
+	uint64_t gc_greys_skipped;	/**< grey pushes skipped: the same reference was pushed already in the cycle */
 } uh_stats;
 
 /** Copy this session's counters. */

@@ -27,6 +27,10 @@
  * MARK clears it.
  * A word an apply or a single write overwrites is pushed only if the
  * store changes it: an unchanged word removes no reference.
+ * A reference is pushed at most once per cycle as far as h->gc.known
+ * remembers (a push already in the ring is marked before the sweep, H2).
+ * The table belongs to one cycle: a push for another cycle empties it
+ * first.
  * Without a GC file (h->gc.sess NULL) everything here is a no-op and the
  * state is IDLE.
  * The time a client waits for the collector (a full ring here, a pin on
@@ -94,6 +98,19 @@ static int ring_room(uh_heap *h, struct uh_gc_sess *s, uint64_t head)
 	return room;
 }
 
+/* The slot of word in the known table of cycle c (emptied first if it
+ * held another cycle's). */
+static uint64_t *known_slot(struct uh_gc_known *k, uint64_t cycle, uint64_t word)
+{
+	if (k->cycle != cycle) {
+		memset(k->v, 0, sizeof(k->v));
+		k->cycle = cycle;
+	}
+	uint64_t hash = (word >> 3) * 0x9e3779b97f4a7c15ull;
+	return &k->v[hash >> 54];	/* top 10 bits: UH_GC_KNOWN slots */
+}
+_Static_assert(UH_GC_KNOWN == 1u << 10, "known_slot's hash width");
+
 void uh_gc_grey(uh_heap *h, uint64_t word)
 {
 	struct uh_gc_sess *s = h->gc.sess;
@@ -102,6 +119,13 @@ void uh_gc_grey(uh_heap *h, uint64_t word)
 	/* Only what may be a reference: heapd checks the rest. */
 	if (!s || off < UH_HDR_SIZE || (off & 7) || off >= h->size)
 		return;
+	/* The cycle of the busy section this push is in (its outermost
+	 * section stored it in seen): pushed already in it? */
+	uint64_t *known = known_slot(&h->gc.known, uh_gc_cycle(s->seen), word);
+	if (*known == word) {
+		h->st.gc_greys_skipped++;
+		return;
+	}
 	uint64_t head = s->head;	/* only this session writes it */
 	if (!ring_room(h, s, head)) {
 		__atomic_store_n(&s->overflow, 1, __ATOMIC_RELEASE);
@@ -109,6 +133,7 @@ void uh_gc_grey(uh_heap *h, uint64_t word)
 	}
 	__atomic_store_n(&h->gc.ring[head % UH_GC_RING_CAP], word, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
+	*known = word;
 	h->st.gc_greys++;
 }
 

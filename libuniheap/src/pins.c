@@ -137,6 +137,7 @@ static int bind_area(uh_heap *h, const char *path, uint32_t session)
 	h->gc.sess = (struct uh_gc_sess *)area;
 	h->gc.ring = (uint64_t *)(area + sizeof(struct uh_gc_sess));
 	h->gc.pins = (uint64_t *)(area + UH_GC_PIN_OFF);
+	h->gc.known.cycle = 0;	/* pushes into another area say nothing of this one */
 	return 0;
 }
 

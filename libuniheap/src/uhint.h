@@ -113,6 +113,16 @@ struct uh_opt {
 	uint64_t word[UH_OPT_MAX];
 };
 
+/* References that need no grey push in the cycle `cycle` (FORMAT.md
+ * 9.3): pushed already in it. Direct-mapped by the
+ * reference's hash: a collision forgets an entry (a redundant push
+ * later), never adds one; cycle 0 (never a cycle's number) = empty. */
+#define UH_GC_KNOWN 1024u
+struct uh_gc_known {
+	uint64_t cycle;
+	uint64_t v[UH_GC_KNOWN];
+};
+
 /* This session's side of the online GC (FORMAT.md 9.3, common/gcfile.h):
  * its area of the GC file, and the pin table's private bookkeeping.
  * gcring.c (busy sections, grey pushes) and pins.c own it. */
@@ -120,6 +130,7 @@ struct uh_gc_client {
 	struct uh_gc_sess *sess;	/* this session's control line; NULL: no GC file */
 	uint64_t *ring;			/* [UH_GC_RING_CAP] */
 	uint64_t *pins;			/* [UH_GC_PIN_CAP] */
+	struct uh_gc_known known;	/* gcring.c: greys a push may skip */
 	uint32_t busy_depth;		/* nested busy sections */
 	uint64_t cycle_seen;		/* last cycle a busy section saw marking */
 	int lock;			/* spin lock of pins/free/deferred: any thread unpins */
