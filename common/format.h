@@ -157,7 +157,10 @@ struct uh_hdr {
 #define UH_K_ARRAY 6u		/* payload = struct uh_array_hdr + elements */
 #define UH_K_PACKED 7u		/* payload = struct uh_packed_hdr, then the data
 				 * type's own layout; typed values where it says */
-#define UH_T_MAX UH_T_BYTES
+#define UH_T_MAX UH_T_BYTES	/* the last type of a value (slots, arrays, keys) */
+/* Field types 11 and 12 (UH_T_ISTRING, UH_T_IBYTES, uniheap.h) exist only
+ * as record fields: a u32 length, then capacity bytes (FORMAT.md 3.2). */
+#define UH_T_FIELD_MAX UH_T_IBYTES
 
 /* Built-in class ids (UH_CLASS_STRING .. UH_CLASS_SMAP_LEAF,
  * UH_CLASS_FIRST_USER) are public: uniheap.h. */
@@ -172,7 +175,7 @@ struct uh_field_desc {
 	uint32_t type;		/* 64 UH_T_* */
 	uint32_t offset;	/* 68 from the object start (header included) */
 	uint32_t ref_class;	/* 72 UH_T_REF target class, 0 = any */
-	uint32_t reserved;	/* 76 */
+	uint32_t capacity;	/* 76 UH_T_ISTRING/IBYTES: value bytes, else 0 */
 };
 
 struct uh_class_desc {
@@ -444,6 +447,24 @@ static inline uint32_t uh_type_size(uint32_t type)
 static inline uint32_t uh_change_channel(uint64_t off)
 {
 	return (uint32_t)(((off >> 4) * 0x9e3779b97f4a7c15ull) >> 32) % UH_CHANGE_CHANNELS;
+}
+
+static inline int uh_type_is_inline(uint32_t type)
+{
+	return type == UH_T_ISTRING || type == UH_T_IBYTES;
+}
+
+/* Bytes a field takes in its object (FORMAT.md 3.2): an inline field's
+ * length word and capacity, else its type's size. */
+static inline uint32_t uh_field_size(uint32_t type, uint32_t capacity)
+{
+	return uh_type_is_inline(type) ? UH_INLINE_LEN_SIZE + capacity : uh_type_size(type);
+}
+
+/* Its alignment (the layout rule, FORMAT.md 3.3). */
+static inline uint32_t uh_field_align(uint32_t type)
+{
+	return uh_type_is_inline(type) ? UH_INLINE_LEN_SIZE : uh_type_size(type);
 }
 
 static inline int uh_type_is_ref(uint32_t type)

@@ -8,8 +8,9 @@
  * guarantees that: a crash leaves the old table entry, 0).
  *
  * Layout rule (the format's, so every language computes the same one):
- * fields in declaration order, each aligned to its own size, the first
- * right after the 16-byte object header; the payload is rounded up to 8.
+ * fields in declaration order, each aligned to its own size (an inline
+ * field, its u32 length then its capacity, to 4), the first right after
+ * the 16-byte object header; the payload is rounded up to 8.
  * Field indexes in messages are 0-based, like uh_field_info_get().
  */
 #include <stdio.h>
@@ -22,8 +23,9 @@
 const char *hd_type_name(uint32_t type)
 {
 	static const char *names[] = { "?", "bool", "i8", "i16", "i32", "i64",
-				       "f32", "f64", "ref", "string", "bytes" };
-	return type <= UH_T_MAX ? names[type] : "?";
+				       "f32", "f64", "ref", "string", "bytes", "inline string",
+				       "inline bytes" };
+	return type <= UH_T_FIELD_MAX ? names[type] : "?";
 }
 
 static int field_name_ok(const char *s)
@@ -103,19 +105,27 @@ static int check_field(struct hd *hd, const uh_field_spec *f, uint32_t i,
 	if (!f->name || !field_name_ok(f->name))
 		return hd_err(err, errlen, UH_EINVAL,
 			      "field %u: name must be 1..63 bytes of [A-Za-z_][A-Za-z0-9_]*", i);
-	if (f->type < 1 || f->type > UH_T_MAX)
+	if (f->type < 1 || f->type > UH_T_FIELD_MAX)
 		return hd_err(err, errlen, UH_EINVAL, "field %u '%s': unknown type %u", i,
 			      f->name, f->type);
-	if (f->ref_class && f->type != UH_T_REF)
+	/* An inline field's capacity comes in the spec's ref_class word. */
+	if (uh_type_is_inline(f->type) && (f->ref_class < 1 || f->ref_class > UH_INLINE_MAX))
+		return hd_err(err, errlen, UH_EINVAL,
+			      "field %u '%s': an inline field's capacity must be 1..%u bytes, not %u",
+			      i, f->name, UH_INLINE_MAX, f->ref_class);
+	if (f->ref_class && f->type != UH_T_REF && !uh_type_is_inline(f->type))
 		return hd_err(err, errlen, UH_EINVAL,
 			      "field %u '%s': only ref fields name a target class", i, f->name);
-	if (f->ref_class && !hd_class_desc_locked(hd, f->ref_class))
+	if (f->type == UH_T_REF && f->ref_class && !hd_class_desc_locked(hd, f->ref_class))
 		return hd_err(err, errlen, UH_EINVAL, "field %u '%s': ref to unknown class id %u",
 			      i, f->name, f->ref_class);
 	memset(out, 0, sizeof(*out));
 	memcpy(out->name, f->name, strlen(f->name));
 	out->type = f->type;
-	out->ref_class = f->ref_class;
+	if (uh_type_is_inline(f->type))
+		out->capacity = f->ref_class;	/* the spec's word means what its type says */
+	else
+		out->ref_class = f->ref_class;
 	return 0;
 }
 
@@ -136,10 +146,9 @@ static int build_layout(struct hd *hd, const uh_field_spec *fields, uint32_t nfi
 					      "field %u '%s': name already used by field %u", i,
 					      out[i].name, j);
 		}
-		uint32_t sz = uh_type_size(out[i].type);
-		off = UH_ALIGN_UP(off, sz);
+		off = UH_ALIGN_UP(off, uh_field_align(out[i].type));
 		out[i].offset = (uint32_t)off;
-		off += sz;
+		off += uh_field_size(out[i].type, out[i].capacity);
 	}
 	*payload = (uint32_t)(UH_ALIGN_UP(off, 8) - UH_OBJHDR_SIZE);
 	return 0;
@@ -155,12 +164,14 @@ static const char *kind_name(uint32_t kind)
 	}
 }
 
-/* "i64", "ref", "ref to 'Account'" */
+/* "i64", "ref", "ref to 'Account'", "inline bytes of capacity 100" */
 static const char *type_desc(struct hd *hd, char *buf, size_t len, uint32_t type,
-			     uint32_t ref_class)
+			     uint32_t ref_class, uint32_t capacity)
 {
 	const struct uh_class_desc *d = ref_class ? hd_class_desc_locked(hd, ref_class) : NULL;
-	if (type == UH_T_REF && d)
+	if (uh_type_is_inline(type))
+		snprintf(buf, len, "%s of capacity %u", hd_type_name(type), capacity);
+	else if (type == UH_T_REF && d)
 		snprintf(buf, len, "ref to '%.*s'", (int)d->name_len, d->name);
 	else if (type == UH_T_REF && ref_class)
 		snprintf(buf, len, "ref to class %u", ref_class);
@@ -199,11 +210,14 @@ static int compare_layout(struct hd *hd, const struct uh_class_desc *d, const ch
 			return mismatch(name, err, errlen,
 					"field %u is '%.63s' in the heap, '%s' in this declaration",
 					i, h->name, f[i].name);
-		if (h->type != f[i].type || h->ref_class != f[i].ref_class)
+		if (h->type != f[i].type || h->ref_class != f[i].ref_class ||
+		    h->capacity != f[i].capacity)
 			return mismatch(name, err, errlen,
 					"field %u '%s' is %s in the heap, %s in this declaration",
-					i, f[i].name, type_desc(hd, a, sizeof(a), h->type, h->ref_class),
-					type_desc(hd, b, sizeof(b), f[i].type, f[i].ref_class));
+					i, f[i].name,
+					type_desc(hd, a, sizeof(a), h->type, h->ref_class, h->capacity),
+					type_desc(hd, b, sizeof(b), f[i].type, f[i].ref_class,
+						  f[i].capacity));
 	}
 	if (d->nfields > n)
 		return mismatch(name, err, errlen,

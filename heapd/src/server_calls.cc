@@ -39,10 +39,10 @@ grpc::Status field_check(const pb::FieldSpec &f, int i)
 	if (!name_ok(f.name(), UH_FIELD_NAME_MAX, what.c_str(), &why))
 		return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why);
 	int t = f.type();
-	if (t < (int)UH_T_BOOL || t > (int)UH_T_MAX)
+	if (t < (int)UH_T_BOOL || t > (int)UH_T_FIELD_MAX)
 		return status_f(grpc::StatusCode::INVALID_ARGUMENT,
 				"field %d (%s): type %d is not a valid FieldType (1..%u)", i,
-				f.name().c_str(), t, UH_T_MAX);
+				f.name().c_str(), t, UH_T_FIELD_MAX);
 	if (f.ref_class() >= UH_CLASS_CAP)
 		return status_f(grpc::StatusCode::INVALID_ARGUMENT,
 				"field %d (%s): ref_class %u out of range (0..%u)", i,
@@ -50,6 +50,10 @@ grpc::Status field_check(const pb::FieldSpec &f, int i)
 	if (f.ref_class() != 0 && t != (int)UH_T_REF)
 		return status_f(grpc::StatusCode::INVALID_ARGUMENT,
 				"field %d (%s): ref_class is only allowed on FIELD_TYPE_REF fields",
+				i, f.name().c_str());
+	if (f.capacity() != 0 && !uh_type_is_inline((uint32_t)t))
+		return status_f(grpc::StatusCode::INVALID_ARGUMENT,
+				"field %d (%s): capacity is only allowed on FIELD_TYPE_INLINE_* fields",
 				i, f.name().c_str());
 	return grpc::Status::OK;
 }
@@ -80,7 +84,10 @@ grpc::Status Service::RegisterClass(grpc::ServerContext *ctx, const pb::Register
 			/* Names have no NUL (checked), so c_str() is the whole name. */
 			fields[i].name = f.name().c_str();
 			fields[i].type = (uint32_t)f.type();
-			fields[i].ref_class = f.ref_class();
+			/* One word, by type (uh_field_spec); the capacity is
+			 * checked by hd_class_register. */
+			fields[i].ref_class = uh_type_is_inline(fields[i].type) ? f.capacity() :
+										   f.ref_class();
 		}
 		uint32_t id = 0;
 		int created = 0;
@@ -123,6 +130,7 @@ bool Service::class_info(uint32_t id, pb::ClassInfo *ci)
 		fi->set_type(static_cast<pb::FieldType>(f->type));
 		fi->set_offset(f->offset);
 		fi->set_ref_class(f->ref_class);
+		fi->set_capacity(uh_type_is_inline(f->type) ? f->capacity : 0);
 	}
 	return true;
 }

@@ -311,6 +311,15 @@ void *uh_base(uh_heap *h);
 #define UH_T_REF 8u
 #define UH_T_STRING 9u
 #define UH_T_BYTES 10u
+/** Inline string and bytes fields (record fields only, FORMAT.md 3.2): the
+ * value lives inside its object, a u32 length then capacity bytes, so a
+ * record of such fields is one object. Declared with a capacity
+ * (uh_field_spec.capacity, 1..UH_INLINE_MAX); read and written with
+ * uh_get_inline / uh_set_inline. */
+#define UH_T_ISTRING 11u
+#define UH_T_IBYTES 12u
+#define UH_INLINE_MAX 65535u	/**< the largest capacity of an inline field */
+#define UH_INLINE_LEN_SIZE 4u	/**< the length word before an inline value */
 /** The name of field type t ("bool", "i8", ..., "bytes"), or "?" for a
  * code that names none; for messages. */
 const char *uh_type_name(uint32_t t);
@@ -344,11 +353,17 @@ const char *uh_type_name(uint32_t t);
 #define UH_CLASS_BUILTIN_LAST 15u
 #define UH_CLASS_FIRST_USER 32u
 
-/** One field of a class declaration. */
+/** One field of a class declaration: { "v", UH_T_IBYTES, 100 } declares
+ * an inline bytes field of capacity 100, { "next", UH_T_REF, id } a
+ * reference to class id. The third word means what the type says, so the
+ * struct and its initializers stay as they were (bindings lay it out by
+ * hand; the heap's descriptor keeps the two apart, FORMAT.md 3.2). */
 typedef struct uh_field_spec {
 	const char *name;	/**< 1..63 bytes: [A-Za-z_][A-Za-z0-9_]* */
 	uint32_t type;		/**< UH_T_* */
-	uint32_t ref_class;	/**< for UH_T_REF: target class id, 0 = any */
+	/** for UH_T_REF: target class id, 0 = any; for UH_T_ISTRING and
+	 * UH_T_IBYTES: the capacity, 1..UH_INLINE_MAX bytes; else 0 */
+	uint32_t ref_class;
 } uh_field_spec;
 
 /**
@@ -381,6 +396,7 @@ typedef struct uh_field_info {
 	uint32_t type;
 	uint32_t offset;	/**< from the object start */
 	uint32_t ref_class;
+	uint32_t capacity;	/**< inline fields: value bytes; else 0 */
 } uh_field_info;
 
 /** @return 0 or UH_ENOTFOUND for an unused id. */
@@ -474,6 +490,37 @@ int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v);
 /** Stores a reference; checks that v is null or a valid object of the
  * field's class (UH_ETYPE otherwise). */
 int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v);
+
+/**
+ * Copy the value of an inline string or bytes field (UH_T_ISTRING,
+ * UH_T_IBYTES) into dst: the value as it was at one instant (outside a
+ * block one optimistic read of the object, inside one the block's
+ * snapshot with its own writes). *len is the value's length.
+ * @param cap bytes at dst; the field's capacity always suffices.
+ * @return 0; UH_ERANGE when the value is longer than cap (*len says how
+ *         long); UH_ETYPE (not an inline field); as uh_read().
+ */
+int uh_get_inline(uh_heap *h, uh_off obj, uint32_t field, void *dst, size_t cap,
+		  size_t *len);
+/**
+ * Replace the value of an inline field in place: the length word, the
+ * value and zeros to the capacity, one write (in the block's redo log
+ * inside a block; outside one, a block of its own). A string is checked
+ * to be UTF-8.
+ * @return 0; UH_ERANGE when len exceeds the field's capacity (the message
+ *         names the field, its capacity and len); UH_EUTF8; UH_ETYPE; as
+ *         uh_write().
+ */
+int uh_set_inline(uh_heap *h, uh_off obj, uint32_t field, const void *data, size_t len);
+/**
+ * Copy a record's whole payload (every field, inline values included) to
+ * dst as it was at one instant: one contiguous copy, which a binding then
+ * decodes with the class's field offsets (uh_field_info_get). *len is the
+ * payload size (the class's payload_size).
+ * @return 0; UH_ERANGE when cap < the payload (*len says how much);
+ *         UH_ETYPE (not a record); UH_EFREED.
+ */
+int uh_record_read(uh_heap *h, uh_off obj, void *dst, size_t cap, size_t *len);
 
 /** New immutable string (validated UTF-8) or bytes object. Inside a block
  * it commits with the block. @return 0, UH_EUTF8, UH_ENOSPC, UH_EINVAL. */

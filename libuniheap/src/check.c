@@ -41,10 +41,35 @@ static uint32_t want_of(uint32_t type, uint32_t ref_class)
 	       ref_class;
 }
 
+/* An inline field (FORMAT.md 3.2): its length within its capacity and
+ * zeros after the value. It holds no reference. */
+static int check_inline(struct walk *w, uh_off o, const struct uh_field_desc *f)
+{
+	const unsigned char *p = (const void *)(w->h->base + UH_REF_OFFSET(o) + f->offset);
+	uint32_t n;
+
+	memcpy(&n, p, UH_INLINE_LEN_SIZE);
+	if (n > f->capacity)
+		return uh_err_set(UH_EINTERNAL, "object %llu field '%.63s' holds %u bytes, its "
+				  "capacity is %u", (unsigned long long)UH_REF_OFFSET(o), f->name,
+				  n, f->capacity);
+	for (uint32_t b = UH_INLINE_LEN_SIZE + n; b < UH_INLINE_LEN_SIZE + f->capacity; b++)
+		if (p[b])	/* bound: capacity */
+			return uh_err_set(UH_EINTERNAL, "object %llu field '%.63s' has a nonzero "
+					  "byte past its %u-byte value",
+					  (unsigned long long)UH_REF_OFFSET(o), f->name, n);
+	return 0;
+}
+
 static int scan_record(struct walk *w, uh_off o, const struct uh_class_desc *d)
 {
 	for (uint32_t i = 0; i < d->nfields; i++) {	/* bound: nfields */
 		const struct uh_field_desc *f = &d->fields[i];
+		if (uh_type_is_inline(f->type)) {
+			int rc = check_inline(w, o, f);
+			if (rc)
+				return rc;
+		}
 		if (!uh_type_is_ref(f->type))
 			continue;
 		uint64_t ref = *(const uint64_t *)(w->h->base + UH_REF_OFFSET(o) + f->offset);

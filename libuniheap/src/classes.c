@@ -76,6 +76,7 @@ int uh_field_info_get(uh_heap *h, uint32_t class_id, uint32_t index, uh_field_in
 	out->type = f->type;
 	out->offset = f->offset;
 	out->ref_class = f->ref_class;
+	out->capacity = uh_type_is_inline(f->type) ? f->capacity : 0;
 	return 0;
 }
 

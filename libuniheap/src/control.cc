@@ -581,7 +581,10 @@ int do_register_class(uhc *c, const char *name, const uh_field_spec *fields,
 		f->set_name(fields[i].name);
 		/* Unknown values pass through: heapd names them in its error. */
 		f->set_type(static_cast<pb::FieldType>(fields[i].type));
-		f->set_ref_class(fields[i].ref_class);
+		if (fields[i].type == UH_T_ISTRING || fields[i].type == UH_T_IBYTES)
+			f->set_capacity(fields[i].ref_class);	/* the capacity */
+		else
+			f->set_ref_class(fields[i].ref_class);
 	}
 	pb::RegisterClassResponse resp;
 	grpc::ClientContext ctx;

@@ -88,7 +88,7 @@ int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t 
 
 /* ---- typed access by field index ---- */
 
-static const struct uh_field_desc *field_of(uh_heap *h, uh_off obj, uint32_t field, int *rc)
+const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t field, int *rc)
 {
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, rc);
 	if (!o)
@@ -105,7 +105,7 @@ static const struct uh_field_desc *field_of(uh_heap *h, uh_off obj, uint32_t fie
 		return NULL;
 	}
 	const struct uh_field_desc *f = &d->fields[field];
-	if (f->offset + uh_type_size(f->type) > UH_OBJHDR_SIZE + (o->size & UH_OBJ_SIZE_MASK)) {
+	if (f->offset + uh_field_size(f->type, f->capacity) > UH_OBJHDR_SIZE + (o->size & UH_OBJ_SIZE_MASK)) {
 		*rc = uh_err_set(UH_EINTERNAL, "field %s lies outside its object", f->name);
 		return NULL;
 	}
@@ -120,7 +120,7 @@ static int type_err(const struct uh_field_desc *f, const char *want)
 int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	union { uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; } u;
@@ -141,7 +141,7 @@ int uh_get_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t *v)
 int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	static const int64_t lo[] = { [UH_T_BOOL] = 0, [UH_T_I8] = INT8_MIN,
@@ -167,7 +167,7 @@ int uh_set_i64(uh_heap *h, uh_off obj, uint32_t field, int64_t v)
 int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	if (f->type == UH_T_F64)
@@ -184,7 +184,7 @@ int uh_get_f64(uh_heap *h, uh_off obj, uint32_t field, double *v)
 int uh_set_f64(uh_heap *h, uh_off obj, uint32_t field, double v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	if (f->type == UH_T_F64)
@@ -198,7 +198,7 @@ int uh_set_f64(uh_heap *h, uh_off obj, uint32_t field, double v)
 int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	if (!uh_type_is_ref(f->type))
@@ -209,7 +209,7 @@ int uh_get_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off *v)
 int uh_set_ref(uh_heap *h, uh_off obj, uint32_t field, uh_off v)
 {
 	int rc = uh_check_handle(h);
-	const struct uh_field_desc *f = rc ? NULL : field_of(h, obj, field, &rc);
+	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 	if (!f)
 		return rc;
 	if (!uh_type_is_ref(f->type))

@@ -355,6 +355,10 @@ static inline int uh_heapd_changed(const uh_heap *h)
  * freed object or another generation, UH_ETYPE). */
 struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc);
 const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
+/* field.c: field index field of the record obj, checked to lie inside
+ * it; NULL with *rc set (UH_ETYPE: not a record, UH_ERANGE: no such
+ * field). */
+const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t field, int *rc);
 
 /* alloc.c: a new object of payload bytes, copied from init (zeroed if
  * NULL); inside a block it commits with the block. *out is its reference

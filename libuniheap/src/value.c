@@ -238,8 +238,9 @@ static uint64_t words_hash(const void *p, size_t n)
 const char *uh_type_name(uint32_t t)
 {
 	static const char *const names[] = { "?", "bool", "i8", "i16", "i32", "i64", "f32",
-					     "f64", "ref", "string", "bytes" };
-	return t <= UH_T_MAX ? names[t] : "?";
+					     "f64", "ref", "string", "bytes", "inline string",
+					     "inline bytes" };
+	return t <= UH_T_FIELD_MAX ? names[t] : "?";
 }
 
 const void *uh_key_bytes(const uh_key *k, size_t *len)

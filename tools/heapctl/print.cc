@@ -125,12 +125,12 @@ std::string kind(pb::ClassKind k)
 std::string type_name(pb::FieldType t)
 {
 	static const char *names[] = {"?",   "bool", "i8",  "i16", "i32",    "i64",
-				      "f32", "f64",  "ref", "string", "bytes"};
+				      "f32", "f64",  "ref", "string", "bytes", "istring", "ibytes"};
 	int i = (int)t;
-	return i > 0 && i <= 10 ? names[i] : "type" + std::to_string(i);
+	return i > 0 && i <= 12 ? names[i] : "type" + std::to_string(i);
 }
 
-/* "x:i64@16 next:ref(32)@24" */
+/* "x:i64@16 next:ref(32)@24 v:ibytes(100)@32" */
 std::string fields(const pb::ClassInfo &c)
 {
 	std::string s;
@@ -140,6 +140,8 @@ std::string fields(const pb::ClassInfo &c)
 		s += f.name() + ":" + type_name(f.type());
 		if (f.type() == pb::FIELD_TYPE_REF && f.ref_class())
 			s += "(" + num(f.ref_class()) + ")";
+		if (f.capacity())
+			s += "(" + num(f.capacity()) + ")";
 		s += "@" + num(f.offset());
 	}
 	return s.empty() ? "-" : s;

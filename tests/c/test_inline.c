@@ -1,0 +1,237 @@
+/*
+ * test_inline.c -- inline string and bytes fields (FORMAT.md 3.2): the
+ * layout heapd gives them, capacity checks at registration (and in the
+ * ClassMismatch of a redeclaration), writes in place outside and inside
+ * blocks (read-your-writes, abort, the zeros past a shorter value), the
+ * refusal of a value longer than the capacity, the whole-record read, and
+ * heapctl check and the GC over records with inline values.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "harness.h"
+
+static const char *SUITE = "test_inline";
+
+static const uh_field_spec rec_fields[] = {
+	{ "k", UH_T_I64, 0 },
+	{ "v", UH_T_IBYTES, 10 },
+	{ "w", UH_T_I8, 0 },
+	{ "s", UH_T_ISTRING, 5 },
+};
+
+static void test_layout(uh_heap *h, uint32_t *cls)
+{
+	uh_field_info fi;
+	uh_class_info ci;
+	uint32_t id = 0;
+
+	TH_CHECK_RC(uh_class_register(h, "InlineRec", rec_fields, 4, cls));
+	TH_CHECK_RC(uh_class_register(h, "InlineRec", rec_fields, 4, &id));
+	TH_CHECK_EQ(id, *cls);
+	/* FORMAT.md 3.3: k@16, v@24 (4 + 10), w@38, s@40 (4 + 5) -> 49 -> 56 */
+	static const uint32_t offs[] = { 16, 24, 38, 40 };
+	for (uint32_t i = 0; i < 4; i++) {
+		TH_CHECK_RC(uh_field_info_get(h, *cls, i, &fi));
+		TH_CHECK_EQ(fi.offset, offs[i]);
+		/* the spec's third word is an inline field's capacity */
+		TH_CHECK_EQ(fi.capacity,
+			    uh_type_is_inline(fi.type) ? rec_fields[i].ref_class : 0);
+		TH_CHECK_EQ(fi.type, rec_fields[i].type);
+	}
+	TH_CHECK_RC(uh_class_info_get(h, *cls, &ci));
+	TH_CHECK_EQ(ci.payload_size, 56 - 16);
+
+	/* The YCSB record: ten fields of 100 bytes, 104 each. */
+	uh_field_spec y[10];
+	char names[10][8];
+	for (int i = 0; i < 10; i++) {
+		snprintf(names[i], sizeof(names[i]), "field%d", i);
+		y[i] = (uh_field_spec){ names[i], UH_T_IBYTES, 100 };
+	}
+	TH_CHECK_RC(uh_class_register(h, "InlineYcsb", y, 10, &id));
+	TH_CHECK_RC(uh_class_info_get(h, id, &ci));
+	TH_CHECK_EQ(ci.payload_size, 1040);
+	TH_CHECK_RC(uh_field_info_get(h, id, 9, &fi));
+	TH_CHECK_EQ(fi.offset, 16 + 9 * 104);
+}
+
+static void test_bad_declarations(uh_heap *h)
+{
+	uh_field_spec f[1] = { { "v", UH_T_IBYTES, 0 } };
+	uint32_t id;
+
+	TH_CHECK_ERR(uh_class_register(h, "BadCap0", f, 1, &id), UH_EINVAL);
+	TH_CHECK(strstr(uh_errmsg(), "capacity") != NULL);
+	f[0].ref_class = UH_INLINE_MAX + 1;
+	TH_CHECK_ERR(uh_class_register(h, "BadCapBig", f, 1, &id), UH_EINVAL);
+	f[0] = (uh_field_spec){ "v", UH_T_BYTES, 10 };
+	TH_CHECK_ERR(uh_class_register(h, "CapOnRef", f, 1, &id), UH_EINVAL);
+	f[0] = (uh_field_spec){ "v", UH_T_IBYTES, UH_INLINE_MAX };
+	TH_CHECK_RC(uh_class_register(h, "BigCap", f, 1, &id));
+
+	/* Another capacity is another layout: ClassMismatch naming both. */
+	uh_field_spec other[4];
+	memcpy(other, rec_fields, sizeof(other));
+	other[1].ref_class = 11;
+	TH_CHECK_ERR(uh_class_register(h, "InlineRec", other, 4, &id), UH_ECLASSMISMATCH);
+	TH_CHECK(strstr(uh_errmsg(), "capacity 10") && strstr(uh_errmsg(), "capacity 11"));
+	other[1] = (uh_field_spec){ "v", UH_T_BYTES, 0 };
+	TH_CHECK_ERR(uh_class_register(h, "InlineRec", other, 4, &id), UH_ECLASSMISMATCH);
+	other[1] = (uh_field_spec){ "v", UH_T_ISTRING, 10 };
+	TH_CHECK_ERR(uh_class_register(h, "InlineRec", other, 4, &id), UH_ECLASSMISMATCH);
+}
+
+static void check_value(uh_heap *h, uh_off o, uint32_t field, const char *want)
+{
+	char buf[16];
+	size_t n = 99;
+
+	TH_CHECK_RC(uh_get_inline(h, o, field, buf, sizeof(buf), &n));
+	TH_CHECK_EQ(n, strlen(want));
+	TH_CHECK(n == strlen(want) && memcmp(buf, want, n) == 0);
+}
+
+static void test_values(uh_heap *h, uint32_t cls, uh_off *keep)
+{
+	uh_off o = 0;
+	char buf[16];
+	size_t n = 0;
+
+	TH_CHECK_RC(uh_alloc(h, cls, &o));
+	check_value(h, o, 1, "");	/* a new object's inline fields are empty */
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "0123456789", 10));
+	check_value(h, o, 1, "0123456789");
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "abc", 3));
+	check_value(h, o, 1, "abc");
+	/* the bytes past a shorter value are zero (FORMAT.md 3.2) */
+	unsigned char raw[16];
+	TH_CHECK_RC(uh_read(h, o, 24, raw, 16));
+	TH_CHECK(raw[0] == 3 && raw[4] == 'a' && raw[7] == 0 && raw[13] == 0);
+
+	/* too long: refused, naming field, capacity and length; value kept */
+	TH_CHECK_ERR(uh_set_inline(h, o, 1, "0123456789X", 11), UH_ERANGE);
+	TH_CHECK(strstr(uh_errmsg(), "'v'") && strstr(uh_errmsg(), "10") &&
+		 strstr(uh_errmsg(), "11"));
+	check_value(h, o, 1, "abc");
+	/* a buffer too small: UH_ERANGE with the length */
+	TH_CHECK_ERR(uh_get_inline(h, o, 1, buf, 2, &n), UH_ERANGE);
+	TH_CHECK_EQ(n, 3);
+	/* strings are UTF-8 */
+	TH_CHECK_ERR(uh_set_inline(h, o, 3, "\xff", 1), UH_EUTF8);
+	TH_CHECK_RC(uh_set_inline(h, o, 3, "h\xc3\xa9", 3));
+	check_value(h, o, 3, "h\xc3\xa9");
+	/* other field kinds */
+	TH_CHECK_ERR(uh_set_inline(h, o, 0, "x", 1), UH_ETYPE);
+	TH_CHECK_ERR(uh_get_inline(h, o, 2, buf, sizeof(buf), &n), UH_ETYPE);
+	int64_t iv = 0;
+	TH_CHECK_ERR(uh_get_i64(h, o, 1, &iv), UH_ETYPE);
+	uh_off rv = 0;
+	TH_CHECK_ERR(uh_get_ref(h, o, 1, &rv), UH_ETYPE);
+	TH_CHECK_RC(uh_set_i64(h, o, 0, 42));
+	TH_CHECK_RC(uh_set_i64(h, o, 2, -7));
+
+	/* inside a block: own writes seen, abort restores */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "in-block", 8));
+	check_value(h, o, 1, "in-block");
+	TH_CHECK_RC(uh_set_inline(h, o, 3, "xy", 2));
+	check_value(h, o, 3, "xy");
+	TH_CHECK_RC(uh_abort(h));
+	check_value(h, o, 1, "abc");
+	check_value(h, o, 3, "h\xc3\xa9");
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "committed", 9));
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "twice", 5));
+	check_value(h, o, 1, "twice");
+	TH_CHECK_RC(uh_commit(h));
+	check_value(h, o, 1, "twice");
+
+	/* the whole record in one copy */
+	unsigned char rec[64];
+	size_t len = 0;
+	TH_CHECK_RC(uh_record_read(h, o, rec, sizeof(rec), &len));
+	TH_CHECK_EQ(len, 40);
+	int64_t k;
+	uint32_t vn, sn;
+	memcpy(&k, rec + 0, 8);
+	memcpy(&vn, rec + 8, 4);
+	memcpy(&sn, rec + 24, 4);
+	TH_CHECK_EQ(k, 42);
+	TH_CHECK(vn == 5 && memcmp(rec + 12, "twice", 5) == 0);
+	TH_CHECK_EQ((int8_t)rec[22], -7);
+	TH_CHECK(sn == 3 && memcmp(rec + 28, "h\xc3\xa9", 3) == 0);
+	TH_CHECK_ERR(uh_record_read(h, o, rec, 39, &len), UH_ERANGE);
+	TH_CHECK_EQ(len, 40);
+	/* inside a block, after a write: the block's bytes */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "0123456789", 10));
+	TH_CHECK_RC(uh_record_read(h, o, rec, sizeof(rec), &len));
+	memcpy(&vn, rec + 8, 4);
+	TH_CHECK(vn == 10 && memcmp(rec + 12, "0123456789", 10) == 0);
+	TH_CHECK_RC(uh_commit(h));
+
+	/* one allocation, fields written in the same block */
+	uh_off n2 = 0;
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_alloc(h, cls, &n2));
+	TH_CHECK_RC(uh_set_inline(h, n2, 1, "new", 3));
+	check_value(h, n2, 1, "new");
+	TH_CHECK_RC(uh_commit(h));
+	check_value(h, n2, 1, "new");
+	*keep = o;
+	TH_CHECK_RC(uh_root_set(h, "inline.rec", o));
+	TH_CHECK_RC(uh_root_set(h, "inline.rec2", n2));
+}
+
+static void test_check_and_gc(const struct th_heapd *d)
+{
+	char out[8192];
+	int rc = th_heapctl(d, "check", out, sizeof(out));
+
+	TH_CHECK_EQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "heapctl check:\n%s\n", out);
+	rc = th_heapctl(d, "gc --wait", out, sizeof(out));
+	TH_CHECK_EQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "heapctl gc --wait:\n%s\n", out);
+}
+
+int main(void)
+{
+	static struct th_heapd d;
+	uh_heap *h = NULL;
+	uint32_t cls = 0;
+	uh_off o = 0;
+
+	if (th_heapd_start(&d, NULL) != 0 || th_connect(&d, 0, &h) != 0) {
+		TH_CHECK(!"heapd start + connect");
+		th_heapd_cleanup(&d);
+		return th_summary(SUITE);
+	}
+	test_layout(h, &cls);
+	test_bad_declarations(h);
+	test_values(h, cls, &o);
+	test_check_and_gc(&d);
+	check_value(h, o, 1, "0123456789");
+	uh_disconnect(h);
+	/* after a restart (recovery and its mark walk records with inline
+	 * values), the values are there */
+	if (th_heapd_restart(&d) == 0 && th_connect(&d, 0, &h) == 0) {
+		uh_off r = 0;
+		TH_CHECK_RC(uh_root_get(h, "inline.rec", &r));
+		check_value(h, r, 1, "0123456789");
+		check_value(h, r, 3, "h\xc3\xa9");
+		TH_CHECK_RC(uh_root_get(h, "inline.rec2", &r));
+		check_value(h, r, 1, "new");
+		uh_disconnect(h);
+		test_check_and_gc(&d);
+	} else {
+		TH_CHECK(!"restart + reconnect");
+	}
+	th_heapd_cleanup(&d);
+	return th_summary(SUITE);
+}
