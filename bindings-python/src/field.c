@@ -8,6 +8,11 @@
  * calls libuniheap,
  * which validates the read against the block's snapshot, range-checks
  * the value, locks and logs.
+ *
+ * An inline string or bytes field (declared with a capacity, max=) keeps
+ * its value in the object: a read is one uh_get_inline, a write one
+ * uh_set_inline (the whole field, in place), and asdict/astuple take
+ * inline values from the same one copy of the record as the other fields.
  */
 #include "ext.h"
 
@@ -18,11 +23,14 @@ typedef struct {
 	PyObject *target;	/* owned: ref target (type, class name or None) */
 	PyObject *cls;		/* owned: the declaring class (from __set_name__), or NULL */
 	uint32_t type;		/* UH_T_* */
+	uint32_t capacity;	/* inline fields (UH_T_ISTRING, UH_T_IBYTES): value bytes */
 	int32_t index;		/* field index in the layout, -1 until bound */
 	int32_t offset;		/* byte offset from the object start, -1 until bound */
 } FieldObject;
 
-#define NTYPES (UH_T_BYTES + 1u)	/* codes 0 ("?") to UH_T_BYTES: uh_type_name */
+#define NTYPES (UH_T_IBYTES + 1u)	/* codes 0 ("?") to UH_T_IBYTES: uh_type_name */
+/* Inline values of up to this many bytes are read into the stack. */
+#define INLINE_STACK 1024
 
 /* The names by type code, for the Python layer: ("?", "bool", "i8", ...). */
 PyObject *uhpy_type_names(void)
@@ -40,10 +48,21 @@ PyObject *uhpy_type_names(void)
 	return t;
 }
 
-static const uint32_t field_size[] = {
+static const uint32_t type_size[] = {
 	[UH_T_BOOL] = 1, [UH_T_I8] = 1, [UH_T_I16] = 2, [UH_T_I32] = 4, [UH_T_I64] = 8,
 	[UH_T_F32] = 4, [UH_T_F64] = 8, [UH_T_REF] = 8, [UH_T_STRING] = 8, [UH_T_BYTES] = 8,
 };
+
+static int is_inline(uint32_t t)
+{
+	return t == UH_T_ISTRING || t == UH_T_IBYTES;
+}
+
+/* Bytes the field takes in its object (FORMAT.md 3.2). */
+static uint32_t field_size(const FieldObject *f)
+{
+	return is_inline(f->type) ? UH_INLINE_LEN_SIZE + f->capacity : type_size[f->type];
+}
 
 static int is_int_type(uint32_t t)
 {
@@ -52,11 +71,11 @@ static int is_int_type(uint32_t t)
 
 static PyObject *field_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "type", "target", NULL };
-	PyObject *type, *target = Py_None;
-	uint32_t t = 0;
+	static char *kwlist[] = { "type", "target", "max", NULL };
+	PyObject *type, *target = Py_None, *max = Py_None;
+	uint32_t t = 0, cap = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:Field", kwlist, &type, &target))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:Field", kwlist, &type, &target, &max))
 		return NULL;
 	if (PyUnicode_Check(type)) {
 		for (uint32_t i = 1; i < NTYPES; i++)
@@ -75,6 +94,22 @@ static PyObject *field_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "only ref fields have a target class");
 		return NULL;
 	}
+	if (max != Py_None) {	/* string(max=N), bytes(max=N): inline */
+		long m = PyLong_Check(max) ? PyLong_AsLong(max) : -1;
+		if (m == -1 && PyErr_Occurred())
+			return NULL;
+		if (t == UH_T_STRING || t == UH_T_BYTES)
+			t = t == UH_T_STRING ? UH_T_ISTRING : UH_T_IBYTES;
+		if (!is_inline(t) || m < 1 || m > (long)UH_INLINE_MAX) {
+			PyErr_Format(PyExc_ValueError, "max=%R: only string and bytes fields have "
+				     "a capacity, an int from 1 to %u", max, UH_INLINE_MAX);
+			return NULL;
+		}
+		cap = (uint32_t)m;
+	} else if (is_inline(t)) {
+		PyErr_SetString(PyExc_ValueError, "an inline field needs its capacity: max=N");
+		return NULL;
+	}
 	FieldObject *f = (FieldObject *)tp->tp_alloc(tp, 0);
 	if (!f)
 		return NULL;
@@ -82,6 +117,7 @@ static PyObject *field_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 	f->owner = Py_NewRef(Py_None);
 	f->target = Py_NewRef(target);
 	f->type = t;
+	f->capacity = cap;
 	f->index = -1;
 	f->offset = -1;
 	return (PyObject *)f;
@@ -188,7 +224,7 @@ static int load_field(ProxyObject *p, FieldObject *f, uint64_t *raw)
 {
 	const char *base = p->heap->base;
 
-	*raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset, field_size[f->type]);
+	*raw = load_raw(base + UH_REF_OFFSET(p->off) + f->offset, field_size(f));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (!uhpy_live(base, p->off, p->cls))
 		return uhpy_freed(p->off), UHPY_RAISED;
@@ -210,6 +246,48 @@ static int fetch_field(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
 	vals[0] = (uh_value){ .type = at->f->type, .u.ref = raw };
 	*n = 1;
 	return rc;
+}
+
+/* The Python value of an inline field whose bytes (length word, then the
+ * value) are at: str or bytes. */
+static PyObject *inline_value(FieldObject *f, const unsigned char *at)
+{
+	uint32_t n;
+
+	memcpy(&n, at, UH_INLINE_LEN_SIZE);
+	if (n > f->capacity)	/* uh_record_read checked the object: damage */
+		return PyErr_Format(uhpy_st->by_code[-UH_EINTERNAL], "%S.%S holds %u bytes, "
+				    "its capacity is %u", f->owner, f->name, n, f->capacity);
+	const char *data = (const char *)at + UH_INLINE_LEN_SIZE;
+	if (f->type == UH_T_ISTRING)
+		return PyUnicode_DecodeUTF8(data, n, "strict");
+	return PyBytes_FromStringAndSize(data, n);
+}
+
+/* One inline field: in and out of blocks, uh_get_inline gives the value
+ * as of one instant. */
+static PyObject *read_inline(ProxyObject *p, FieldObject *f)
+{
+	unsigned char stack[INLINE_STACK], *buf = stack;
+	size_t n = 0;
+	PyObject *out = NULL;
+	int rc;
+
+	if (f->capacity + UH_INLINE_LEN_SIZE > sizeof(stack) &&
+	    !(buf = PyMem_Malloc(f->capacity + UH_INLINE_LEN_SIZE)))
+		return PyErr_NoMemory();
+	rc = uh_get_inline(p->heap->h, p->off, (uint32_t)f->index, buf + UH_INLINE_LEN_SIZE,
+			   f->capacity, &n);
+	if (rc) {
+		raise_at(f, rc);
+	} else {
+		uint32_t n32 = (uint32_t)n;
+		memcpy(buf, &n32, UH_INLINE_LEN_SIZE);
+		out = inline_value(f, buf);
+	}
+	if (buf != stack)
+		PyMem_Free(buf);
+	return out;
 }
 
 /* Outside a block: a str or bytes value replaced under its copy sends the
@@ -276,7 +354,7 @@ static int usable(FieldObject *f, PyObject *obj)
 	ProxyObject *p = (ProxyObject *)obj;
 	const struct uhpy_objhdr *o = uhpy_hdr(p->heap->base, p->off);
 	uint32_t payload = o->size & ~UH_OBJ_VALID;
-	if ((uint32_t)f->offset + field_size[f->type] > sizeof(*o) + payload) {
+	if ((uint32_t)f->offset + field_size(f) > sizeof(*o) + payload) {
 		PyErr_Format(uhpy_st->by_code[-UH_ETYPE], "field %S.%S does not belong to objects "
 			     "of class %u", f->owner, f->name, p->cls);
 		return -1;
@@ -292,6 +370,8 @@ static PyObject *field_get(FieldObject *f, PyObject *obj, PyObject *type)
 	if (usable(f, obj) < 0)
 		return NULL;
 	ProxyObject *p = (ProxyObject *)obj;
+	if (is_inline(f->type))
+		return read_inline(p, f);
 	if (uh_in_block(p->heap->h))
 		return read_in_block(p, f);
 	return read_direct(p, f);
@@ -341,16 +421,18 @@ static int fetch_fields(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
 	for (Py_ssize_t i = 0; i < nf; i++) {	/* bound: fields */
 		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(at->fields, i);
 		vals[i] = (uh_value){ .type = f->type };
-		memcpy(&vals[i].u.ref, at->buf + (f->offset - at->lo), field_size[f->type]);
+		if (!is_inline(f->type))	/* inline values stay in buf */
+			memcpy(&vals[i].u.ref, at->buf + (f->offset - at->lo), field_size(f));
 	}
 	*n = (uint32_t)nf;
 	return 0;
 }
 
 /* The fields' values, vals as fetch_fields left them and the copies made
- * of the str/bytes ones (taken), as a dict or a tuple. */
+ * of the str/bytes ones (taken), inline values from at's copy of the
+ * record, as a dict or a tuple. */
 static PyObject *fields_object(ProxyObject *p, PyObject *fields, const uh_value *vals,
-			       PyObject **copies, int as_dict)
+			       PyObject **copies, const struct fields_at *at, int as_dict)
 {
 	Py_ssize_t n = PyTuple_GET_SIZE(fields);
 	PyObject *out = as_dict ? PyDict_New() : PyTuple_New(n);
@@ -358,7 +440,8 @@ static PyObject *fields_object(ProxyObject *p, PyObject *fields, const uh_value 
 
 	for (i = 0; out && i < n; i++) {	/* bound: fields */
 		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
-		PyObject *v = value_of(p, f, vals[i].u.ref, copies[i]);
+		PyObject *v = is_inline(f->type) ? inline_value(f, at->buf + (f->offset - at->lo))
+						 : value_of(p, f, vals[i].u.ref, copies[i]);
 		copies[i] = NULL;
 		if (v && !as_dict) {
 			PyTuple_SET_ITEM(out, i, v);
@@ -381,8 +464,8 @@ static PyObject *read_fields(ProxyObject *p, PyObject *fields, int as_dict)
 	Py_ssize_t n = PyTuple_GET_SIZE(fields);
 	FieldObject *first = (FieldObject *)PyTuple_GET_ITEM(fields, 0);
 	FieldObject *last = (FieldObject *)PyTuple_GET_ITEM(fields, n - 1);
-	int32_t lo = first->offset & ~7, hi = (last->offset + (int32_t)field_size[last->type] + 7) & ~7;
-	unsigned char stack[512];
+	int32_t lo = first->offset & ~7, hi = (last->offset + (int32_t)field_size(last) + 7) & ~7;
+	unsigned char stack[2048];
 	uh_value vstack[32], *vals = vstack;
 	PyObject *cstack[32], **copies = cstack, *out = NULL;
 	struct fields_at at = { p, fields, stack, lo, hi };
@@ -401,7 +484,7 @@ static PyObject *read_fields(ProxyObject *p, PyObject *fields, int as_dict)
 	else if (rc && rc != UHPY_RAISED)
 		uhpy_raise(rc, "reading the fields");
 	else if (!rc)
-		out = fields_object(p, fields, vals, copies, as_dict);
+		out = fields_object(p, fields, vals, copies, &at, as_dict);
 out:
 	if (at.buf != stack)
 		PyMem_Free(at.buf);
@@ -518,6 +601,36 @@ static int set_value(FieldObject *f, ProxyObject *p, PyObject *v)
 	return 0;
 }
 
+/* An inline field: the value written in place (uh_set_inline refuses one
+ * longer than the capacity, naming field, capacity and length). */
+static int set_inline(FieldObject *f, ProxyObject *p, PyObject *v)
+{
+	const char *data;
+	Py_ssize_t len;
+	Py_buffer view = { 0 };
+	int rc;
+
+	if (f->type == UH_T_ISTRING) {
+		if (!PyUnicode_Check(v))
+			return wrong_type(f, "str", v);
+		if (!(data = PyUnicode_AsUTF8AndSize(v, &len)))
+			return -1;
+	} else {
+		if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v))
+			return wrong_type(f, "bytes", v);
+		if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0)
+			return -1;
+		data = view.buf;
+		len = view.len;
+	}
+	rc = uh_set_inline(p->heap->h, p->off, (uint32_t)f->index, data, (size_t)len);
+	if (view.obj)
+		PyBuffer_Release(&view);
+	if (rc)
+		return raise_at(f, rc), -1;
+	return 0;
+}
+
 static int set_int(FieldObject *f, ProxyObject *p, PyObject *v)
 {
 	int overflow, rc;
@@ -568,6 +681,8 @@ static int field_set(FieldObject *f, PyObject *obj, PyObject *v)
 		return set_float(f, p, v);
 	if (f->type == UH_T_REF)
 		return set_ref(f, p, v);
+	if (is_inline(f->type))
+		return set_inline(f, p, v);
 	return set_value(f, p, v);
 }
 
@@ -622,6 +737,10 @@ static PyObject *field_bind(FieldObject *f, PyObject *args)
 
 static PyObject *field_repr(FieldObject *f)
 {
+	if (is_inline(f->type))
+		return PyUnicode_FromFormat("<uniheap field %S: %s(max=%u)>", f->name,
+					    f->type == UH_T_ISTRING ? "string" : "bytes",
+					    f->capacity);
 	if (f->target != Py_None)
 		return PyUnicode_FromFormat("<uniheap field %S: ref(%R)>", f->name, f->target);
 	return PyUnicode_FromFormat("<uniheap field %S: %s>", f->name, uh_type_name(f->type));
@@ -651,6 +770,8 @@ static PyMemberDef field_members[] = {
 	{ "target", T_OBJECT, offsetof(FieldObject, target), 0,
 	  "Ref target: a class, a heap class name, or None (any object)." },
 	{ "index", T_INT, offsetof(FieldObject, index), READONLY, "Position in the layout." },
+	{ "capacity", T_UINT, offsetof(FieldObject, capacity), READONLY,
+	  "Inline string or bytes fields: the value's capacity in bytes (max=); else 0." },
 	{ "offset", T_INT, offsetof(FieldObject, offset), READONLY,
 	  "Byte offset from the object start; -1 until registered." },
 	{ NULL, 0, 0, 0, NULL },
@@ -663,7 +784,8 @@ static PyGetSetDef field_getset[] = {
 };
 
 static PyType_Slot field_slots[] = {
-	{ Py_tp_doc, "Field(type, target=None): a typed field of a persistent class." },
+	{ Py_tp_doc, "Field(type, target=None, max=None): a typed field of a persistent class; "
+		     "max=N makes a string or bytes field inline, of capacity N bytes." },
 	{ Py_tp_new, field_new },
 	{ Py_tp_dealloc, field_dealloc },
 	{ Py_tp_traverse, field_traverse },

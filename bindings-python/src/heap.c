@@ -219,7 +219,8 @@ static PyObject *heap_check(HeapObject *hp, PyObject *unused)
 }
 
 /* One class as a tuple (id, name, kind, payload_size, ((field, type,
- * offset, ref_class), ...)). */
+ * offset, ref_class), ...)); an inline field's ref_class is its capacity,
+ * as in the declaration (uh_field_spec). */
 static PyObject *class_tuple(HeapObject *hp, uint32_t id)
 {
 	uh_class_info ci;
@@ -236,7 +237,8 @@ static PyObject *class_tuple(HeapObject *hp, uint32_t id)
 			Py_DECREF(fields);
 			return uhpy_raise(rc, "field info");
 		}
-		PyObject *f = Py_BuildValue("(sIII)", fi.name, fi.type, fi.offset, fi.ref_class);
+		PyObject *f = Py_BuildValue("(sIII)", fi.name, fi.type, fi.offset,
+					    fi.capacity ? fi.capacity : fi.ref_class);
 		if (!f) {
 			Py_DECREF(fields);
 			return NULL;
@@ -293,7 +295,7 @@ static PyObject *heap_class_find(HeapObject *hp, PyObject *arg)
 	return PyLong_FromUnsignedLong(id);
 }
 
-/* _register(name, ((field, type, ref_class), ...)) -> class id */
+/* _register(name, ((field, type, ref_class or capacity), ...)) -> class id */
 static PyObject *heap_register(HeapObject *hp, PyObject *args)
 {
 	const char *name;

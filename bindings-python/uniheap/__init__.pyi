@@ -28,7 +28,8 @@ class StateError(Error, RuntimeError): ...       # not allowed now (e.g. a wait 
 # ---- field declarations (class attributes of PObject subclasses) ----
 class Field:
     name: str
-    type: str                # "i8", "i16", "i32", "i64", "f32", "f64", "bool", "ref", "string", "bytes"
+    type: str                # "i8", ..., "string", "bytes", "inline string", "inline bytes"
+    capacity: int            # inline string/bytes fields: bytes at most (max=); else 0
     index: int               # position in the class layout
     owner: str               # declaring class's heap name
     offset: int              # byte offset from the object start (-1 until registered)
@@ -41,8 +42,8 @@ def i64() -> Any: ...
 def f32() -> Any: ...
 def f64() -> Any: ...
 def bool_() -> Any: ...
-def string() -> Any: ...
-def bytes_() -> Any: ...
+def string(max: int | None = None) -> Any: ...   # max=N: inline, at most N UTF-8 bytes
+def bytes_(max: int | None = None) -> Any: ...   # max=N: inline, at most N bytes
 def ref(target: type | str | None = None) -> Any: ...   # PObject subclass, its heap name, PMap/PSortedMap/PList/PArray, or None
 
 # ---- proxies ----

@@ -4,6 +4,12 @@
         balance = uniheap.i64()
         owner = uniheap.string()
         next = uniheap.ref("bank.Account")
+        note = uniheap.bytes_(max=100)      # inline: kept inside the object
+
+string(max=N) and bytes_(max=N) declare inline fields (FORMAT.md 3.2): the
+value lives in its object, up to N bytes (a longer one is refused with
+ValueError naming field, capacity and length), so a record of such fields
+is one object, created with one allocation and read with one copy.
 """
 from ._uniheap import Field
 
@@ -45,14 +51,16 @@ def bool_():
     return Field("bool")
 
 
-def string():
-    """Immutable persistent string (str), or None."""
-    return Field("string")
+def string(max=None):
+    """Immutable persistent string (str), or None; with max=N an inline
+    string of at most N UTF-8 bytes, "" when new (never None)."""
+    return Field("string", max=max)
 
 
-def bytes_():
-    """Immutable persistent bytes, or None."""
-    return Field("bytes")
+def bytes_(max=None):
+    """Immutable persistent bytes, or None; with max=N inline bytes of at
+    most N bytes, b"" when new (never None)."""
+    return Field("bytes", max=max)
 
 
 def ref(target=None):

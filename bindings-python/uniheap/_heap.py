@@ -3,7 +3,7 @@ from collections.abc import MutableMapping
 
 from . import _pickle, _uniheap, _wait
 from ._collections import PArray, PList, PMap, PSortedMap
-from ._objects import PObject, _declared, generic_class
+from ._objects import _INLINE_CODES, PObject, _declared, generic_class
 from ._uniheap import ClassMismatch, Proxy
 
 _BUILTIN = {5: PArray, 6: PList, 8: PMap, 11: PSortedMap}
@@ -82,8 +82,9 @@ class Heap(_uniheap.Heap):
         out = []
         for cid, name, kind, payload, fields in self._class_table():
             out.append({"id": cid, "name": name, "kind": kind, "payload_size": payload,
-                        "fields": [{"name": n, "type": _type_name(t),
-                                    "offset": o, "ref_class": r}
+                        "fields": [{"name": n, "type": _type_name(t), "offset": o,
+                                    "ref_class": 0 if t in _INLINE_CODES else r,
+                                    "capacity": r if t in _INLINE_CODES else 0}
                                    for n, t, o, r in fields]})
         return out
 
@@ -101,7 +102,7 @@ class Heap(_uniheap.Heap):
             raise TypeError(f"{cls.__uniheap_name__}: a generic proxy class of another heap")
         self._registering.add(cls)
         try:
-            spec = [(f.name, f.type_code, self._ref_class(cls, f))
+            spec = [(f.name, f.type_code, f.capacity or self._ref_class(cls, f))
                     for f in cls.__uniheap_fields__]
             cid = self._register(cls.__uniheap_name__, spec)
         finally:

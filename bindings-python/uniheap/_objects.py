@@ -2,6 +2,9 @@
 from ._uniheap import Error, Field, Proxy
 from ._uniheap import Heap as _Heap
 
+#: the type codes of inline string and bytes fields (FORMAT.md 3.2)
+_INLINE_CODES = (11, 12)
+
 #: heap class name -> the class this process declared under it
 _declared = {}
 
@@ -103,8 +106,9 @@ def generic_class(info):
     _cid, name, _kind, _payload, fields = info
     ns = {}
     descs = []
-    for fname, ftype, _off, _ref in fields:
-        f = Field(ftype)
+    for fname, ftype, _off, ref in fields:
+        # an inline field's fourth word is its capacity (Heap._class_info)
+        f = Field(ftype, max=ref) if ftype in _INLINE_CODES else Field(ftype)
         ns[fname] = f
         descs.append(f)
     short = name.rsplit(".", 1)[-1] or "Generic"
