@@ -298,14 +298,16 @@ static void gc_state_idle(struct hd *hd)
 /* Format 1 is format 2 with every generation 0, format 2 is format 3
  * without a packed object, format 3 is format 4 without lazy logs,
  * format 4 is format 5 with every log IDLE (recovery has already replayed
- * or rolled back every log, by the rules of the heap's own version), and
+ * or rolled back every log, by the rules of the heap's own version),
  * format 5 is format 6 without a class-15 sorted-map leaf (the class
- * itself was added by upgrade_datatype_classes), so the upgrade is one
+ * itself was added by upgrade_datatype_classes), and format 6 is format 7
+ * without an inline field in its class table, so the upgrade is one
  * transaction: the version and the checksum that covers it (FORMAT.md
  * 13), and the generation seed of a version 1 heap. A client of the
  * previous heapd still running maps the heap as its old version (without
  * generations, with a library that cannot read packed maps or packed
- * sorted-map leaves, or that sums its logs by an older rule): the upgrade
+ * sorted-map leaves, that sums its logs by an older rule, or that knows no
+ * inline field): the upgrade
  * waits for it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {

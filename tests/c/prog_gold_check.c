@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 	}
 	base = uh_base(h);
 	/* heapd upgrades an older heap in place when it opens it. */
-	CHECK(uh_heap_info(h, &info) == 0 && info.format_version == 6, "format version %u",
+	CHECK(uh_heap_info(h, &info) == 0 && info.format_version == UH_FORMAT_VERSION, "format version %u",
 	      info.format_version);
 	check_builtins();
 	check_class("GoldAll", GOLD_ALL_ID, UH_K_RECORD, gold_all_fields, gold_all_offsets,
