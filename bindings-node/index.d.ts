@@ -3,7 +3,9 @@
 /** Field types of persistent classes. */
 export type FieldType =
   | 'bool' | 'i8' | 'i16' | 'i32' | 'i64' | 'f32' | 'f64' | 'string' | 'bytes' | 'ref'
-  | `ref:${string}`;
+  | `ref:${string}`
+  /** inline: the value lives in the object, at most N bytes (FORMAT.md 3.2) */
+  | `string:${number}` | `bytes:${number}`;
 
 /** A ref field with a target class (a PObject subclass, a collection
  * class or a heap class name). */
@@ -21,6 +23,8 @@ type ValueOf<T> =
   T extends 'i8' | 'i16' | 'i32' | 'i64' | 'f32' | 'f64' ? number :
   T extends 'string' ? string | null :
   T extends 'bytes' ? Buffer | null :
+  T extends `string:${number}` ? string :
+  T extends `bytes:${number}` ? Buffer :
   PObject | PCollection | null;
 
 /** What a field accepts when written. */
@@ -31,6 +35,8 @@ type InputOf<T> =
   T extends 'f32' | 'f64' ? number :
   T extends 'string' ? string | null | undefined :
   T extends 'bytes' ? Uint8Array | null | undefined :
+  T extends `string:${number}` ? string :
+  T extends `bytes:${number}` ? Uint8Array :
   PObject | PCollection | null | undefined;
 
 /** The fields of a declaration as properties (getters and setters). */
@@ -262,7 +268,7 @@ export interface ClassInfo {
   name: string;
   kind: number;
   payloadSize: number;
-  fields: { name: string; type: string; offset: number; refClass: number }[];
+  fields: { name: string; type: string; offset: number; refClass: number; capacity: number }[];
 }
 
 /** Stands for the roots wherever token(), changed(), watch() and

@@ -22,8 +22,16 @@ const { closedError, FreedObjectError, TypeMismatchError } = require('./errors')
 
 const T = {
   bool: 1, i8: 2, i16: 3, i32: 4, i64: 5, f32: 6, f64: 7, ref: 8, string: 9, bytes: 10,
+  istring: 11, ibytes: 12,
 };
-const TYPE_NAMES = ['?', 'bool', 'i8', 'i16', 'i32', 'i64', 'f32', 'f64', 'ref', 'string', 'bytes'];
+const TYPE_NAMES = ['?', 'bool', 'i8', 'i16', 'i32', 'i64', 'f32', 'f64', 'ref', 'string', 'bytes',
+  'inline string', 'inline bytes'];
+
+/** An inline string or bytes field ('string:N', 'bytes:N'; FORMAT.md 3.2):
+ * its value lives in the object, at most f.capacity bytes. */
+function isInline(t) {
+  return t === T.istring || t === T.ibytes;
+}
 
 const INT_RANGE = {
   [T.bool]: [0, 1], [T.i8]: [-128, 127], [T.i16]: [-32768, 32767],
@@ -81,6 +89,7 @@ function slowGet(obj, f) {
   }
   if (isFloat(f.type)) return s.getF64(obj[kO], obj[kG], f.index, f.what);
   if (f.type === T.ref) return fromNative(st, s.getRef(obj[kO], obj[kG], f.index, f.what));
+  if (isInline(f.type)) return s.getInline(obj[kO], obj[kG], f.index, f.type, f.capacity, f.what);
   return takeBytes(s.getStr(obj[kO], obj[kG], f.index, f.type, f.what, true));
 }
 
@@ -115,6 +124,8 @@ if (lo === 0 && hi === 0) return null;
 return refAt(this[kH], (hi & 0xffff) * 4294967296 + lo, hi >>> 16, f);`,
   [T.string]: 'return slow(this, f);',
   [T.bytes]: 'return slow(this, f);',
+  [T.istring]: 'return slow(this, f);',
+  [T.ibytes]: 'return slow(this, f);',
 };
 
 function makeGetter(f) {
@@ -193,6 +204,16 @@ function makeSetter(f) {
       this[kH].s.setRef(this[kO], this[kG], f.index, t ? t[kO] : 0, t ? t[kG] : 0, f.what);
     };
   }
+  if (isInline(f.type)) {
+    const str = f.type === T.istring;
+    return function set(v) {
+      checkWrite(this);
+      if (str ? typeof v !== 'string' : !(v instanceof Uint8Array)) {
+        throw wrongType(f, str ? 'a string' : 'a Buffer/Uint8Array', v);
+      }
+      this[kH].s.setInline(this[kO], this[kG], f.index, f.type, v, f.what);
+    };
+  }
   const want = f.type === T.string ? 'a string or null' : 'a Buffer/Uint8Array or null';
   return function set(v) {
     checkWrite(this);
@@ -224,4 +245,6 @@ function getBigInt(obj, f) {
   return BigInt(st.s.getI64(obj[kO], obj[kG], f.index, f.what));
 }
 
-module.exports = { T, TYPE_NAMES, install, getBigInt, unsafeInteger, valueAt, scratch };
+module.exports = {
+  T, TYPE_NAMES, isInline, install, getBigInt, unsafeInteger, valueAt, scratch,
+};

@@ -238,8 +238,10 @@ class Heap {
       const [, name, kind, payloadSize, fields] = s.classInfo(id);
       return {
         id, name, kind, payloadSize,
-        fields: fields.map(([n, t, offset, refClass]) => ({
-          name: n, type: TYPE_NAMES[t] || String(t), offset, refClass,
+        // an inline field's capacity comes in the ref-class word
+        fields: fields.map(([n, t, offset, word]) => ({
+          name: n, type: TYPE_NAMES[t] || String(t), offset,
+          refClass: t >= 11 ? 0 : word, capacity: t >= 11 ? word : 0,
         })),
       };
     });

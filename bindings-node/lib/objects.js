@@ -21,7 +21,9 @@ const {
 const {
   check, fromNative, bytesAt,
 } = require('./internal');
-const { T, TYPE_NAMES, install, getBigInt, unsafeInteger } = require('./fields');
+const {
+  T, TYPE_NAMES, isInline, install, getBigInt, unsafeInteger,
+} = require('./fields');
 const { ClassMismatchError, closedError } = require('./errors');
 
 const kLayout = Symbol('uniheap.layout');
@@ -43,16 +45,31 @@ const RESERVED = new Set([...Object.getOwnPropertyNames(Object.prototype), 'toJS
 function parseType(owner, name, spec) {
   let type = spec;
   let target = null;
+  let max = null;
+  const inl = typeof spec === 'string' ? /^(string|bytes):([0-9]+)$/.exec(spec) : null;
   if (spec !== null && typeof spec === 'object' && 'type' in spec) {
-    ({ type, target = null } = spec);
+    ({ type, target = null, max = null } = spec);
   } else if (typeof spec === 'string' && spec.startsWith('ref:')) {
     type = 'ref';
     target = spec.slice(4);
+  } else if (inl) {	// 'bytes:100': inline, capacity 100
+    [, type, max] = inl;
+    max = Number(max);
   }
-  const code = typeof type === 'string' && Object.hasOwn(T, type) ? T[type] : 0;
+  let code = typeof type === 'string' && Object.hasOwn(T, type) && !/^i(string|bytes)$/.test(type)
+    ? T[type] : 0;
   if (!code) {
     throw new TypeError(`${owner}.${name}: unknown field type ${inspect(spec)}: one of ` +
-      `${TYPE_NAMES.slice(1).join(', ')}, or "ref:<class name>"`);
+      `${TYPE_NAMES.slice(1, 11).join(', ')}, "string:<max>", "bytes:<max>", or ` +
+      '"ref:<class name>"');
+  }
+  if (max !== null) {
+    if ((code !== T.string && code !== T.bytes) || !Number.isInteger(max) || max < 1 ||
+        max > 65535) {
+      throw new TypeError(`${owner}.${name}: only string and bytes fields have a capacity, ` +
+        `an integer from 1 to 65535, not ${inspect(max)}`);
+    }
+    code = code === T.string ? T.istring : T.ibytes;
   }
   if (target !== null && code !== T.ref) {
     throw new TypeError(`${owner}.${name}: only ref fields have a target class`);
@@ -60,7 +77,7 @@ function parseType(owner, name, spec) {
   if (target !== null && typeof target !== 'string' && typeof target !== 'function') {
     throw new TypeError(`${owner}.${name}: a ref target is a class or a class name`);
   }
-  return { type: code, target };
+  return { type: code, target, capacity: max ?? 0 };
 }
 
 function ownFields(C, name, inherited) {
@@ -81,10 +98,10 @@ function ownFields(C, name, inherited) {
     }
     if (taken.has(fname)) throw new TypeError(`${name}: field "${fname}" is declared twice`);
     taken.add(fname);
-    const { type, target } = parseType(name, fname, fspec);
+    const { type, target, capacity } = parseType(name, fname, fspec);
     out.push({
       name: fname, type, target, index: inherited.length + out.length, offset: -1,
-      what: `${name}.${fname}`, refClass: null, proto: C.prototype,
+      what: `${name}.${fname}`, refClass: null, proto: C.prototype, capacity,
     });
   }
   return out;
@@ -156,7 +173,8 @@ function classIdIn(st, C) {
   if (L.generic) throw new TypeError(`${L.name}: a generic proxy class cannot make objects`);
   st.registering.add(C);
   try {
-    const spec = L.fields.map((f) => [f.name, f.type, refClassId(st, C, L, f)]);
+    // an inline field's capacity goes in the ref-class word (uh_field_spec)
+    const spec = L.fields.map((f) => [f.name, f.type, f.capacity || refClassId(st, C, L, f)]);
     cid = st.s.registerClass(L.name, spec);
   } finally {
     st.registering.delete(C);
@@ -192,9 +210,9 @@ function genericClass(info) {
   const G = { [short]: class extends PObject {} }[short];
   const L = {
     name,
-    fields: fields.map(([fname, type, offset], index) => ({
+    fields: fields.map(([fname, type, offset, word], index) => ({
       name: fname, type, target: null, index, offset, what: `${name}.${fname}`, refClass: null,
-      proto: G.prototype,
+      proto: G.prototype, capacity: isInline(type) ? word : 0,
     })),
     generic: true,
   };
@@ -241,6 +259,11 @@ function fieldOf(obj, name) {
 
 const FIELD_SIZE = [0, 1, 1, 2, 4, 8, 4, 8, 8, 8, 8];
 
+/** Bytes f takes in its object: an inline field's length word and capacity. */
+function fieldSize(f) {
+  return isInline(f.type) ? 4 + f.capacity : FIELD_SIZE[f.type];
+}
+
 /** What the addon's readFields reads for layout L (made once): the
  * 8-byte aligned bytes [lo, hi) the fields span, then each field's type
  * and offset. heapd lays the fields out in declaration order. */
@@ -250,9 +273,9 @@ function spanOf(L) {
   const last = L.fields[L.fields.length - 1];
   const span = new Int32Array(2 + 2 * L.fields.length);
   span[0] = first.offset & ~7;
-  span[1] = (last.offset + FIELD_SIZE[last.type] + 7) & ~7;
+  span[1] = (last.offset + fieldSize(last) + 7) & ~7;
   L.fields.forEach((f, i) => {
-    span[2 + 2 * i] = f.type;
+    span[2 + 2 * i] = f.type | (f.capacity << 8);	// an inline field's capacity above its type
     span[3 + 2 * i] = f.offset;
   });
   L.span = span;

@@ -228,6 +228,72 @@ Napi::Value Session::SetStr(const Napi::CallbackInfo &info)
 	return env.Undefined();
 }
 
+/* An inline string or bytes value (FORMAT.md 3.2) from its field's bytes
+ * at p (length word, then the value): a string or a Buffer (a copy). */
+static Napi::Value inline_value(Napi::Env env, const uint8_t *p, uint32_t type, uint32_t cap)
+{
+	uint32_t n;
+
+	memcpy(&n, p, UH_INLINE_LEN_SIZE);
+	if (n > cap)
+		return raise_msg(env, UH_EINTERNAL, "an inline field holds more than its capacity");
+	const char *data = (const char *)p + UH_INLINE_LEN_SIZE;
+	if (type == UH_T_ISTRING)
+		return Napi::String::New(env, data, n);
+	return Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)data, n);
+}
+
+/* getInline(off, gen, idx, type, capacity, what) -> string or Buffer: an
+ * inline field's value as of one instant (uh_get_inline). */
+Napi::Value Session::GetInline(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t idx = info[2].As<Napi::Number>().Uint32Value();
+	uint32_t type = info[3].As<Napi::Number>().Uint32Value();
+	uint32_t cap = info[4].As<Napi::Number>().Uint32Value();
+	uh_off ref;
+
+	if (!open(env) || !arg_ref(info, 0, &ref))
+		return env.Undefined();
+	std::vector<uint8_t> buf(UH_INLINE_LEN_SIZE + (size_t)cap);
+	size_t n = 0;
+	int rc = uh_get_inline(h, ref, idx, buf.data() + UH_INLINE_LEN_SIZE, cap, &n);
+	if (rc)
+		return raise(env, rc, what_of(info, 5));
+	uint32_t n32 = (uint32_t)n;
+	memcpy(buf.data(), &n32, UH_INLINE_LEN_SIZE);
+	return inline_value(env, buf.data(), type, cap);
+}
+
+/* setInline(off, gen, idx, type, string | Uint8Array, what): the value
+ * written in place (uh_set_inline, which refuses one longer than the
+ * capacity, naming field, capacity and length). */
+Napi::Value Session::SetInline(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uint32_t idx = info[2].As<Napi::Number>().Uint32Value();
+	uh_off ref;
+	std::string s;
+	const void *data;
+	size_t len;
+
+	if (!open(env) || !arg_ref(info, 0, &ref))
+		return env.Undefined();
+	if (info[4].IsString()) {
+		s = info[4].As<Napi::String>().Utf8Value();
+		data = s.data();
+		len = s.size();
+	} else {
+		Napi::Uint8Array a = info[4].As<Napi::Uint8Array>();
+		data = a.Data();
+		len = a.ByteLength();
+	}
+	int rc = uh_set_inline(h, ref, idx, data, len);
+	if (rc)
+		return raise(env, rc, what_of(info, 5));
+	return env.Undefined();
+}
+
 /* The field of type `type` at p (a copy of the object's bytes) as the
  * uh_get_* call of its type would give it. */
 static uh_value field_at(const uint8_t *p, uint32_t type)
@@ -268,6 +334,29 @@ static Read field_value(Napi::Env env, uh_heap *h, const uh_value &v, Napi::Valu
 
 static const uint32_t FIELD_SIZE[] = { 0, 1, 1, 2, 4, 8, 4, 8, 8, 8, 8 };
 
+/* A span's type word: the field type in bits 0..7, an inline field's
+ * capacity in bits 8..31. */
+static uint32_t span_type(int32_t w)
+{
+	return (uint32_t)w & 0xff;
+}
+
+static uint32_t span_cap(int32_t w)
+{
+	return (uint32_t)w >> 8;
+}
+
+static bool is_inline(uint32_t t)
+{
+	return t == UH_T_ISTRING || t == UH_T_IBYTES;
+}
+
+static int32_t span_size(int32_t w)
+{
+	uint32_t t = span_type(w);
+	return (int32_t)(is_inline(t) ? UH_INLINE_LEN_SIZE + span_cap(w) : FIELD_SIZE[t]);
+}
+
 /* True when span (see readFields) is whole: lo and hi 8-byte aligned,
  * every field of a known type inside [lo, hi). The JS side makes it; a
  * bad one would read past the copy. */
@@ -276,8 +365,10 @@ static bool span_ok(const int32_t *s, size_t words)
 	if (words < 2 || words % 2 || s[0] < 0 || s[0] % 8 || s[1] <= s[0] || s[1] % 8)
 		return false;
 	for (size_t i = 2; i < words; i += 2) {	/* bound: words */
-		if (s[i] < (int32_t)UH_T_BOOL || s[i] > (int32_t)UH_T_BYTES || s[i + 1] < s[0] ||
-		    s[i + 1] + (int32_t)FIELD_SIZE[s[i]] > s[1])
+		uint32_t t = span_type(s[i]);
+		if (t < UH_T_BOOL || t > UH_T_IBYTES || (!is_inline(t) && span_cap(s[i])) ||
+		    (is_inline(t) && span_cap(s[i]) > UH_INLINE_MAX) || s[i + 1] < s[0] ||
+		    s[i + 1] + span_size(s[i]) > s[1])
 			return false;
 	}
 	return true;
@@ -313,7 +404,7 @@ Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
 		return raise_msg(env, UH_EINVAL, "readFields: not a field span");
 	std::string what = "the fields of " + what_of(info, 3);
 	uint32_t lo = (uint32_t)s[0], len = (uint32_t)(s[1] - s[0]);
-	uint8_t stack[512];
+	uint8_t stack[2048];
 	std::vector<uint8_t> heap_buf(len > sizeof(stack) ? len : 0);
 	uint8_t *buf = len > sizeof(stack) ? heap_buf.data() : stack;
 
@@ -326,7 +417,12 @@ Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
 	int rc = copy_values(h, [&](uh_value *vs, uint32_t *got) {
 		int rc2 = uh_read(h, ref, lo, buf, len);
 		for (uint32_t i = 0; i < n && !rc2; i++) {	/* bound: the fields */
-			vs[i] = field_at(buf + (s[2 + 2 * i + 1] - s[0]), (uint32_t)s[2 + 2 * i]);
+			uint32_t t = span_type(s[2 + 2 * i]);
+			if (is_inline(t)) {	/* decoded from buf below: no value to copy */
+				vs[i] = uh_value{};
+				continue;
+			}
+			vs[i] = field_at(buf + (s[2 + 2 * i + 1] - s[0]), t);
 			rc2 = ref_as_copied(h, &vs[i]);
 		}
 		*got = n;
@@ -337,6 +433,14 @@ Napi::Value Session::ReadFields(const Napi::CallbackInfo &info)
 	Napi::Array out = Napi::Array::New(env, n);
 	for (uint32_t i = 0; i < n; i++) {	/* bound: the fields */
 		Napi::Value v = copies[i];
+		uint32_t t = span_type(s[2 + 2 * i]);
+		if (is_inline(t)) {	/* inside the one copy of the object */
+			v = inline_value(env, buf + (s[2 + 2 * i + 1] - s[0]), t, span_cap(s[2 + 2 * i]));
+			if (env.IsExceptionPending())
+				return env.Undefined();
+			out.Set(i, v);
+			continue;
+		}
 		if ((vals[i].type != UH_T_STRING && vals[i].type != UH_T_BYTES) || !vals[i].u.ref) {
 			/* No string or bytes value: nothing to copy, nothing changes. */
 			if (field_value(env, h, vals[i], &v) != COPIED)

@@ -27,6 +27,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("getI64", GetI64), M("setI64", SetI64), M("getF64", GetF64),
 		M("setF64", SetF64), M("getRef", GetRef), M("setRef", SetRef),
 		M("getStr", GetStr), M("setStr", SetStr), M("stringAt", StringAt),
+		M("getInline", GetInline), M("setInline", SetInline),
 		M("readFields", ReadFields),
 		M("mapNew", MapNew), M("mapKeyKind", MapKeyKind), M("mapLen", MapLen),
 		M("mapGet", MapGet), M("mapView", MapView), M("mapPut", MapPut),
@@ -332,7 +333,8 @@ Napi::Value Session::ClassInfo(const Napi::CallbackInfo &info)
 		f.Set(0u, Napi::String::New(env, fi.name));
 		f.Set(1u, Napi::Number::New(env, fi.type));
 		f.Set(2u, Napi::Number::New(env, fi.offset));
-		f.Set(3u, Napi::Number::New(env, fi.ref_class));
+		/* an inline field's capacity in the ref_class word, as declared */
+		f.Set(3u, Napi::Number::New(env, fi.capacity ? fi.capacity : fi.ref_class));
 		fields.Set(i, f);
 	}
 	Napi::Array out = Napi::Array::New(env, 5);

@@ -75,6 +75,8 @@ private:
 	Napi::Value SetRef(const Napi::CallbackInfo &info);
 	Napi::Value GetStr(const Napi::CallbackInfo &info);
 	Napi::Value SetStr(const Napi::CallbackInfo &info);
+	Napi::Value GetInline(const Napi::CallbackInfo &info);
+	Napi::Value SetInline(const Napi::CallbackInfo &info);
 	Napi::Value StringAt(const Napi::CallbackInfo &info);
 	Napi::Value ReadFields(const Napi::CallbackInfo &info);
 
