@@ -138,6 +138,42 @@ print("ok")
   assert.equal(heap.classes().filter((c) => c.name === 't.x.Account').length, 1);
 });
 
+test('records with inline fields: Node writes, Python reads and writes, Node reads', () => {
+  const Rec = heap.defineClass('t.x.InlineRec', {
+    key: 'i64', f0: 'bytes:100', f1: 'bytes:100', name: 'string:16',
+  });
+  heap.roots.set('t.x.rec', new Rec({
+    key: 1, f0: Buffer.alloc(100, 0x41), f1: Buffer.from('short'), name: 'nøde',
+  }));
+  const py = runPython(`
+import uniheap
+class Rec(uniheap.PObject, name="t.x.InlineRec"):
+    key = uniheap.i64()
+    f0 = uniheap.bytes_(max=100)
+    f1 = uniheap.bytes_(max=100)
+    name = uniheap.string(max=16)
+with uniheap.connect() as h:
+    r = h.roots["t.x.rec"]
+    assert type(r) is Rec, type(r)
+    assert uniheap.asdict(r) == {"key": 1, "f0": b"A" * 100, "f1": b"short", "name": "nøde"}
+    r.f1 = b"from python"
+    try:
+        r.f0 = b"x" * 101
+        raise SystemExit("a value past the capacity was accepted")
+    except ValueError as e:
+        assert "f0" in str(e) and "100" in str(e) and "101" in str(e), str(e)
+    h.roots["t.x.rec2"] = Rec(h, key=2, f0=b"py", name="pythön")
+print("ok")
+`, d);
+  assert.equal(py.status, 0, py.stderr);
+  const r = heap.roots.get('t.x.rec');
+  assert.deepEqual(r.f1, Buffer.from('from python'));
+  assert.deepEqual(r.f0, Buffer.alloc(100, 0x41));
+  const r2 = heap.roots.get('t.x.rec2');
+  assert.ok(r2 instanceof Rec);
+  assert.deepEqual(r2.$fields(), { key: 2, f0: Buffer.from('py'), f1: Buffer.alloc(0), name: 'pythön' });
+});
+
 test('a layout mismatch is ClassMismatchError naming the field; the heap is unchanged', () => {
   const py = runPython(`
 import uniheap
