@@ -55,6 +55,26 @@ final class FieldIO {
         }
     }
 
+    /** An inline field's value (uh_get_inline: one instant, in b's
+     * snapshot inside a block), at most cap bytes. */
+    static byte[] readInline(BlockState b, ProxyBase p, int index, int cap) {
+        Session s = p.heap.acquire(b);
+        try {
+            int[] rc = new int[1];
+            byte[] v = s.getInline(p.ref, index, cap, rc);
+            if (rc[0] != 0)
+                throw Errors.of(rc[0], p.what(index));
+            return v;
+        } finally {
+            p.heap.release(b, s);
+        }
+    }
+
+    /** An inline field written in place (uh_set_inline). */
+    static void writeInline(ProxyBase p, int index, byte[] data) {
+        write(p, index, s -> s.setInline(p.ref, index, data));
+    }
+
     static void writeI64(ProxyBase p, int index, long v) {
         write(p, index, s -> s.setI64(p.ref, index, v));
     }

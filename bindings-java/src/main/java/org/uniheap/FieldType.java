@@ -24,9 +24,13 @@ public enum FieldType {
     /** An immutable UTF-8 string ({@link String}). */
     STRING(9, "string", String.class),
     /** Immutable bytes ({@code byte[]}). */
-    BYTES(10, "bytes", byte[].class);
+    BYTES(10, "bytes", byte[].class),
+    /** A string inside its object, of a fixed capacity ({@link Inline}). */
+    INLINE_STRING(11, "inline string", String.class),
+    /** Bytes inside their object, of a fixed capacity ({@link Inline}). */
+    INLINE_BYTES(12, "inline bytes", byte[].class);
 
-    private static final FieldType[] BY_CODE = new FieldType[11];
+    private static final FieldType[] BY_CODE = new FieldType[13];
 
     static {
         for (FieldType t : values())
@@ -75,5 +79,9 @@ public enum FieldType {
 
     boolean isFloat() {
         return code == 6 || code == 7;
+    }
+
+    static boolean isInline(int code) {
+        return code == 11 || code == 12;
     }
 }

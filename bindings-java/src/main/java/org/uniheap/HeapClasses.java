@@ -150,7 +150,11 @@ final class HeapClasses {
                         + FieldType.nameOf(l.types[i]) + " at offset " + l.offsets[i]
                         + " here, but '" + h.names[i] + "' " + FieldType.nameOf(h.types[i])
                         + " at offset " + h.offsets[i] + " in the heap");
-            if (h.refClass[i] != 0 && l.targets[i] != null && l.targets[i] != PObject.class) {
+            if (FieldType.isInline(l.types[i]) && l.capacities[i] != h.refClass[i])
+                throw mismatch(where + ": field '" + l.names[i] + "' has capacity "
+                        + l.capacities[i] + " here, capacity " + h.refClass[i] + " in the heap");
+            if (!FieldType.isInline(l.types[i]) && h.refClass[i] != 0 && l.targets[i] != null
+                    && l.targets[i] != PObject.class) {
                 String want = targetName(l.targets[i]);
                 String have = heap.className(h.refClass[i]);
                 if (!want.equals(have))
@@ -211,7 +215,8 @@ final class HeapClasses {
             for (int i = 0; i < n; i++) {
                 specs.set(ADDRESS, 16L * i, a.allocateFrom(l.names[i]));
                 specs.set(JAVA_INT, 16L * i + 8, l.types[i]);
-                specs.set(JAVA_INT, 16L * i + 12, refs[i]);
+                // the third word: a ref's class, or an inline field's capacity
+                specs.set(JAVA_INT, 16L * i + 12, FieldType.isInline(l.types[i]) ? l.capacities[i] : refs[i]);
             }
             MemorySegment out = a.allocate(JAVA_INT);
             long name = a.allocateFrom(l.name).address();
@@ -252,6 +257,8 @@ final class HeapClasses {
                 types[i] = m.get(JAVA_INT, Session.FINFO + 8);
                 offsets[i] = m.get(JAVA_INT, Session.FINFO + 12);
                 refs[i] = m.get(JAVA_INT, Session.FINFO + 16);
+                if (FieldType.isInline(types[i]))   // its capacity (uh_field_info)
+                    refs[i] = m.get(JAVA_INT, Session.FINFO + 20);
             }
             return new ProxyType(id, kind, name, payload, names, types, offsets, refs, null,
                     GenericObject::make);

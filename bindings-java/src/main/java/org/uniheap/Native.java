@@ -180,6 +180,8 @@ final class Native {
     static final MethodHandle SET_F64 = fn("uh_set_f64", false, I, P, J, I, D);
     static final MethodHandle GET_REF = fn("uh_get_ref", false, I, P, J, I, P);
     static final MethodHandle SET_REF = fn("uh_set_ref", false, I, P, J, I, J);
+    static final MethodHandle GET_INLINE = fn("uh_get_inline", false, I, P, J, I, P, J, P);
+    static final MethodHandle SET_INLINE = fn("uh_set_inline", false, I, P, J, I, P, J);
     static final MethodHandle STRING_NEW = fn("uh_string_new", false, I, P, P, J, P);
     static final MethodHandle BYTES_NEW = fn("uh_bytes_new", false, I, P, P, J, P);
     static final MethodHandle COMMIT = fn("uh_commit", false, I, P);

@@ -72,10 +72,12 @@ public abstract class ProxyBase implements PObject {
         final int[] types;
         final Class<?>[] targets;
         final int[] offsets;
+        final int[] capacities;     // inline fields' capacities, else 0
         final int payload;
 
         Layout(Class<? extends PObject> type, String name, Function<Init, ? extends ProxyBase> factory,
-               String[] names, int[] types, Class<?>[] targets, int[] offsets, int payload) {
+               String[] names, int[] types, Class<?>[] targets, int[] offsets, int[] capacities,
+               int payload) {
             this.type = type;
             this.name = name;
             this.factory = factory;
@@ -83,6 +85,7 @@ public abstract class ProxyBase implements PObject {
             this.types = types;
             this.targets = targets;
             this.offsets = offsets;
+            this.capacities = capacities;
             this.payload = payload;
         }
 
@@ -101,8 +104,18 @@ public abstract class ProxyBase implements PObject {
     public static Layout declare(Class<? extends PObject> type, String name,
                                  Function<Init, ? extends ProxyBase> factory, String[] names,
                                  int[] types, Class<?>[] targets, int[] offsets, int payload) {
+        return declare(type, name, factory, names, types, targets, offsets,
+                new int[names.length], payload);
+    }
+
+    /** {@link #declare} of a class with inline fields: capacities[i] is
+     * field i's ({@link Inline}), 0 for other fields. */
+    public static Layout declare(Class<? extends PObject> type, String name,
+                                 Function<Init, ? extends ProxyBase> factory, String[] names,
+                                 int[] types, Class<?>[] targets, int[] offsets, int[] capacities,
+                                 int payload) {
         Layout l = new Layout(type, name, factory, names.clone(), types.clone(), targets.clone(),
-                offsets.clone(), payload);
+                offsets.clone(), capacities.clone(), payload);
         Declared.add(l);
         return l;
     }
@@ -254,6 +267,15 @@ public abstract class ProxyBase implements PObject {
                     long r = m.get(JAVA_LONG, at);
                     yield r == 0 ? null : heap.wrapValue(r);
                 }
+                case INLINE_STRING, INLINE_BYTES -> {  // in the same one copy
+                    int len = m.get(JAVA_INT, at);
+                    if (len < 0 || len > type.refClass[i])
+                        throw new UniheapException("field " + what(i) + " holds " + len
+                                + " bytes, past its capacity " + type.refClass[i]);
+                    byte[] b = m.asSlice(at + 4, len).toArray(JAVA_BYTE);
+                    yield type.types[i] == FieldType.INLINE_STRING.code()
+                            ? new String(b, StandardCharsets.UTF_8) : b;
+                }
                 case null -> throw new UniheapException("field " + what(i) + " has unknown type "
                         + type.types[i]);
             };
@@ -286,6 +308,12 @@ public abstract class ProxyBase implements PObject {
             setBytes(i, b.raw());
         else if (t == FieldType.REF.code() && (value == null || value instanceof PObject))
             setRef(i, checkTarget(i, (PObject) value));
+        else if (t == FieldType.INLINE_STRING.code() && value instanceof String s)
+            setInlineString(i, s);
+        else if (t == FieldType.INLINE_BYTES.code() && value instanceof byte[] b)
+            setInlineBytes(i, b);
+        else if (t == FieldType.INLINE_BYTES.code() && value instanceof Bytes b)
+            setInlineBytes(i, b.raw());
         else
             throw new TypeMismatchException(what(i) + " is a " + FieldType.nameOf(t)
                     + " field: it takes " + javaTypes(t) + ", not "
@@ -317,6 +345,10 @@ public abstract class ProxyBase implements PObject {
             return "a String or null";
         if (t == FieldType.BYTES.code())
             return "a byte[], Bytes or null";
+        if (t == FieldType.INLINE_STRING.code())
+            return "a String";
+        if (t == FieldType.INLINE_BYTES.code())
+            return "a byte[] or Bytes";
         return "a PObject or null";
     }
 
@@ -333,6 +365,8 @@ public abstract class ProxyBase implements PObject {
             case STRING -> getString(off, i);
             case BYTES -> getBytes(off, i);
             case REF -> getAny(off, i);
+            case INLINE_STRING -> getInlineString(off, i);
+            case INLINE_BYTES -> getInlineBytes(off, i);
             case null -> throw new UniheapException("field " + what(i) + " has unknown type "
                     + type.types[i]);
         };
@@ -466,6 +500,17 @@ public abstract class ProxyBase implements PObject {
         return getBlob(off, index, ProxyType.CLASS_BYTES);
     }
 
+    /** An inline string field ({@link Inline}): one uh_get_inline. */
+    protected final String getInlineString(int off, int index) {
+        return new String(FieldIO.readInline(block(), this, index, type.refClass[index]),
+                StandardCharsets.UTF_8);
+    }
+
+    /** An inline bytes field ({@link Inline}): one uh_get_inline. */
+    protected final byte[] getInlineBytes(int off, int index) {
+        return FieldIO.readInline(block(), this, index, type.refClass[index]);
+    }
+
     /* A string or bytes value is freed when the field is given a new one:
      * if it changes under the copy, read the field again (it then holds
      * the new value). */
@@ -544,5 +589,22 @@ public abstract class ProxyBase implements PObject {
 
     protected final void setRef(int index, PObject v) {
         FieldIO.writeRef(this, index, v);
+    }
+
+    /** An inline field holds a value, never null. */
+    private void notNull(int index, Object v) {
+        if (v == null)
+            throw new TypeMismatchException(what(index) + " is an inline field: it holds a value, "
+                    + "never null (write an empty one)");
+    }
+
+    protected final void setInlineString(int index, String v) {
+        notNull(index, v);
+        FieldIO.writeInline(this, index, v.getBytes(StandardCharsets.UTF_8));
+    }
+
+    protected final void setInlineBytes(int index, byte[] v) {
+        notNull(index, v);
+        FieldIO.writeInline(this, index, v);
     }
 }

@@ -83,10 +83,17 @@ final class ProxyType {
         this.index = m;
         int n = names.length;
         this.spanLo = n == 0 ? 0 : offsets[0] & ~7;
-        this.spanLen = n == 0 ? 0 : ((offsets[n - 1] + sizeOf(types[n - 1]) + 7) & ~7) - spanLo;
+        this.spanLen = n == 0 ? 0
+                : ((offsets[n - 1] + sizeOf(types[n - 1], refClass[n - 1]) + 7) & ~7) - spanLo;
     }
 
     /** The bytes a field of type code t takes (FORMAT.md 3.3). */
+    /** Bytes a field takes; word is an inline field's capacity (the
+     * refClass entry of an inline field holds it). */
+    static int sizeOf(int t, int word) {
+        return FieldType.isInline(t) ? 4 + word : sizeOf(t);
+    }
+
     static int sizeOf(int t) {
         return switch (t) {
             case 1, 2 -> 1;

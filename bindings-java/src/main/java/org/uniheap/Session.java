@@ -268,6 +268,43 @@ final class Session {
         }
     }
 
+    /** An inline field's value (uh_get_inline) of at most cap bytes, through
+     * DATA or a buffer of its own; rc[0] the return code (null value
+     * unless 0). */
+    byte[] getInline(long ref, int field, int cap, int[] rc) {
+        try {
+            if (cap <= DATA_CAP) {
+                rc[0] = (int) Native.GET_INLINE.invokeExact(h, ref, field, at + DATA, (long) cap, at + OUT);
+                return rc[0] == 0 ? scratch.asSlice(DATA, outLong()).toArray(JAVA_BYTE) : null;
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(cap);
+                rc[0] = (int) Native.GET_INLINE.invokeExact(h, ref, field, buf.address(), (long) cap, at + OUT);
+                return rc[0] == 0 ? buf.asSlice(0, outLong()).toArray(JAVA_BYTE) : null;
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_set_inline of data into an inline field. */
+    int setInline(long ref, int field, byte[] data) {
+        long n = data.length;
+        try {
+            if (n <= DATA_CAP) {
+                MemorySegment.copy(data, 0, scratch, JAVA_BYTE, DATA, data.length);
+                return (int) Native.SET_INLINE.invokeExact(h, ref, field, at + DATA, n);
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(n);
+                MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, data.length);
+                return (int) Native.SET_INLINE.invokeExact(h, ref, field, buf.address(), n);
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
     /** uh_string_new / uh_bytes_new of data; the new reference in OUT. */
     int newBlob(boolean string, byte[] data) {
         long n = data.length;

@@ -13,6 +13,7 @@ import javax.annotation.processing.AbstractProcessor;
 import javax.annotation.processing.RoundEnvironment;
 import javax.annotation.processing.SupportedAnnotationTypes;
 import javax.lang.model.SourceVersion;
+import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.Element;
 import javax.lang.model.element.ElementKind;
 import javax.lang.model.element.ExecutableElement;
@@ -43,6 +44,7 @@ import javax.tools.Diagnostic;
 public final class PersistentProcessor extends AbstractProcessor {
     private static final String PERSISTENT = "org.uniheap.Persistent";
     private static final String POBJECT = "org.uniheap.PObject";
+    private static final String INLINE = "org.uniheap.Inline";
     private static final Pattern FIELD_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Set<String> RESERVED = Set.of("heap", "ref", "className", "classId",
             "fieldNames", "fieldValues", "fieldMap", "getField", "setField", "as", "isLive", "equals", "hashCode", "toString",
@@ -53,14 +55,23 @@ public final class PersistentProcessor extends AbstractProcessor {
     /** One field: its name, type code, Java type, size, and whether the
      * interface declares a setter. */
     private record Field(String name, int code, TypeMirror type, String target, boolean getter,
-                         boolean setter, Element where) {
+                         boolean setter, Element where, int capacity) {
+        /** Bytes in the object (FORMAT.md 3.2): an inline field's length
+         * word and capacity, else its type's size. */
         int size() {
+            if (capacity > 0)
+                return 4 + capacity;
             return switch (code) {
                 case 1, 2 -> 1;
                 case 3 -> 2;
                 case 4, 6 -> 4;
                 default -> 8;
             };
+        }
+
+        /** Its alignment (FORMAT.md 3.3): 4 for an inline field, else its size. */
+        int align() {
+            return capacity > 0 ? 4 : size();
         }
     }
 
@@ -180,7 +191,12 @@ public final class PersistentProcessor extends AbstractProcessor {
                         + had.type + " vs " + f.type + ")");
             if (had.getter && f.getter || had.setter && f.setter)
                 throw new Bad(m, "field '" + f.name + "' has two " + (f.setter ? "setters" : "getters"));
-            own.put(f.name, new Field(f.name, f.code, f.type, f.target, true, true, had.where));
+            if (had.capacity > 0 && f.capacity > 0 && had.capacity != f.capacity)
+                throw new Bad(m, "field '" + f.name + "': getter and setter disagree on its @Inline "
+                        + "capacity (" + had.capacity + " vs " + f.capacity + ")");
+            Field in = had.capacity > 0 ? had : f;     // @Inline on either accessor
+            own.put(f.name, new Field(f.name, in.code, f.type, f.target, true, true, had.where,
+                    in.capacity));
         }
         for (Field f : own.values()) {
             if (!f.getter)
@@ -239,7 +255,32 @@ public final class PersistentProcessor extends AbstractProcessor {
             }
             default -> throw badType(m, name, t);
         }
-        return new Field(name, code, t, target, getter, setter, m);
+        int capacity = inlineCapacity(m, name);
+        if (capacity > 0) {
+            if (code != 9 && code != 10)
+                throw new Bad(m, "field '" + name + "': @Inline applies to String and byte[] fields");
+            code = code == 9 ? 11 : 12;
+        }
+        return new Field(name, code, t, target, getter, setter, m, capacity);
+    }
+
+    /** The capacity of an {@code @Inline(n)} on m (1..65535), 0 without one. */
+    private static int inlineCapacity(ExecutableElement m, String name) throws Bad {
+        for (AnnotationMirror am : m.getAnnotationMirrors()) {
+            if (!((TypeElement) am.getAnnotationType().asElement()).getQualifiedName()
+                    .contentEquals(INLINE))
+                continue;
+            for (var e : am.getElementValues().entrySet()) {
+                if (!e.getKey().getSimpleName().contentEquals("value"))
+                    continue;
+                int n = (Integer) e.getValue().getValue();
+                if (n < 1 || n > 65535)
+                    throw new Bad(m, "field '" + name + "': @Inline(" + n + "): the capacity is 1 "
+                            + "to 65535 bytes");
+                return n;
+            }
+        }
+        return 0;
     }
 
     private static Bad badType(Element m, String name, TypeMirror t) {
@@ -277,10 +318,10 @@ public final class PersistentProcessor extends AbstractProcessor {
         int pos = 16;
         int[] offsets = new int[fields.size()];
         for (int i = 0; i < offsets.length; i++) {
-            int size = fields.get(i).size();
-            pos = (pos + size - 1) / size * size;
+            int align = fields.get(i).align();
+            pos = (pos + align - 1) / align * align;
             offsets[i] = pos;
-            pos += size;
+            pos += fields.get(i).size();
         }
         int payload = (pos + 7) / 8 * 8 - 16;
 
@@ -304,6 +345,8 @@ public final class PersistentProcessor extends AbstractProcessor {
         src.append("},\n            new int[] {");
         for (int i = 0; i < offsets.length; i++)
             src.append(i > 0 ? ", " : "").append(offsets[i]);
+        src.append("},\n            new int[] {");
+        join(src, fields, f -> String.valueOf(f.capacity));
         src.append("}, ").append(payload).append(");\n\n");
         src.append("    private ").append(cls).append("(org.uniheap.ProxyBase.Init init) {\n")
                 .append("        super(init);\n    }\n");
@@ -351,6 +394,8 @@ public final class PersistentProcessor extends AbstractProcessor {
             case 7 -> "F64";
             case 9 -> "String";
             case 10 -> "Bytes";
+            case 11 -> "InlineString";
+            case 12 -> "InlineBytes";
             default -> "Ref";
         };
         src.append("\n    @Override\n");
