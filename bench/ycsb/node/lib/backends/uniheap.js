@@ -3,9 +3,10 @@
 //
 // The schema every language uses (bench/ycsb/README.md, "One table, every
 // language"): table T is a persistent sorted map with string keys under the
-// root "ycsb.T"; a record is an object of class ycsb.Record with bytes
-// fields field0..field9 when the workload has YCSB's default fields, and a
-// PMap (string -> bytes) per record otherwise.
+// root "ycsb.T"; a record is an object of class ycsb.Record with inline
+// bytes fields field0..field9 of capacity 100 (the values live in the
+// record: one object per record) when the workload has YCSB's default
+// fields and lengths, and a PMap (string -> bytes) per record otherwise.
 //
 // A read of a whole ycsb.Record takes no block: a lookup, then
 // rec.$fields(), every field at one instant; a record freed in between
@@ -22,6 +23,8 @@ const { DB, DBError, STATUS } = require('../db');
 const REPO = path.resolve(__dirname, '..', '..', '..', '..', '..');
 const ROOT_PREFIX = 'ycsb.';
 const RECORD_FIELDS = Array.from({ length: 10 }, (_, i) => `field${i}`);
+// The capacity of ycsb.Record's inline fields: YCSB's default fieldlength.
+const FIELD_MAX = 100;
 
 /** The uniheap package: $UNIHEAP_NODE, else the checkout's bindings-node. */
 function loadBinding() {
@@ -34,7 +37,8 @@ function loadBinding() {
 }
 
 function usesRecordClass(p) {
-  return String(p.fieldcount ?? '10') === '10' && (p.fieldnameprefix ?? 'field') === 'field';
+  return String(p.fieldcount ?? '10') === '10' && (p.fieldnameprefix ?? 'field') === 'field' &&
+    Number(p.fieldlength ?? FIELD_MAX) <= FIELD_MAX;
 }
 
 /** Records as ycsb.Record objects. */
@@ -42,7 +46,7 @@ class RecordSchema {
   constructor(heap) {
     this.heap = heap;
     const fields = {};
-    for (const f of RECORD_FIELDS) fields[f] = 'bytes';
+    for (const f of RECORD_FIELDS) fields[f] = `bytes:${FIELD_MAX}`;	// inline
     this.Record = heap.defineClass('ycsb.Record', fields);
   }
 
@@ -61,8 +65,7 @@ class RecordSchema {
   }
 
   free(rec) {
-    for (const f of RECORD_FIELDS) rec[f] = null;   // a field owns its bytes value
-    this.heap.free(rec);
+    this.heap.free(rec);	// its values are inside it
   }
 }
 

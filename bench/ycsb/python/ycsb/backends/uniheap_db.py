@@ -2,9 +2,11 @@
 
 The schema every language uses (bench/ycsb/README.md, "One table, every
 language"): table T is a persistent sorted map with str keys under the
-root "ycsb.T"; a record is an object of class ycsb.Record, with bytes
-fields field0..field9, when the workload has YCSB's default fields, and a
-PMap (str -> bytes) per record otherwise.
+root "ycsb.T"; a record is an object of class ycsb.Record, with inline
+bytes fields field0..field9 of capacity 100 (FORMAT.md 3.2: the values
+live in the record, one object per record), when the workload has YCSB's
+default fields and lengths, and a PMap (str -> bytes) per record
+otherwise.
 
 Reads and scans run in a block, so that a record is read as one snapshot
 (as LMDB's read transactions and Redis's HGETALL give); an update of one
@@ -21,26 +23,30 @@ import uniheap
 from ..db import DB, DBError, NOT_FOUND, OK
 
 ROOT_PREFIX = "ycsb."
-RECORD_FIELDS = tuple(f"field{i}" for i in range(10))
+
+#: the capacity of Record's fields: YCSB's default fieldlength
+FIELD_MAX = 100
 
 
 class Record(uniheap.PObject, name="ycsb.Record"):
-    field0 = uniheap.bytes_()
-    field1 = uniheap.bytes_()
-    field2 = uniheap.bytes_()
-    field3 = uniheap.bytes_()
-    field4 = uniheap.bytes_()
-    field5 = uniheap.bytes_()
-    field6 = uniheap.bytes_()
-    field7 = uniheap.bytes_()
-    field8 = uniheap.bytes_()
-    field9 = uniheap.bytes_()
+    field0 = uniheap.bytes_(max=FIELD_MAX)
+    field1 = uniheap.bytes_(max=FIELD_MAX)
+    field2 = uniheap.bytes_(max=FIELD_MAX)
+    field3 = uniheap.bytes_(max=FIELD_MAX)
+    field4 = uniheap.bytes_(max=FIELD_MAX)
+    field5 = uniheap.bytes_(max=FIELD_MAX)
+    field6 = uniheap.bytes_(max=FIELD_MAX)
+    field7 = uniheap.bytes_(max=FIELD_MAX)
+    field8 = uniheap.bytes_(max=FIELD_MAX)
+    field9 = uniheap.bytes_(max=FIELD_MAX)
 
 
 def uses_record_class(props):
-    """True when the workload's fields are Record's (YCSB's defaults)."""
+    """True when the workload's fields fit Record's (YCSB's defaults: ten
+    fields named field0..field9 of at most 100 bytes)."""
     prefix = props.get("fieldnameprefix", "field")
-    return int(props.get("fieldcount", "10")) == 10 and prefix == "field"
+    return (int(props.get("fieldcount", "10")) == 10 and prefix == "field" and
+            int(props.get("fieldlength", str(FIELD_MAX))) <= FIELD_MAX)
 
 
 class _RecordSchema:
@@ -68,9 +74,7 @@ class _RecordSchema:
             setattr(rec, f, v)
 
     def free(self, rec):
-        for f in RECORD_FIELDS:         # a field owns its bytes value
-            setattr(rec, f, None)
-        self.heap.free(rec)
+        self.heap.free(rec)             # its values are inside it
 
 
 class _MapSchema:

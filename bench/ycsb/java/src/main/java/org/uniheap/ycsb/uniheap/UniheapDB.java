@@ -2,7 +2,6 @@ package org.uniheap.ycsb.uniheap;
 
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -30,8 +29,9 @@ import site.ycsb.Status;
  *
  * <p>The schema every language uses (bench/ycsb/README.md): table T is a
  * persistent sorted map with String keys under the root {@code ycsb.T}; a
- * record is a {@link Record} ({@code ycsb.Record}, bytes fields
- * field0..field9) when the workload has YCSB's default fields, and a
+ * record is a {@link Record} ({@code ycsb.Record}, inline bytes fields
+ * field0..field9 of capacity 100: one object per record) when the workload
+ * has YCSB's default fields and lengths, and a
  * {@code PMap<String, byte[]>} otherwise.
  *
  * <p>One {@link Heap} per JVM, shared by the client threads (it lends each
@@ -49,8 +49,6 @@ import site.ycsb.Status;
  */
 public final class UniheapDB extends DB {
   private static final String ROOT_PREFIX = "ycsb.";
-  private static final List<String> FIELDS = List.of("field0", "field1", "field2", "field3",
-      "field4", "field5", "field6", "field7", "field8", "field9");
   private static final Object LOCK = new Object();
   private static final Map<String, PSortedMap<String, PObject>> TABLES = new ConcurrentHashMap<>();
   private static Heap heap;
@@ -63,7 +61,8 @@ public final class UniheapDB extends DB {
   public void setProperties(Properties p) {
     super.setProperties(p);
     records = Integer.parseInt(p.getProperty("fieldcount", "10")) == 10
-        && p.getProperty("fieldnameprefix", "field").equals("field");
+        && p.getProperty("fieldnameprefix", "field").equals("field")
+        && Integer.parseInt(p.getProperty("fieldlength", "100")) <= Record.CAPACITY;
     synchronized (LOCK) {
       if (heap == null && failure == null) {
         String socket = p.getProperty("uniheap.socket");
@@ -158,12 +157,7 @@ public final class UniheapDB extends DB {
 
   @SuppressWarnings("unchecked")
   private static void free(PObject rec, boolean records) {
-    if (records) {
-      Record r = record(rec);
-      for (String f : FIELDS) {
-        Record.set(r, f, null);     // a field owns its bytes value
-      }
-    } else {
+    if (!records) {           // a record's values are inside it
       ((PMap<String, byte[]>) rec).clear();
     }
     heap.free(rec);
