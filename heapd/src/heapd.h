@@ -25,6 +25,7 @@ extern "C" {
 struct hd;
 
 #define HD_GC_OFF UINT64_MAX
+#define HD_GC_FILL_DEFAULT 75	/* % of the pool in use: --gc-fill's default */
 struct hd_opts {
 	const char *heap_path;
 	int create;		/* create when the file is missing */
@@ -40,9 +41,9 @@ struct hd_opts {
 	 * gc_fill_pct percent of what the pool can hold and an arena's
 	 * worth more than after the last cycle. What the pool can hold is
 	 * the heap size until a lease finds no space, then the arena bytes
-	 * there were then. 0 and HD_GC_OFF: that rule is off (the default:
-	 * C programs may hold objects without pins). A lease that finds no space always
-	 * runs a cycle and tries once more. */
+	 * there were then. HD_GC_OFF: that rule is off; 0: its default
+	 * (gc_every off, gc_fill_pct HD_GC_FILL_DEFAULT). A lease that finds
+	 * no space always runs a cycle and tries again (arenas.c). */
 	uint64_t gc_every;
 	uint64_t gc_fill_pct;
 	/* Recovery's mark at start (FORMAT.md 9.4): HD_RECOVERY_AUTO leaves it

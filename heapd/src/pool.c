@@ -684,12 +684,15 @@ static int open_or_create(struct hd *hd, const struct hd_opts *o, char *err, siz
 /* The online GC's trigger (struct hd_opts): the defaults unless set. */
 static void gc_options(struct hd *hd, const struct hd_opts *o)
 {
-	/* Off unless asked for: by default a cycle runs when a lease finds no
-	 * space, where the client would otherwise get HeapFull, so that a C
-	 * program written before online GC, which holds objects without
-	 * pins, loses nothing while its heap has room (FORMAT.md 9.3). */
+	/* A managed heap collects by itself: by default a cycle runs once
+	 * the slots in use hold HD_GC_FILL_DEFAULT % of what the pool can
+	 * hold (and always when a lease finds no space). The leased-bytes
+	 * rule stays off unless asked for. A C program that keeps objects
+	 * without a root or a pin must pin them or give --gc-fill off
+	 * (FORMAT.md 9.3). */
 	hd->gc_opts.gc_every = o->gc_every == HD_GC_OFF ? 0 : o->gc_every;
-	hd->gc_opts.gc_fill_pct = o->gc_fill_pct == HD_GC_OFF ? 0 : o->gc_fill_pct;
+	hd->gc_opts.gc_fill_pct = o->gc_fill_pct == HD_GC_OFF ? 0 :
+				  o->gc_fill_pct ? o->gc_fill_pct : HD_GC_FILL_DEFAULT;
 }
 
 int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
