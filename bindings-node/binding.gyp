@@ -16,6 +16,7 @@
         "src/collections.cc",
         "src/errors.cc",
         "src/fields.cc",
+        "src/pins.cc",
         "src/registry.cc",
         "src/session.cc",
         "src/values.cc",

@@ -20,12 +20,34 @@ const {
 const { Mapping } = require('./views');
 const { proxyType, defineClass } = require('./objects');
 const {
-  UniheapError, ConflictError, FreedObjectError, closedError,
+  UniheapError, ConflictError, FreedObjectError, HeapFullError, closedError,
 } = require('./errors');
 const { TYPE_NAMES, valueAt } = require('./fields');
 const wait = require('./wait');
+const { fullGc } = require('./collect');
 
 const DEFAULT_TRIES = 100;
+// Proxies pinned before a full V8 collection is forced: V8's young
+// collections release most dead proxies well before (src/pins.h).
+const COLLECT_MIN = 65536;
+
+// After each full V8 collection, every open State unpins the proxies V8
+// found dead (src/pins.h), so that a program that stops making proxies
+// does not keep the last ones' objects pinned until it makes more: a
+// sentinel object registered here dies in the next full collection, and
+// its callback (from the event loop) sweeps and registers a new one. The
+// held value is a WeakRef: a Heap dropped without close() is still
+// collected (and its session ended).
+const fullGcs = new FinalizationRegistry((ref) => {
+  const st = ref.deref();
+  if (st === undefined || st.closed) return;
+  st.s.sweepPins();
+  watchFullGc(ref);
+});
+
+function watchFullGc(ref) {
+  fullGcs.register({}, ref);
+}
 
 /** What every proxy of one Heap shares (proxies hold it, not the Heap). */
 class State {
@@ -40,8 +62,19 @@ class State {
     this.types = new Map();	// class id -> proxy class
     this.ids = new Map();	// declared class -> class id
     this.registering = new Set();
-    // unpins a collected proxy's object (lib/identity.js, initProxy)
-    this.pins = new FinalizationRegistry((pin) => this.s.unpin(pin));
+    // above this many pinned proxies, a full V8 collection (collect())
+    this.collectAt = COLLECT_MIN;
+    watchFullGc(new WeakRef(this));
+  }
+
+  /** Run a full V8 collection and unpin the proxies it found dead: when
+   * more proxies are pinned than collectAt (lib/identity.js), or a block
+   * found the heap full (atomic()). The next threshold is twice the
+   * proxies left, so a program holding many pays for it only as they grow. */
+  collect() {
+    fullGc();
+    const left = this.closed ? 0 : this.s.sweepPins();
+    this.collectAt = Math.max(COLLECT_MIN, 2 * left);
   }
 
   /** The proxy of the object (off, gen) of class cls. */
@@ -371,6 +404,7 @@ class Heap {
     if (typeof fn !== 'function') throw new TypeError('atomic(fn): fn must be a function');
     if (types.isAsyncFunction(fn)) throw asyncRefused();
     if (st.depth > 0) return this.#nested(fn);
+    let collected = false;
     for (let tries = 0; ; tries++) {
       if (tries > 0) st.s.retryWait(tries);
       this.begin();
@@ -380,6 +414,14 @@ class Heap {
       } catch (e) {
         this.#rollback();
         if (e instanceof ConflictError && tries + 1 < st.maxTries) continue;
+        // The heap may be full of objects only dead proxies hold: release
+        // their pins (a full V8 collection) and run the block once more;
+        // its lease then runs heapd's cycles again.
+        if (e instanceof HeapFullError && !collected && !st.closed) {
+          collected = true;
+          st.collect();
+          continue;
+        }
         throw e;
       }
       if (isThenable(r)) {

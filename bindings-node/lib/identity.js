@@ -13,13 +13,16 @@
 // class of both proxy families, so the $ accessors exist once. A Heap
 // hands its State out under kState; a proxy class makes its proxies with
 // its static kWrap (State.wrap picks the class by class id).
-// Every proxy pins its object for the online GC (uh_pin) when made, and its
-// State's FinalizationRegistry (st.pins) unpins it once the proxy is
-// collected; the held value is the pin id, a small integer, so a proxy
-// costs one pin and one registration. The registry's callbacks run from the
-// event loop: dead proxies of a synchronous loop keep their pins until the
-// loop returns to it. After close() the session holds no pins: unpin is
-// then a no-op (lib/heap.js, src/session.cc).
+// Every proxy pins its object for the online GC (uh_pin) when made, with a
+// weak reference to the proxy beside the pin (src/pins.h): once V8 has
+// collected the proxy, young collections included, the next sweep of the
+// session's pins unpins it, without waiting for the event loop, so a
+// synchronous loop that makes and drops proxies releases their objects as
+// it runs. The pins are swept each time their count has doubled, after each
+// full V8 collection (lib/heap.js), and past State.collectAt pinned proxies
+// (V8 collected too few) after a full V8 collection forced then
+// (State.collect), as when a block finds the heap full. After close() the
+// session holds no pins (lib/heap.js, src/session.cc).
 const { inspect } = require('node:util');
 
 const kH = Symbol('uniheap.state');
@@ -41,10 +44,7 @@ function initProxy(obj, st, off, gen, cls) {
   obj[kW] = (cls | gen << 16) >>> 0;
   obj[kO] = off;
   obj[kG] = gen;
-  if (!st.closed) {
-    const pin = st.s.pin(off, gen);
-    if (pin >= 0) st.pins.register(obj, pin);
-  }
+  if (!st.closed && st.s.pin(obj, off, gen) > st.collectAt) st.collect();
   return obj;
 }
 

@@ -16,7 +16,8 @@ namespace uhn {
 Napi::Function Session::Define(Napi::Env env)
 {
 	return DefineClass(env, "Session", {
-		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats), M("pin", Pin), M("unpin", Unpin),
+		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats), M("pin", Pin),
+		M("sweepPins", SweepPins),
 		M("heapCheck", HeapCheck), M("begin", Begin), M("commit", Commit),
 		M("abort", Abort), M("inBlock", InBlock), M("retryWait", RetryWait),
 		M("registerClass", RegisterClass), M("classFind", ClassFind),
@@ -72,6 +73,7 @@ Session::Session(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Session>(inf
 /* Collected without close(): nothing can reach the mapping any more. */
 Session::~Session()
 {
+	pins.clear(Env());
 	close_waits();
 	registry_close(h);
 	h = nullptr;
@@ -86,6 +88,7 @@ uh_heap *Session::open(Napi::Env env)
 
 void Session::disconnect()
 {
+	pins.clear(Env());
 	if (!buf.IsEmpty()) {
 		Napi::ArrayBuffer b = buf.Value();
 		if (!b.IsEmpty() && !b.IsDetached())
@@ -172,34 +175,33 @@ Napi::Value Session::Stats(const Napi::CallbackInfo &info)
 	return o;
 }
 
-/* pin(offset, generation) -> the pin's id, or -1 when the object was
- * already freed (nothing pinned: the proxy's reads raise FreedObjectError).
- * A proxy pins its object for the online GC while it lives (lib/identity.js). */
+/* pin(proxy, offset, generation) -> the count of proxies pinned (those
+ * V8 may have collected since the last sweep included), or -1 when the
+ * object was already freed (nothing pinned: the proxy's reads raise
+ * FreedObjectError). A proxy pins its object for the online GC while it
+ * lives (lib/identity.js); the pin goes once V8 has collected the proxy
+ * (pins.h). */
 Napi::Value Session::Pin(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
-	uint32_t id = 0;
+	bool pinned = false;
 	int rc;
 
 	if (!open(env))
 		return env.Undefined();
-	uh_off ref = (uh_off)info[0].As<Napi::Number>().Int64Value() |
-		(uh_off)info[1].As<Napi::Number>().Uint32Value() << 48;
-	if ((rc = uh_pin(h, ref, &id)) == UH_EFREED)
-		return Napi::Number::New(env, -1);
-	if (rc != 0)
+	uh_off ref = (uh_off)info[1].As<Napi::Number>().Int64Value() |
+		(uh_off)info[2].As<Napi::Number>().Uint32Value() << 48;
+	if ((rc = pins.track(env, h, info[0], ref, &pinned)) != 0)
 		return raise(env, rc, "pin");
-	return Napi::Number::New(env, id);
+	return Napi::Number::New(env, pinned ? (double)pins.size() : -1.0);
 }
 
-/* unpin(id): from a proxy's FinalizationRegistry callback. After close()
- * the session and its pins are gone: nothing to release, no throw (the
- * callback may run after close, or at environment teardown). */
-Napi::Value Session::Unpin(const Napi::CallbackInfo &info)
+/* sweepPins() -> proxies still pinned: unpin those V8 has collected (after
+ * close: 0, nothing to release, no throw). */
+Napi::Value Session::SweepPins(const Napi::CallbackInfo &info)
 {
-	if (h != nullptr)
-		uh_unpin(h, info[0].As<Napi::Number>().Uint32Value());
-	return info.Env().Undefined();
+	size_t left = h != nullptr ? pins.sweep(info.Env(), h) : 0;
+	return Napi::Number::New(info.Env(), (double)left);
 }
 
 Napi::Value Session::HeapCheck(const Napi::CallbackInfo &info)

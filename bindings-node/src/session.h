@@ -11,6 +11,7 @@
 #define UNIHEAP_NODE_SESSION_H
 
 #include "addon.h"
+#include "pins.h"
 
 namespace uhn {
 
@@ -36,6 +37,9 @@ private:
 	WaitPool *wait_pool();
 	void close_waits();
 
+	/* Pins of this session's live proxies (pins.h). */
+	ProxyPins pins;
+
 	/* The mapping, held weakly (it holds the session), detached at close. */
 	Napi::Reference<Napi::ArrayBuffer> buf;
 	uint64_t size = 0;
@@ -46,7 +50,7 @@ private:
 	Napi::Value Info(const Napi::CallbackInfo &info);
 	Napi::Value Stats(const Napi::CallbackInfo &info);
 	Napi::Value Pin(const Napi::CallbackInfo &info);
-	Napi::Value Unpin(const Napi::CallbackInfo &info);
+	Napi::Value SweepPins(const Napi::CallbackInfo &info);
 	Napi::Value HeapCheck(const Napi::CallbackInfo &info);
 	Napi::Value Begin(const Napi::CallbackInfo &info);
 	Napi::Value Commit(const Napi::CallbackInfo &info);

@@ -5,12 +5,16 @@
 // many times what the heap holds) never finds the heap full while heapd's
 // collector runs; objects whose proxies a JS array holds survive cycles,
 // readable. UNIHEAP_GC_LEAK_STEPS sets the loop's length (the issue's run:
-// 10000000 with UNIHEAP_GC_LEAK_HEAP=64M).
+// 10000000 with UNIHEAP_GC_LEAK_HEAP=64M). A plain `node` (no --expose-gc)
+// whose synchronous loop makes and drops proxies never fills a small heap
+// with their pinned objects (test/workers/leak_plain.js).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const uniheap = require('..');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { HeapD, sleep } = require('./helpers');
 
 v8.setFlagsFromString('--expose-gc');
@@ -103,4 +107,38 @@ test('the leak loop never fills the heap; held proxies survive cycles', async ()
     heap.close();
     await d.destroy();
   }
+});
+
+/** Run test/workers/leak_plain.js in a plain node (no --expose-gc, no
+ * NODE_OPTIONS) on a 16 MiB heap; its parsed result line. */
+async function leakPlain(steps, keep) {
+  const d = new HeapD(undefined, { size: '16M' });
+  await d.start();
+  try {
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const r = spawnSync(process.execPath,
+      [path.join(__dirname, 'workers', 'leak_plain.js'), d.sock, String(steps), String(keep)],
+      { encoding: 'utf8', env, timeout: 600000 });
+    assert.equal(r.status, 0, `leak_plain exited ${r.status}: ${r.stderr}`);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop());
+    const st = d.heapctl('status').stdout;
+    console.log(`leak_plain ${steps} steps, keep ${keep}: ${r.stdout.trim()}\n` +
+      st.split('\n').filter((l) => /^arenas|cycle/.test(l)).slice(0, 3).join('\n'));
+    return out;
+  } finally {
+    await d.destroy();
+  }
+}
+
+// 400,000 nodes of 32 bytes: about 2.5 times what a 16 MiB heap holds.
+test('a plain node loop that drops its proxies at once never fills a small heap', async () => {
+  const out = await leakPlain(400000, 0);
+  assert.equal(out.steps, 400000);
+  assert.equal(out.exposeGc, 'undefined');	// no gc() leaked into the program
+});
+
+test('a plain node loop whose proxies die old never fills a small heap', async () => {
+  const out = await leakPlain(400000, 5000);
+  assert.equal(out.steps, 400000);
 });

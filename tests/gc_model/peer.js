@@ -15,16 +15,12 @@
 // `other` for being whole: a FreedObjectError or a wrong tag, length or
 // payload there means the collector took something live.
 //
-// A dropped proxy unpins when its FinalizationRegistry callback runs: after
-// V8 has collected the proxy, between turns of the event loop. V8 collects
-// when its own heap asks for it, and a proxy is small; worse, a proxy
-// registered with a FinalizationRegistry outlives V8's young-generation
-// collections (a minor GC released none here) and goes only in a full one.
-// Left alone, this loop held some 160,000 dead proxies' pins after 20 s:
-// more persistent garbage than a small heap holds. So every 256 steps, once
-// more than PIN_SLACK pins are held, the loop runs a full V8 collection
-// (run with --expose-gc; what any program that drops proxies quickly on a
-// small heap must do today) and yields to the event loop.
+// A dropped proxy unpins once V8 has collected it (the binding's weak
+// references, swept as the pins grow, after each full V8 collection, and
+// after a full one the binding forces when too many are pinned or a block
+// finds the heap full): the loop runs in a plain `node`, without
+// --expose-gc and without ever returning to the event loop, as any program
+// may.
 //
 // Exit 0 when done (prints its counters), 1 on an unexpected error (a full
 // heap included), 2 when something live was found freed or torn.
@@ -38,7 +34,6 @@ const uniheap = require(path.join(__dirname, '..', '..', 'bindings-node'));
 const NKEYS = 64;
 const NHELD = 32;
 const PAY_MAX = 47;
-const PIN_SLACK = 8192;
 
 class Torn extends Error {}
 
@@ -97,7 +92,7 @@ class Peer {
     this.map = heap.roots.get('gcm.map');
     this.own = new Array(NKEYS).fill(null);     // [base, n] under each key
     this.held = new Array(NHELD).fill(null);    // [proxy of the head, [base, n]]
-    this.n = { build: 0, hold: 0, relink: 0, remove: 0, verify: 0, peek_conflicts: 0, peek_freed: 0, js_gcs: 0 };
+    this.n = { build: 0, hold: 0, relink: 0, remove: 0, verify: 0, peek_conflicts: 0, peek_freed: 0 };
   }
 
   key(w, k) { return `w${w}.k${k}`; }
@@ -189,14 +184,6 @@ class Peer {
     this.n.verify++;
   }
 
-  async unpinDead() {
-    if (global.gc && this.heap.stats().pins > PIN_SLACK) {
-      global.gc();
-      this.n.js_gcs++;
-    }
-    await new Promise(setImmediate);
-  }
-
   async run(seconds) {
     const stop = Date.now() + seconds * 1000;
     let step = 0;
@@ -210,7 +197,6 @@ class Peer {
       else if (r < 80) this.remove();
       else if (r < 92) this.peek();
       else this.verify();
-      if (step % 256 === 0) await this.unpinDead();
     }
     this.verify();
     return step;

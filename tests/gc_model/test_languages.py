@@ -110,7 +110,7 @@ def peer_argv(lang, sock, me, nproc, java_classes):
         return [sys.executable, str(HERE / "peer.py")] + args
     if lang == "node":
         node = shutil.which("node")
-        return [node, "--expose-gc", str(HERE / "peer.js")] + args if node else None
+        return [node, str(HERE / "peer.js")] + args if node else None
     if lang == "java":
         if java_classes is None:
             return None
