@@ -7,7 +7,8 @@ one a root holds, so every step leaves the previous Node unreachable.
 
 A private heapd on a fresh heap in /dev/shm (tmpfs), durability memory;
 its automatic triggers are heapd's defaults unless --gc-fill/--gc-every
-say otherwise (by default a cycle runs only when a lease finds no room).
+say otherwise (by default a cycle runs once the slots in use fill 75 % of
+the heap, and when a lease finds no room).
 Every --every seconds a thread reads `heapctl --json status`: the arenas
 and the bytes they hold, the cycles run so far and the last one's figures
 (objects marked: the live set; objects and bytes freed). At the end: the
@@ -105,7 +106,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3000000)
     ap.add_argument("--heap", default="64M")
     ap.add_argument("--every", type=float, default=0.5, help="seconds between samples")
-    ap.add_argument("--gc-fill", help="heapd --gc-fill (default: heapd's, off)")
+    ap.add_argument("--gc-fill", help="heapd --gc-fill (default: heapd's, 75)")
     ap.add_argument("--gc-every", help="heapd --gc-every (default: heapd's, off)")
     args = ap.parse_args()
     build = Path(os.environ.get("UNIHEAP_BUILD") or REPO / "build").resolve()
