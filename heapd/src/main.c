@@ -62,7 +62,7 @@ static const char usage_text[] = USAGE_LINES
 	"                     default 75). A lease that finds no space always\n"
 	"                     runs a cycle and tries again. A C program that\n"
 	"                     keeps objects without a root must pin them\n"
-	"                     (uh_pin), or run with --gc-fill off\n"
+	"                     (uh_pin), or run with --gc-fill off.\n"
 	"  --gc-every SIZE    also run a GC cycle each time SIZE bytes of arenas\n"
 	"                     were leased since the last one (default off)\n"
 	"  --recovery-gc MODE auto (default): when no power loss can have come since\n"

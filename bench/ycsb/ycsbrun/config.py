@@ -16,7 +16,8 @@
     YCSB_TIMEOUT   seconds one client run may take (default 1800)
     YCSB_WORKLOADS workloads of the matrix, comma-separated (a,b,c,d,e,f)
     YCSB_GC        uniheap's online GC during the matrix's workload runs:
-                   off (default: cycles only when a lease finds no space),
+                   off (default: heapd's own trigger, a cycle once the
+                   heap is 75 % full or when a lease finds no space),
                    loop (`heapctl gc --wait --repeat 0`: cycles back to
                    back while each runs),
                    both (each workload runs without, then with the loop,
