@@ -364,3 +364,101 @@ int cc_check_acked(uh_heap *h, const char *ack, int nops,
 	       acked + 1);
 	return 1;
 }
+
+int cc_work_ops(uh_heap *h, const struct cc_args *a, uh_block_fn body, int nops)
+{
+	int *ops = calloc((size_t)nops, sizeof(int)), rc = 0;
+
+	if (!ops) {
+		printf("FAIL out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < nops; i++)
+		ops[i] = i;
+	const char *what = cc_run_ops(h, a->ack, a->ready_fd, a->go_fd, NULL, 0, body, ops,
+				      sizeof(int), nops, &rc);
+	free(ops);
+	if (what) {
+		printf("FAIL %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
+		return 1;
+	}
+	uh_stats st;
+	uh_stats_get(h, &st);
+	printf("barriers=%llu ops=%d\n", (unsigned long long)st.barriers, nops);
+	return 0;
+}
+
+/* cc_template_main's one campaign: the callbacks of struct crash_campaign
+ * carry no context. */
+static struct {
+	const struct cc_template *t;
+	struct th_heapd d;
+	struct crash_campaign cc;
+	char n[32];
+} tm;
+
+static void tm_prog_argv(char **argv, const char *mode, char *rfd, char *gfd)
+{
+	cc_prog_argv(argv, tm.t->prog, mode, tm.d.sock, tm.cc.ack_path, tm.n[0] ? tm.n : NULL,
+		     rfd, gfd);
+}
+
+static void tm_work_argv(char **argv, char *rfd, char *gfd)
+{
+	tm_prog_argv(argv, "--work", rfd, gfd);
+}
+
+static void tm_check_argv(char **argv)
+{
+	tm_prog_argv(argv, "--check", NULL, NULL);
+}
+
+/* The template is a small heap: it is copied for every crash point. */
+static int tm_make_template(void)
+{
+	static char out[4096];
+	char *argv[] = { (char *)th_bin(tm.t->prog), "--setup", "--socket", NULL, NULL };
+
+	if (th_heapd_start(&tm.d, tm.t->heapd_args) != 0)
+		return -1;
+	argv[3] = tm.d.sock;
+	int rc = th_run_capture(argv, out, sizeof(out));
+	if (rc != 0) {
+		fprintf(stderr, "setup: exit %d:\n%s", rc, out);
+		return -1;
+	}
+	if (tm.t->on_setup && tm.t->on_setup(out, tm.n, sizeof(tm.n)) != 0) {
+		fprintf(stderr, "setup:\n%s", out);
+		return -1;
+	}
+	th_heapd_stop(&tm.d);
+	return cc_save_template(&tm.cc, tm.t->ack_name);
+}
+
+int cc_template_main(const struct cc_template *t)
+{
+	int all = !t->full_env || getenv(t->full_env) != NULL;
+	uint64_t t0 = th_now_ms();
+
+	tm.t = t;
+	/* heapd killed, not stopped, before a fresh heap: the file is replaced
+	 * anyway. */
+	tm.cc = (struct crash_campaign){ .d = &tm.d, .heapd_down = th_heapd_kill,
+					 .modes = CC_LIVE | CC_FROZEN, .frozen_odd = !all,
+					 .work_argv = tm_work_argv, .check_argv = tm_check_argv,
+					 .on_work_out = t->on_work_out };
+	printf("%s: seed 0 (deterministic)\n", t->suite);
+	if (tm_make_template() != 0) {
+		th_fail(__FILE__, __LINE__, "could not make the template heap");
+		th_heapd_cleanup(&tm.d);
+		return th_summary(t->suite);
+	}
+	long max = cc_run(&tm.cc);
+	printf("%ld crash points (live all, frozen %s) in %llu ms; op in flight found undone %ld, "
+	       "done %ld times\n", max, all ? "all" : "odd",
+	       (unsigned long long)(th_now_ms() - t0), tm.cc.undone_done[0], tm.cc.undone_done[1]);
+	/* Some crash fell after a commit point. */
+	TH_CHECK(tm.cc.barriers <= 0 || tm.cc.undone_done[1] > 0);
+	th_heapd_cleanup(&tm.d);
+	return th_summary(t->suite);
+}

@@ -56,6 +56,20 @@ struct crash_campaign {
 int cc_save_template(struct crash_campaign *c, const char *ack_name);
 /* Restart heapd the way c says. 0 or -1. */
 int cc_restart(struct crash_campaign *c);
+/* The whole main of a campaign over one prog_*_crash program (cc_prog_argv's
+ * command line): `prog --setup` on a heapd started with heapd_args makes
+ * the template (on_setup, if set, reads its output and may fill n, the
+ * --n argument of every later run; nonzero fails the test), then cc_run
+ * with live mode for every k and frozen mode for every k, or only for odd
+ * k unless the variable full_env is set. Ends with th_summary's code. */
+struct cc_template {
+	const char *suite, *prog, *ack_name, *heapd_args;
+	const char *full_env;	/* NULL: frozen mode for every k */
+	int (*on_setup)(const char *out, char *n, size_t n_size);
+	void (*on_work_out)(const char *out);
+};
+int cc_template_main(const struct cc_template *t);
+
 /* Count the barriers, then run every crash point (UH_CRASH_ENUM_MAX=k:
  * only the first k). Returns how many crash points were run. */
 long cc_run(struct crash_campaign *c);
@@ -82,6 +96,11 @@ void cc_prog_argv(char **argv, const char *prog, const char *mode, const char *s
 const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
 		       const uint32_t *slots, size_t nslots, uh_block_fn body,
 		       const void *ops, size_t op_size, int nops, int *rc);
+
+/* The --work mode of a program whose ops are 0..nops-1 (ints, no arena
+ * to lease first): cc_run_ops, then "barriers=<N> ops=<nops>" on stdout,
+ * or "FAIL <what>: <error>". The exit code: 0 or 1. */
+int cc_work_ops(uh_heap *h, const struct cc_args *a, uh_block_fn body, int nops);
 
 /* Checker half: root name is absent (want NULL) or names a bytes object
  * holding want[0, len). 1 if so; else 0, and with say it prints why

@@ -149,7 +149,7 @@ static int setup(uh_heap *h)
 {
 	uint32_t cls;
 	uh_off r;
-	int rc;
+	int rc = 0;
 
 	if ((rc = uh_class_register(h, "crash.Inline", FIELDS, 5, &cls)) != 0 ||
 	    (rc = uh_begin(h)) != 0 || (rc = uh_alloc(h, cls, &r)) != 0 ||
@@ -160,7 +160,6 @@ static int setup(uh_heap *h)
 
 int main(int argc, char **argv)
 {
-	static int ops[NOPS];
 	struct cc_args a;
 	uh_heap *h;
 	int rc = 0;
@@ -178,17 +177,8 @@ int main(int argc, char **argv)
 	if (!strcmp(a.mode, "--setup")) {
 		rc = setup(h);
 	} else if (!strcmp(a.mode, "--work")) {
-		for (int i = 0; i < NOPS; i++)
-			ops[i] = i;
-		const char *what = cc_run_ops(h, a.ack, a.ready_fd, a.go_fd, NULL, 0, op_body, ops,
-					      sizeof(int), NOPS, &rc);
-		if (what) {
-			printf("FAIL %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
+		if (cc_work_ops(h, &a, op_body, NOPS) != 0)
 			return 1;
-		}
-		uh_stats st;
-		uh_stats_get(h, &st);
-		printf("barriers=%llu ops=%d\n", (unsigned long long)st.barriers, NOPS);
 	} else if (!strcmp(a.mode, "--check")) {
 		rc = cc_check_acked(h, a.ack, NOPS, matches);
 	}

@@ -41,7 +41,7 @@ static int op_body(uh_heap *h, void *arg)
 	int i = *(const int *)arg;
 	char name[16];
 	uh_off o;
-	int rc;
+	int rc = 0;
 
 	pattern(i, SIZES[i % NSIZES]);
 	if ((rc = uh_bytes_new(h, buf, SIZES[i % NSIZES], &o)) != 0)
@@ -91,10 +91,9 @@ static int matches(uh_heap *h, int n, uint64_t *live, int say)
 
 int main(int argc, char **argv)
 {
-	static int ops[NOPS];
 	struct cc_args a;
 	uh_heap *h;
-	int rc;
+	int rc = 0;
 
 	cc_parse_args(argc, argv, &a);
 	if (!a.mode || !a.sock || (strcmp(a.mode, "--setup") && !a.ack)) {
@@ -106,17 +105,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(a.mode, "--work")) {
-		for (int i = 0; i < NOPS; i++)
-			ops[i] = i;
-		const char *what = cc_run_ops(h, a.ack, -1, -1, NULL, 0, op_body, ops, sizeof(int),
-					      NOPS, &rc);
-		if (what) {
-			printf("FAIL %s: %s: %s\n", what, uh_strerror(rc), uh_errmsg());
+		if (cc_work_ops(h, &a, op_body, NOPS) != 0)
 			return 1;
-		}
-		uh_stats st;
-		uh_stats_get(h, &st);
-		printf("barriers=%llu ops=%d\n", (unsigned long long)st.barriers, NOPS);
 	} else if (!strcmp(a.mode, "--check")) {
 		rc = cc_check_acked(h, a.ack, NOPS, matches);
 	}

@@ -22,69 +22,14 @@
  * UH_CRASH_ENUM_MAX=k limits the run to k crash points (debugging).
  * Deterministic: no seed (seed 0 printed for the record).
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "crash_campaign.h"
-
-static const char *SUITE = "test_dt_map_crash";
-static struct th_heapd d;
-static struct crash_campaign cc;
-
-static void prog_argv(char **argv, const char *mode, char *rfd, char *gfd)
-{
-	cc_prog_argv(argv, "prog_dt_map_crash", mode, d.sock, cc.ack_path, NULL, rfd, gfd);
-}
-
-static void work_argv(char **argv, char *rfd, char *gfd)
-{
-	prog_argv(argv, "--work", rfd, gfd);
-}
-
-static void check_argv(char **argv)
-{
-	prog_argv(argv, "--check", NULL, NULL);
-}
-
-static int make_template(void)
-{
-	static char out[4096];
-	char *argv[] = { (char *)th_bin("prog_dt_map_crash"), "--setup", "--socket", NULL, NULL };
-
-	/* A small heap: it is copied for every crash point. */
-	if (th_heapd_start(&d, "--size 32M") != 0)
-		return -1;
-	argv[3] = d.sock;
-	int rc = th_run_capture(argv, out, sizeof(out));
-	if (rc != 0) {
-		fprintf(stderr, "setup: exit %d:\n%s", rc, out);
-		return -1;
-	}
-	th_heapd_stop(&d);
-	return cc_save_template(&cc, "ack.map");
-}
 
 int main(void)
 {
-	int full = getenv("UH_DT_MAP_CRASH_FULL") != NULL;
-	uint64_t t0 = th_now_ms();
+	static const struct cc_template t = {
+		.suite = "test_dt_map_crash", .prog = "prog_dt_map_crash", .ack_name = "ack.map",
+		.heapd_args = "--size 32M", .full_env = "UH_DT_MAP_CRASH_FULL",
+	};
 
-	/* heapd killed, not stopped, before a fresh heap: the file is replaced
-	 * anyway. */
-	cc = (struct crash_campaign){ .d = &d, .heapd_down = th_heapd_kill,
-				      .modes = CC_LIVE | CC_FROZEN, .frozen_odd = !full,
-				      .work_argv = work_argv, .check_argv = check_argv };
-	printf("%s: seed 0 (deterministic)\n", SUITE);
-	if (make_template() != 0) {
-		th_fail(__FILE__, __LINE__, "could not make the template heap");
-		th_heapd_cleanup(&d);
-		return th_summary(SUITE);
-	}
-	long max = cc_run(&cc);
-	printf("%ld crash points (live all, frozen %s) in %llu ms; op in flight found undone %ld, "
-	       "done %ld times\n", max, full ? "all" : "odd", (unsigned long long)(th_now_ms() - t0),
-	       cc.undone_done[0], cc.undone_done[1]);
-	TH_CHECK(cc.barriers <= 0 || cc.undone_done[1] > 0);	/* some crash fell after a commit point */
-	th_heapd_cleanup(&d);
-	return th_summary(SUITE);
+	return cc_template_main(&t);
 }

@@ -25,29 +25,22 @@
  *
  * UH_CRASH_ENUM_MAX=k limits the run to k crash points. Deterministic.
  */
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 
 #include "crash_campaign.h"
 
-static const char *SUITE = "test_dt_smap_crash";
-static struct th_heapd d;
-static struct crash_campaign cc;
-static char nkeys[32];
-
-static void prog_argv(char **argv, const char *mode, char *rfd, char *gfd)
+/* The template's first map has two levels; its key count is every run's
+ * --n. */
+static int on_setup(const char *out, char *n, size_t n_size)
 {
-	cc_prog_argv(argv, "prog_dt_smap_crash", mode, d.sock, cc.ack_path, nkeys, rfd, gfd);
-}
+	uint64_t keys = 0, ha = 0;
 
-static void work_argv(char **argv, char *rfd, char *gfd)
-{
-	prog_argv(argv, "--work", rfd, gfd);
-}
-
-static void check_argv(char **argv)
-{
-	prog_argv(argv, "--check", NULL, NULL);
+	if (th_find_u64(out, "n", &keys) != 0)
+		return -1;
+	printf("setup: %s", out);
+	TH_CHECK(th_find_u64(out, "height_a", &ha) == 0 && ha == 2);
+	snprintf(n, n_size, "%llu", (unsigned long long)keys);
+	return 0;
 }
 
 /* The ops did split the root (a new level) and collapse one. */
@@ -59,50 +52,13 @@ static void on_work_out(const char *out)
 	TH_CHECK(th_find_u64(out, "height_b", &hb) == 0 && hb == 1);
 }
 
-static int make_template(void)
-{
-	static char out[4096];
-	char *argv[] = { (char *)th_bin("prog_dt_smap_crash"), "--setup", "--socket", NULL, NULL };
-	uint64_t n = 0, ha = 0;
-
-	/* A small heap: it is copied for every crash point. */
-	if (th_heapd_start(&d, "--size 32M") != 0)
-		return -1;
-	argv[3] = d.sock;
-	int rc = th_run_capture(argv, out, sizeof(out));
-	if (rc != 0 || th_find_u64(out, "n", &n) != 0) {
-		fprintf(stderr, "setup: exit %d:\n%s", rc, out);
-		return -1;
-	}
-	printf("setup: %s", out);
-	TH_CHECK(th_find_u64(out, "height_a", &ha) == 0 && ha == 2);
-	snprintf(nkeys, sizeof(nkeys), "%llu", (unsigned long long)n);
-	th_heapd_stop(&d);
-	return cc_save_template(&cc, "ack.smap");
-}
-
 int main(void)
 {
-	int full = getenv("UH_DT_SMAP_CRASH_FULL") != NULL;
-	uint64_t t0 = th_now_ms();
+	static const struct cc_template t = {
+		.suite = "test_dt_smap_crash", .prog = "prog_dt_smap_crash", .ack_name = "ack.smap",
+		.heapd_args = "--size 32M", .full_env = "UH_DT_SMAP_CRASH_FULL",
+		.on_setup = on_setup, .on_work_out = on_work_out,
+	};
 
-	/* heapd killed, not stopped, before a fresh heap: the file is replaced
-	 * anyway. */
-	cc = (struct crash_campaign){ .d = &d, .heapd_down = th_heapd_kill,
-				      .modes = CC_LIVE | CC_FROZEN, .frozen_odd = !full,
-				      .work_argv = work_argv, .check_argv = check_argv,
-				      .on_work_out = on_work_out };
-	printf("%s: seed 0 (deterministic)\n", SUITE);
-	if (make_template() != 0) {
-		th_fail(__FILE__, __LINE__, "could not make the template heap");
-		th_heapd_cleanup(&d);
-		return th_summary(SUITE);
-	}
-	long max = cc_run(&cc);
-	printf("%ld crash points (live all, frozen %s) in %llu ms; op in flight found undone %ld, "
-	       "done %ld times\n", max, full ? "all" : "odd", (unsigned long long)(th_now_ms() - t0),
-	       cc.undone_done[0], cc.undone_done[1]);
-	TH_CHECK(cc.barriers <= 0 || cc.undone_done[1] > 0);	/* some crash fell after a commit point */
-	th_heapd_cleanup(&d);
-	return th_summary(SUITE);
+	return cc_template_main(&t);
 }
