@@ -22,7 +22,7 @@ const { proxyType, defineClass } = require('./objects');
 const {
   UniheapError, ConflictError, FreedObjectError, HeapFullError, closedError,
 } = require('./errors');
-const { TYPE_NAMES, valueAt } = require('./fields');
+const { TYPE_NAMES, isInline, valueAt } = require('./fields');
 const wait = require('./wait');
 const { fullGc } = require('./collect');
 
@@ -274,7 +274,7 @@ class Heap {
         // an inline field's capacity comes in the ref-class word
         fields: fields.map(([n, t, offset, word]) => ({
           name: n, type: TYPE_NAMES[t] || String(t), offset,
-          refClass: t >= 11 ? 0 : word, capacity: t >= 11 ? word : 0,
+          refClass: isInline(t) ? 0 : word, capacity: isInline(t) ? word : 0,
         })),
       };
     });
