@@ -60,6 +60,12 @@ struct uh_gc_filehdr {
 	uint64_t pin_cap;		/* UH_GC_PIN_CAP */
 	uint64_t heap_dev, heap_ino;	/* the heap file this GC file serves */
 	uint64_t heapd_starts;		/* uh_hdr.heapd_starts of the heapd that made it */
+	/* The cycle whose mark has begun: heapd stores it once the cycle's
+	 * first handshake (H1) is over, and 0 before it stores the next
+	 * cycle's MARK (FORMAT.md 9.3, objects made during the mark). 0
+	 * from a heapd that predates it (the word was padding): then no
+	 * client ever takes an object for one made during a mark. */
+	uint64_t mark_begun;
 };
 
 /* A session's control line, at the start of its area (64 bytes). */

@@ -141,6 +141,15 @@ static uint64_t next_version(struct hd *hd, struct cycle *cy)
 	return v;
 }
 
+/* The GC file's mark_begun (common/gcfile.h): 0 before a cycle's MARK is
+ * stored, the cycle once its H1 is over. */
+static void set_mark_begun(struct hd *hd, uint64_t cycle)
+{
+	if (hd->gcf)
+		__atomic_store_n(&((struct uh_gc_filehdr *)hd->gcf)->mark_begun, cycle,
+				 __ATOMIC_SEQ_CST);
+}
+
 static void set_state(struct hd *hd, uint64_t state)
 {
 	__atomic_store_n(&hd->hdr->gc_state, state, __ATOMIC_SEQ_CST);
@@ -310,6 +319,7 @@ static void mark_phase(struct cycle *cy)
 	pthread_mutex_lock(&hd->mu);
 	cy->replayed0 = hd->stats.logs_replayed;
 	uint64_t c = uh_gc_cycle(hd->hdr->gc_state) + 1;
+	set_mark_begun(hd, 0);
 	cy->v0 = next_version(hd, cy);
 	__atomic_store_n(&hd->hdr->gc_v0, cy->v0, __ATOMIC_SEQ_CST);
 	cy->state = uh_gc_state_make(c, UH_GC_MARK);
@@ -323,6 +333,9 @@ static void mark_phase(struct cycle *cy)
 		cy->why = "given up: a session did not acknowledge the mark";
 		return;
 	}
+	/* Every session pushes now: what a client allocates from here on is
+	 * on no path the mark must follow (gcring.c, uh_gc_note_new). */
+	set_mark_begun(hd, c);
 	pthread_mutex_lock(&hd->mu);
 	uh_arena_index_init(&cy->snap, hd->base, hd->heap_size, hd->hdr);
 	if (uh_arena_index_build(&cy->snap) == 0)

@@ -129,6 +129,9 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 	 * we own. Dying in between leaks the slot until recovery GC. */
 	if (uh_bitmap_set(uh_arena_bitmap(h->base, a->arena_off), slot))
 		return UH_ECONFLICT;	/* taken meanwhile: caller looks again */
+	/* Loaded before the object exists: a mark that had begun by then
+	 * need not be told of it (uh_gc_note_new). */
+	uint64_t marking = uh_gc_marking_now(h);
 	if (h->tx.depth && (rc = uh_tx_log_alloc(h, obj, a->slot_size)) != 0)
 		return rc;	/* block doomed; this one slot waits for recovery GC */
 	/* Outside a block, in a busy section (gcring.c): either the object's
@@ -146,6 +149,7 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 	}
 	h->st.allocs++;
 	*out = uh_ref_make(obj, gen);
+	uh_gc_note_new(h, marking, *out);
 	uh_gc_nursery_add(h, *out);
 	return 0;
 }

@@ -30,7 +30,15 @@
  * A reference is pushed at most once per cycle as far as h->gc.known
  * remembers (a push already in the ring is marked before the sweep, H2).
  * The table belongs to one cycle: a push for another cycle empties it
- * first.
+ * first. An object allocated once the mark of cycle c has begun (the GC
+ * file's mark_begun = c: heapd's first handshake is over) goes into the
+ * table too (uh_gc_note_new): cycle c keeps it without marking it (its
+ * version is above gc_v0) and it lies on no path that existed when the
+ * mark began (FORMAT.md 9.3, objects made during the mark); its pin, the
+ * overwrite of a reference to it and its exit from the nursery then
+ * push nothing. Seeing MARK is not enough: before H1 is over another
+ * session may still remove a reference without a push, leaving an
+ * object reachable only through one made meanwhile.
  * Without a GC file (h->gc.sess NULL) everything here is a no-op and the
  * state is IDLE.
  * The time a client waits for the collector (a full ring here, a pin on
@@ -110,6 +118,17 @@ static uint64_t *known_slot(struct uh_gc_known *k, uint64_t cycle, uint64_t word
 	return &k->v[hash >> 54];	/* top 10 bits: UH_GC_KNOWN slots */
 }
 _Static_assert(UH_GC_KNOWN == 1u << 10, "known_slot's hash width");
+
+void uh_gc_note_new(uh_heap *h, uint64_t marking, uint64_t ref)
+{
+	struct uh_gc_known *k = &h->gc.known;
+
+	/* A table of a later cycle is kept: this note would only empty it
+	 * (marking was loaded before the allocation, and may be stale). */
+	if (!marking || k->cycle > marking)
+		return;
+	*known_slot(k, marking, ref) = ref;
+}
 
 void uh_gc_grey(uh_heap *h, uint64_t word)
 {

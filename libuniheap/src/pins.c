@@ -134,6 +134,7 @@ static int bind_area(uh_heap *h, const char *path, uint32_t session)
 	spin_unlock(&m->gc_lock);
 	if (rc)
 		return rc;
+	h->gc.file = (const struct uh_gc_filehdr *)m->gc_base;
 	h->gc.sess = (struct uh_gc_sess *)area;
 	h->gc.ring = (uint64_t *)(area + sizeof(struct uh_gc_sess));
 	h->gc.pins = (uint64_t *)(area + UH_GC_PIN_OFF);
@@ -208,6 +209,7 @@ void uh_gc_detach(uh_heap *h)
 {
 	/* heapd zeroes the area once it has reaped the session. */
 	h->gc.sess = NULL;
+	h->gc.file = NULL;
 	h->gc.ring = h->gc.pins = NULL;
 	free(h->gc.deferred.v);
 	h->gc.deferred = (struct u64vec){ 0 };

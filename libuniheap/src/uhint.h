@@ -128,6 +128,7 @@ struct uh_gc_known {
  * gcring.c (busy sections, grey pushes) and pins.c own it. */
 struct uh_gc_client {
 	struct uh_gc_sess *sess;	/* this session's control line; NULL: no GC file */
+	const struct uh_gc_filehdr *file;	/* the GC file sess is in */
 	uint64_t *ring;			/* [UH_GC_RING_CAP] */
 	uint64_t *pins;			/* [UH_GC_PIN_CAP] */
 	struct uh_gc_known known;	/* gcring.c: greys a push may skip */
@@ -438,6 +439,17 @@ static inline void uh_gc_leave(uh_heap *h)
  * heapd (bounded), then sets overflow and drops it (the cycle is given
  * up). Only inside a busy section whose state was MARK. */
 void uh_gc_grey(uh_heap *h, uint64_t word);
+/* The cycle whose mark had begun (its first handshake over) as an
+ * allocation begins, else 0 (always 0 without a GC file); passed to
+ * uh_gc_note_new once the object exists. */
+static inline uint64_t uh_gc_marking_now(const uh_heap *h)
+{
+	return h->gc.file ? __atomic_load_n(&h->gc.file->mark_begun, __ATOMIC_ACQUIRE) : 0;
+}
+/* ref was allocated after the mark of cycle `marking` had begun: no push
+ * of ref is needed in that cycle (FORMAT.md 9.3, objects made during the
+ * mark), so it goes into the table of pushes made. */
+void uh_gc_note_new(uh_heap *h, uint64_t marking, uint64_t ref);
 /* uh_gc_grey of every aligned 8-byte word of [p, p + len). */
 void uh_gc_grey_range(uh_heap *h, const void *p, uint64_t len);
 /* A wait for the collector (a full ring, a pin on an object the sweep
