@@ -2,7 +2,8 @@
 # YCSB A-D and F through the official client on an embedded Infinispan
 # cache (org.uniheap.infinispan.ycsb.InfinispanDB), on one node or three,
 # with each store in turn and the same cache settings: the uniheap store
-# (a heapd per node, memory durability), SoftIndexFileStore and no store.
+# (a heapd per node, memory durability), SoftIndexFileStore and no store
+# (ISPN_YCSB_SYNC=1: both stores make each write durable before it returns).
 # Three nodes (ISPN_YCSB_NODES=3): the client's JVM and two Node JVMs on
 # 127.0.0.1, a distributed cache with 2 owners, JGroups over loopback TCP
 # (src/test/resources/jgroups-loopback.xml, ports from ISPN_YCSB_PORT,
@@ -26,6 +27,11 @@
 #                     fourth column is then telling: the run JVM's wall time
 #                     in seconds (with ISPN_YCSB_OPS=1, a node's restart)
 #   ISPN_YCSB_NODES   1 (default) or 3
+#   ISPN_YCSB_SYNC    1: every write durable on return, in both stores: the
+#                     heap in the sync class (heapd --durability sync) and
+#                     SoftIndexFileStore with syncWrites; default 0: the
+#                     memory class and SoftIndexFileStore's defaults (no
+#                     write waits for the disk)
 #   ISPN_YCSB_JVMOPTS options for the client JVMs (e.g. a JFR recording:
 #                     -XX:StartFlightRecording=filename=/tmp/ycsb-%p.jfr)
 set -eu
@@ -39,6 +45,9 @@ stores=${ISPN_YCSB_STORES:-uniheap sifs none}
 memory=${ISPN_YCSB_MEMORY:--1}
 preload=${ISPN_YCSB_PRELOAD:-false}
 nodes=${ISPN_YCSB_NODES:-1}
+sync=${ISPN_YCSB_SYNC:-0}
+durability=memory
+[ "$sync" = 1 ] && durability=sync
 port=${ISPN_YCSB_PORT:-7950}
 jgroups="$here/src/test/resources/jgroups-loopback.xml"
 hosts=""
@@ -73,7 +82,7 @@ export UNIHEAP_LIB="$UNIHEAP_BUILD/libuniheap.so.0"
 start_heapd() { # node
 	rm -f "$work/heap$1.uh"
 	"$UNIHEAP_BUILD/heapd" --heap "$work/heap$1.uh" --socket "$work/heapd$1.sock" --create \
-		--size "$(( records * 2 / 1000 + 256 ))M" --durability memory >"$work/heapd$1.log" 2>&1 &
+		--size "$(( records * 2 / 1000 + 256 ))M" --durability "$durability" >"$work/heapd$1.log" 2>&1 &
 	heapd_pids="$heapd_pids $!"
 	i=0
 	while [ ! -S "$work/heapd$1.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -98,6 +107,7 @@ start_nodes() { # store: the other nodes (1 .. nodes-1), each until it is a memb
 	while [ $n -lt "$nodes" ]; do
 		jvm --exec -Djgroups.tcp.port=$((port + n)) org.uniheap.infinispan.ycsb.Node \
 			ispn.store="$1" ispn.memory="$memory" ispn.nodes="$nodes" ispn.jgroups="$jgroups" \
+			ispn.sync="$sync" \
 			ispn.node="node$n" ispn.socket="$work/heapd$n.sock" ispn.dir="$work/sifs$n" \
 			>"$work/node$n.out" 2>"$work/node$n.err" &
 		node_pids="$node_pids $!"
@@ -122,7 +132,7 @@ ycsb() { # store phase workload
 		-p operationcount="$ops" -threads "$threads" -p ispn.store="$1" \
 		-p ispn.socket="$work/heapd0.sock" -p ispn.dir="$work/sifs0" -p ispn.memory="$memory" \
 		-p ispn.preload="$preload" -p ispn.nodes="$nodes" -p ispn.jgroups="$jgroups" \
-		-p ispn.node=node0 2>"$work/client.err"
+		-p ispn.node=node0 -p ispn.sync="$sync" 2>"$work/client.err"
 }
 
 not_ok() { # client reports: how many operations returned anything but OK

@@ -27,6 +27,9 @@ import site.ycsb.workloads.CoreWorkload;
  *   ispn.store=sifs     SoftIndexFileStore, Infinispan's default file store,
  *                       under ispn.dir
  *   ispn.store=none     no store (memory only)
+ * ispn.sync=1 makes SoftIndexFileStore force each write to the disk before
+ * it returns (syncWrites), as a heap in the sync class does (the heapd's
+ * durability is its own setting: ycsb.sh starts it so).
  * ispn.memory=N keeps at most N entries in memory (eviction; reads of the
  * others go to the store); -1 (default) keeps them all. ispn.preload=true
  * fills memory from the store when the cache starts (a node's restart).
@@ -119,6 +122,7 @@ public final class InfinispanDB extends DB {
                     throw new DBException("ispn.store=sifs needs ispn.dir");
                 g.globalState().enable().persistentLocation(dir);
                 c.persistence().addSoftIndexFileStore().dataLocation("data").indexLocation("index")
+                        .syncWrites("1".equals(p.getProperty("ispn.sync", "0")))
                         .preload(preload);
             }
             case "none" -> g.globalState().disable();

@@ -11,7 +11,7 @@ import org.infinispan.manager.DefaultCacheManager;
  * is stopped (SIGTERM: it leaves the cluster).
  *
  * args: the client's properties, as key=value (ispn.store, ispn.memory,
- * ispn.nodes, ispn.jgroups, and this node's ispn.node, ispn.socket,
+ * ispn.nodes, ispn.jgroups, ispn.sync, and this node's ispn.node, ispn.socket,
  * ispn.dir).
  */
 public final class Node {
