@@ -260,6 +260,8 @@ bench: deps all
 	fi
 	@echo "== bench/python/bench_py.py"
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bench_py.py
+	@echo "== bench/python/bytes_per_record.py (the YCSB table: uniheap against LMDB)"
+	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(PY) bench/python/bytes_per_record.py
 	@echo "== bench/node/bench.js"
 	@UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) bench/node/bench.js
 	@echo "== bench/java (JMH)"
