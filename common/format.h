@@ -345,11 +345,16 @@ struct uh_arena_hdr {
 	uint8_t pad[28];	/* 36 */
 };
 
-/* Small-object size classes: slot sizes, header included. */
-#define UH_SIZE_CLASSES 16u
+/* Small-object size classes: slot sizes, header included, ascending.
+ * Four classes per doubling from 64 on (steps of a quarter of the power
+ * of two below), so a slot wastes less than a fifth of itself at worst
+ * (FORMAT.md 5); a superset of version 7's sixteen classes, so every
+ * arena of an older heap has a class of this list. */
+#define UH_SIZE_CLASSES 35u
 static const uint32_t uh_size_class_slot[UH_SIZE_CLASSES] = {
-	32, 48, 64, 96, 128, 192, 256, 384,
-	512, 768, 1024, 1536, 2048, 4096, 8192, 16384,
+	32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320,
+	384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560,
+	3072, 3584, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384,
 };
 #define UH_SMALL_MAX 16384u	/* bigger objects get a large-object arena */
 

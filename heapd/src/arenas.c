@@ -286,7 +286,7 @@ int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct h
 		goto out;
 	if (!slot_size_ok(slot_size)) {
 		rc = hd_err(err, errlen, UH_EINVAL,
-			    "slot size %u is not a size class (32, 48, 64, ... 16384)", slot_size);
+			    "slot size %u is not a size class (32, 48, 64, 80, ... 16384)", slot_size);
 		goto out;
 	}
 	if ((rc = lease_small_locked(hd, session, slot_size, &off, err, errlen)))

@@ -26,12 +26,22 @@
 
 #include "uhint.h"
 
+/* The smallest class that holds bytes (binary search over the ascending
+ * list), -1 above UH_SMALL_MAX. */
 static int size_class(uint64_t bytes)
 {
-	for (int i = 0; i < (int)UH_SIZE_CLASSES; i++)	/* bound: 16 classes */
-		if (bytes <= uh_size_class_slot[i])
-			return i;
-	return -1;
+	int lo = 0, hi = (int)UH_SIZE_CLASSES;
+
+	if (bytes > UH_SMALL_MAX)
+		return -1;
+	while (lo < hi) {	/* bound: log2(UH_SIZE_CLASSES) + 1 steps */
+		int mid = (lo + hi) / 2;
+		if (uh_size_class_slot[mid] < bytes)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The first generation of the arena's slots; checked against the heap
@@ -266,7 +276,7 @@ static int leased_here(uh_heap *h, uint64_t arena_off)
 
 void uh_alloc_keep_leased(uh_heap *h)
 {
-	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {	/* bound: 16 classes */
+	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {	/* bound: UH_SIZE_CLASSES */
 		struct uh_size_arenas *sa = &h->small[i];
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < sa->n; k++)	/* bound: arenas of the class */

@@ -289,8 +289,9 @@ static int block_body(struct wk *k, int64_t b)
  * heapd (the test may freeze it). Allocations are rolled back. */
 static void prelease(struct wk *k)
 {
-	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 192, 256, 384,
-					  512, 768, 1024, 1536, 2048 };
+	static const uint32_t slots[] = { 32, 48, 64, 80, 96, 112, 128, 160, 192, 224,
+					  256, 320, 384, 448, 512, 640, 768, 896, 1024,
+					  1280, 1536, 1792, 2048 };
 	static char zeros[2048];
 	int rc = uh_begin(k->h);
 

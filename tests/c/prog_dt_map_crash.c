@@ -141,10 +141,10 @@ static int op_body(uh_heap *h, void *arg)
 }
 
 /* The arenas the ops allocate from (strings 32, entries 48, the
- * 128-bucket table 1536) and the classes around them are leased first. */
+ * 128-bucket table 1280) and the classes around them are leased first. */
 static void work(uh_heap *h, const char *ack, int ready_fd, int go_fd)
 {
-	static const uint32_t slots[] = { 32, 48, 64, 96, 128, 1536, 2048 };
+	static const uint32_t slots[] = { 32, 48, 64, 80, 96, 112, 128, 1280, 1536, 2048 };
 	uh_stats st;
 	int rc;
 	const char *failed = cc_run_ops(h, ack, ready_fd, go_fd, slots,
