@@ -7,7 +7,7 @@
  *                   [--prelease] [--ready-fd R --go-fd G] [--read-first]
  *
  * --blocks N: stop after block N (0 = run until killed). --prelease:
- * lease an arena of every small size class up front (allocate and abort),
+ * lease an arena of every small size class up to 2048 up front (allocate and abort),
  * so that later blocks need no RPC. --ready-fd/--go-fd: after setup write
  * one byte to R and wait for one byte on G (lets the test freeze heapd).
  *

@@ -5,8 +5,8 @@
  *   prog_pl_alloc --setup --socket S        (nothing: an empty heap)
  *   prog_pl_alloc --work --socket S --ack F
  *       op i (one block each, NOPS ops): a bytes object of SIZES[i]
- *       bytes (every small size class, and large objects with regions of
- *       their own) filled with a pattern of i, published as root "a<i>";
+ *       bytes (sixteen small sizes from 10 bytes to 16000, across the
+ *       size classes, and large objects with regions of their own) filled with a pattern of i, published as root "a<i>";
  *       odd ops from 3 on also delete root "a<i-3>" and free its object
  *       (a large one goes back to heapd). Appends "i\n" to F after each.
  *   prog_pl_alloc --check --socket S --ack F
@@ -21,7 +21,9 @@
 
 #include "crash_campaign.h"
 
-/* Every small size class, and two large objects early enough that odd
+/* Small objects across the size classes (sixteen sizes spread over FORMAT.md
+ * 5's list, not one per class: 35 one-MiB arenas would not fit the
+ * campaign's 32 MiB heap), and two large objects early enough that odd
  * ops free them again (op 3 frees a0, op 5 frees a2). */
 static const uint32_t SIZES[] = { 20000, 10, 70000, 30, 40, 70, 100, 170, 230, 350, 500, 700,
 				  1000, 1500, 2000, 4000, 8000, 16000 };

@@ -10,7 +10,7 @@
  *   list:  prog_dt_list_crash (growth, shifts, pops with frees, an array);
  *   map:   prog_dt_map_crash (a resize and its migration steps);
  *   smap:  prog_dt_smap_crash (splits, removes, a root change);
- *   alloc: prog_pl_alloc (objects of every size class and large ones,
+ *   alloc: prog_pl_alloc (objects across the size classes and large ones,
  *          each published as a root, then freed: the allocator and the
  *          return of large regions);
  *   handoff: prog_pl_handoff (two sessions take turns writing the same
