@@ -32,21 +32,23 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 7u
+#define UH_FORMAT_VERSION 8u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
  * a u32, references had zero high bits), format 2 is format 3 without an
  * object of kind PACKED, format 3 is format 4 whose logs are marked
  * APPLIED before their locks are released (no lazy logs, checksums
  * without new objects), format 4 is format 5 whose log checksum runs in
- * one lane, format 5 is format 6 without packed sorted-map leaves, and
- * format 6 is format 7 without inline string and bytes fields: heapd
- * upgrades all six in place. */
+ * one lane, format 5 is format 6 without packed sorted-map leaves,
+ * format 6 is format 7 without inline string and bytes fields, and format
+ * 7 is format 8 without an arena of the size classes version 8 added:
+ * heapd upgrades all seven in place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
 #define UH_FORMAT_VERSION_V3 3u
 #define UH_FORMAT_VERSION_V4 4u
 #define UH_FORMAT_VERSION_V5 5u
 #define UH_FORMAT_VERSION_V6 6u
+#define UH_FORMAT_VERSION_V7 7u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */

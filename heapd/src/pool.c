@@ -300,14 +300,15 @@ static void gc_state_idle(struct hd *hd)
  * format 4 is format 5 with every log IDLE (recovery has already replayed
  * or rolled back every log, by the rules of the heap's own version),
  * format 5 is format 6 without a class-15 sorted-map leaf (the class
- * itself was added by upgrade_datatype_classes), and format 6 is format 7
- * without an inline field in its class table, so the upgrade is one
+ * itself was added by upgrade_datatype_classes), format 6 is format 7
+ * without an inline field in its class table, and format 7 is format 8
+ * without an arena of a size class version 8 added, so the upgrade is one
  * transaction: the version and the checksum that covers it (FORMAT.md
  * 13), and the generation seed of a version 1 heap. A client of the
  * previous heapd still running maps the heap as its old version (without
  * generations, with a library that cannot read packed maps or packed
- * sorted-map leaves, that sums its logs by an older rule, or that knows no
- * inline field): the upgrade
+ * sorted-map leaves, that sums its logs by an older rule, that knows no
+ * inline field, or whose heapd would refuse the new size classes): the upgrade
  * waits for it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
