@@ -832,6 +832,21 @@ int uh_smap_len(uh_heap *h, uh_off m, uint64_t *len);
 int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v);
 int uh_smap_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags);
 int uh_smap_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags);
+/**
+ * The record stored under key k of hash map (uh_map_get_record) or sorted
+ * map (uh_smap_get_record) m, copied whole as uh_record_read copies it:
+ * the lookup and the copy in one call. Outside a block, a record replaced
+ * between the two is looked up again; the copy is the key's record at one
+ * instant. *class_id is the record's class (to decode the payload with).
+ * @return 0; UH_ENOTFOUND (no such key); UH_ETYPE (the value is not a
+ *         record: null, a number, a string...); UH_ERANGE when cap is
+ *         smaller than the payload (*len says how much); as uh_map_get /
+ *         uh_smap_get.
+ */
+int uh_map_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
+		      size_t *len, uint32_t *class_id);
+int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
+		       size_t *len, uint32_t *class_id);
 #define UH_SCAN_REVERSE 0x1u	/**< descending order */
 /** Start a scan at the first key >= from (descending: <= from); from NULL
  * starts at the smallest (descending: largest) key. */

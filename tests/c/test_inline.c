@@ -200,6 +200,53 @@ static void test_check_and_gc(const struct th_heapd *d)
 		fprintf(stderr, "heapctl gc --wait:\n%s\n", out);
 }
 
+/* uh_map_get_record / uh_smap_get_record: the lookup and the copy of the
+ * record found, the same bytes uh_record_read copies. */
+static void check_get_record(uh_heap *h, uh_off m, int sorted, uint32_t cls, uh_off o)
+{
+	uh_key k = { UH_KEY_STRING, 0, "rec", 3, 0 };
+	uh_key num = { UH_KEY_STRING, 0, "num", 3, 0 };
+	uh_key none = { UH_KEY_STRING, 0, "none", 4, 0 };
+	uh_value rv = { .type = UH_T_REF, .u.ref = o };
+	uh_value iv = { .type = UH_T_I64, .u.i = 5 };
+	unsigned char want[64], got[64];
+	size_t wlen = 0, len = 0;
+	uint32_t c = 0;
+	int (*get)(uh_heap *, uh_off, const uh_key *, void *, size_t, size_t *, uint32_t *) =
+		sorted ? uh_smap_get_record : uh_map_get_record;
+
+	TH_CHECK_RC(sorted ? uh_smap_put(h, m, &k, &rv, 0) : uh_map_put(h, m, &k, &rv, 0));
+	TH_CHECK_RC(sorted ? uh_smap_put(h, m, &num, &iv, 0) : uh_map_put(h, m, &num, &iv, 0));
+	TH_CHECK_RC(uh_record_read(h, o, want, sizeof(want), &wlen));
+	TH_CHECK_RC(get(h, m, &k, got, sizeof(got), &len, &c));
+	TH_CHECK_EQ(len, wlen);
+	TH_CHECK_EQ(c, cls);
+	TH_CHECK(memcmp(got, want, wlen) == 0);
+	TH_CHECK_ERR(get(h, m, &none, got, sizeof(got), &len, &c), UH_ENOTFOUND);
+	TH_CHECK_ERR(get(h, m, &num, got, sizeof(got), &len, &c), UH_ETYPE);
+	TH_CHECK_ERR(get(h, m, &k, got, wlen - 1, &len, &c), UH_ERANGE);
+	TH_CHECK_EQ(len, wlen);
+	TH_CHECK_ERR(get(h, m, &k, got, sizeof(got), NULL, &c), UH_EINVAL);
+	/* inside a block: the block's own write */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_set_inline(h, o, 1, "blk", 3));
+	TH_CHECK_RC(get(h, m, &k, got, sizeof(got), &len, &c));
+	TH_CHECK(memcmp(got + 8, "\x03\0\0\0blk", 7) == 0);
+	TH_CHECK_RC(uh_abort(h));
+}
+
+static void test_get_record(uh_heap *h, uint32_t cls, uh_off o)
+{
+	uh_off m = 0, sm = 0;
+
+	TH_CHECK_RC(uh_map_new(h, UH_KEY_STRING, &m));
+	TH_CHECK_RC(uh_root_set(h, "inline.map", m));
+	check_get_record(h, m, 0, cls, o);
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &sm));
+	TH_CHECK_RC(uh_root_set(h, "inline.smap", sm));
+	check_get_record(h, sm, 1, cls, o);
+}
+
 int main(void)
 {
 	static struct th_heapd d;
@@ -215,6 +262,7 @@ int main(void)
 	test_layout(h, &cls);
 	test_bad_declarations(h);
 	test_values(h, cls, &o);
+	test_get_record(h, cls, o);
 	test_check_and_gc(&d);
 	check_value(h, o, 1, "0123456789");
 	uh_disconnect(h);

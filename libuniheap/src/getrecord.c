@@ -1,0 +1,52 @@
+/*
+ * getrecord.c -- a map lookup and the copy of the record it finds, in one
+ * call (uh_map_get_record, uh_smap_get_record): what a binding's "read the
+ * record stored under this key" is, without a crossing per step.
+ *
+ * The lookup and the copy are two reads. References carry their object's
+ * generation, so a record freed (and its slot reused) between them fails
+ * the copy with UH_EFREED rather than copying another object; a record
+ * is freed only by the change that gives its key another value or removes
+ * it, so one still valid at its copy was still the key's value then: the
+ * pair reads as one read at the instant of the copy. Outside a block a
+ * lost race is looked up again (a bounded number of times); inside one
+ * the block's snapshot cannot lose it, and UH_EFREED is returned as is.
+ */
+#include "uhint.h"
+
+/* Lookups after a record was freed under its copy: each one means another
+ * session replaced the key's record meanwhile. */
+#define GET_RECORD_TRIES 64
+
+static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *dst,
+		      size_t cap, size_t *len, uint32_t *class_id)
+{
+	if (!len || !class_id || (!dst && cap))
+		return uh_err_set(UH_EINVAL, "get_record: NULL argument");
+	for (int t = 0;; t++) {	/* bound: GET_RECORD_TRIES */
+		uh_value v;
+		int rc = sorted ? uh_smap_get(h, m, k, &v) : uh_map_get(h, m, k, &v);
+
+		if (rc)
+			return rc;
+		if (v.type != UH_T_REF || !v.u.ref)
+			return uh_err_set(UH_ETYPE, "the value under the key is not a record");
+		rc = uh_obj_class(h, v.u.ref, class_id);
+		if (rc == 0)
+			rc = uh_record_read(h, v.u.ref, dst, cap, len);
+		if (rc != UH_EFREED || h->tx.depth || t + 1 >= GET_RECORD_TRIES)
+			return rc;
+	}
+}
+
+int uh_map_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
+		      size_t *len, uint32_t *class_id)
+{
+	return get_record(h, m, 0, k, dst, cap, len, class_id);
+}
+
+int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
+		       size_t *len, uint32_t *class_id)
+{
+	return get_record(h, m, 1, k, dst, cap, len, class_id);
+}
