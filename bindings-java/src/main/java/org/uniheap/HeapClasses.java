@@ -31,6 +31,12 @@ final class HeapClasses {
     }
 
     /** The type of class id, for wrapping an object of that class. */
+    /** The type of class id if this connection knows it already, else
+     * null (then {@link #type} reads it, which needs a session). */
+    ProxyType known(int id) {
+        return id > 0 && id < CAP ? byId[id] : null;
+    }
+
     ProxyType type(int id) {
         if (id > 0 && id < CAP) {
             ProxyType t = byId[id];

@@ -1,5 +1,6 @@
 package org.uniheap;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.AbstractMap;
 import java.util.Map;
@@ -76,6 +77,73 @@ final class MapOps {
                 throw replaced();
         }
         throw new ConflictException("map get: the value kept changing while being read");
+    }
+
+    /**
+     * The field values of the record stored under key ({@link
+     * PObject#fieldValues()} of get(key)), or null when key is absent: one
+     * uh_map_get_record / uh_smap_get_record, the lookup and the copy of
+     * the whole record at one instant, decoded here; no proxy is made.
+     * @throws TypeMismatchException when the value is not a record
+     */
+    static Object[] getFields(Heap heap, long ref, boolean sorted, int kind, Object key) {
+        for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing a value each time
+            BlockState b = heap.current();
+            Session s = heap.acquire(b);
+            MemorySegment payload;
+            ProxyType t;
+            int cls;
+            try {
+                Keys.put(s, kind, key);
+                int rc = getRecord(s, ref, sorted, s.at + Session.DATA, Session.DATA_CAP);
+                if (rc == Errors.ENOTFOUND)
+                    return null;
+                long len = s.scratch.get(JAVA_LONG, Session.OUT);
+                cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
+                if (rc == Errors.ERANGE && len > Session.DATA_CAP) {   // a record past the scratch
+                    payload = Arena.ofAuto().allocate(len, 8);
+                    rc = getRecord(s, ref, sorted, payload.address(), len);
+                    len = s.scratch.get(JAVA_LONG, Session.OUT);
+                    cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
+                    if (rc == 0)
+                        payload = payload.asSlice(0, len);
+                } else {
+                    payload = s.scratch;
+                }
+                if (rc != 0)   // UH_ETYPE: the value is not a record
+                    throw Errors.of(rc, "map get of a record");
+                if (payload == s.scratch)
+                    payload = s.scratch.asSlice(Session.DATA, len);
+                t = heap.classes.known(cls);
+                if (t != null && t.flat)   // nothing to call: decoded from the scratch
+                    return ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT);
+                long[] words = new long[(int) ((len + 7) / 8)];   // 8-aligned, as decode reads
+                MemorySegment.copy(payload, 0, MemorySegment.ofArray(words), 0, len);
+                payload = MemorySegment.ofArray(words);
+            } finally {
+                heap.release(b, s);
+            }
+            if (t == null)
+                t = heap.classes.type(cls);
+            Object[] v = ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT);
+            if (v != null)
+                return v;
+            if (b != null)
+                throw replaced();
+        }
+        throw new ConflictException("map get: the record's values kept changing while being read");
+    }
+
+    private static int getRecord(Session s, long ref, boolean sorted, long dst, long cap) {
+        try {
+            return sorted
+                    ? (int) Native.SMAP_GET_RECORD.invokeExact(s.h, ref, s.at + Session.KEY, dst, cap,
+                            s.at + Session.OUT, s.at + Session.OUT + 8)
+                    : (int) Native.MAP_GET_RECORD.invokeExact(s.h, ref, s.at + Session.KEY, dst, cap,
+                            s.at + Session.OUT, s.at + Session.OUT + 8);
+        } catch (Throwable e) {
+            throw Errors.rethrow(e);
+        }
     }
 
     private static ConflictException replaced() {

@@ -107,6 +107,21 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
         return v == MapOps.MISSING ? null : (BytesView) v;
     }
 
+    /**
+     * The field values of the record stored under key, as {@code
+     * get(key).fieldValues()} returns them (in {@link PObject#fieldNames()}
+     * order, all at one instant), without making a proxy of the record: the
+     * lookup and the copy of the whole record are one libuniheap call.
+     * @return the values, or null if key is absent (as get returns)
+     * @throws TypeMismatchException if the value is not a record (null included)
+     * @throws NullPointerException for a null key
+     * @throws ClassCastException for a key of another class than the map's
+     */
+    public Object[] fieldValues(Object key) {
+        checkKeyType(key);
+        return MapOps.getFields(heap, ref, true, kind(), key);
+    }
+
     boolean containsRaw(Object key) {
         return MapOps.get(heap, ref, true, kind(), key) != MapOps.MISSING;
     }

@@ -31,6 +31,9 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 public abstract class ProxyBase implements PObject {
     static final long OFFSET_MASK = 0xffff_ffff_ffffL;
     static final VarHandle LONG_AT = JAVA_LONG.varHandle();
+    /** Where a payload starts in its object (UH_OBJHDR_SIZE): field offsets
+     * count from the object, a uh_record_read copy from the payload. */
+    static final int PAYLOAD_AT = 16;
 
     final Heap heap;
     final ProxyType type;
@@ -239,12 +242,22 @@ public abstract class ProxyBase implements PObject {
     /* The fields' values from the words readFields copied; null when a
      * string or bytes value was freed before or during its copy. */
     private Object[] decode(long[] words) {
-        MemorySegment m = MemorySegment.ofArray(words);
-        int n = type.names.length;
+        return decode(heap, type, MemorySegment.ofArray(words), type.spanLo);
+    }
+
+    /**
+     * The field values of a record of type t whose bytes from object
+     * offset base on are in m (a uh_read of its fields' span, or a whole
+     * uh_record_read payload with base PAYLOAD_AT); null when a string or bytes
+     * value (out of line) was freed before or during its copy. Inline
+     * values come from m itself.
+     */
+    static Object[] decode(Heap heap, ProxyType t, MemorySegment m, long base) {
+        int n = t.names.length;
         Object[] out = new Object[n];
         for (int i = 0; i < n; i++) {
-            long at = type.offsets[i] - type.spanLo;
-            out[i] = switch (FieldType.of(type.types[i])) {
+            long at = t.offsets[i] - base;
+            out[i] = switch (FieldType.of(t.types[i])) {
                 case BOOL -> m.get(JAVA_BYTE, at) != 0;
                 case I8 -> m.get(JAVA_BYTE, at);
                 case I16 -> m.get(JAVA_SHORT, at);
@@ -256,9 +269,9 @@ public abstract class ProxyBase implements PObject {
                     long r = m.get(JAVA_LONG, at);
                     if (r == 0)
                         yield null;
-                    boolean str = type.types[i] == FieldType.STRING.code();
+                    boolean str = t.types[i] == FieldType.STRING.code();
                     byte[] b = Blobs.tryRead(heap, r, str ? ProxyType.CLASS_STRING
-                            : ProxyType.CLASS_BYTES, what(i));
+                            : ProxyType.CLASS_BYTES, t.whats[i]);
                     if (b == null)
                         yield Values.CHANGED;
                     yield str ? new String(b, StandardCharsets.UTF_8) : b;
@@ -269,15 +282,18 @@ public abstract class ProxyBase implements PObject {
                 }
                 case INLINE_STRING, INLINE_BYTES -> {  // in the same one copy
                     int len = m.get(JAVA_INT, at);
-                    if (len < 0 || len > type.refClass[i])
-                        throw new UniheapException("field " + what(i) + " holds " + len
-                                + " bytes, past its capacity " + type.refClass[i]);
-                    byte[] b = m.asSlice(at + 4, len).toArray(JAVA_BYTE);
-                    yield type.types[i] == FieldType.INLINE_STRING.code()
-                            ? new String(b, StandardCharsets.UTF_8) : b;
+                    if (len < 0 || len > t.refClass[i])
+                        throw new UniheapException("field " + t.whats[i] + " holds " + len
+                                + " bytes, past its capacity " + t.refClass[i]);
+                    if (t.types[i] == FieldType.INLINE_STRING.code())
+                        yield new String(m.asSlice(at + 4, len).toArray(JAVA_BYTE),
+                                StandardCharsets.UTF_8);
+                    byte[] b = new byte[len];
+                    MemorySegment.copy(m, JAVA_BYTE, at + 4, b, 0, len);
+                    yield b;
                 }
-                case null -> throw new UniheapException("field " + what(i) + " has unknown type "
-                        + type.types[i]);
+                case null -> throw new UniheapException("field " + t.whats[i] + " has unknown type "
+                        + t.types[i]);
             };
             if (out[i] == Values.CHANGED)
                 return null;

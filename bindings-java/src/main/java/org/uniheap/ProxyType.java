@@ -52,6 +52,10 @@ final class ProxyType {
      * {@link ProxyBase#fieldValues()} reads at once. 0 and 0 without fields. */
     final int spanLo;
     final int spanLen;
+    /** No string, bytes or ref field: a copy of the payload decodes
+     * without another libuniheap call (so in place, in a session's
+     * scratch, before the session is given back). */
+    final boolean flat;
     private final Map<String, Integer> index;
 
     ProxyType(int classId, int kind, String name, int payload, String[] names, int[] types,
@@ -85,6 +89,11 @@ final class ProxyType {
         this.spanLo = n == 0 ? 0 : offsets[0] & ~7;
         this.spanLen = n == 0 ? 0
                 : ((offsets[n - 1] + sizeOf(types[n - 1], refClass[n - 1]) + 7) & ~7) - spanLo;
+        boolean f = true;
+        for (int t : types)
+            f &= t != FieldType.STRING.code() && t != FieldType.BYTES.code()
+                    && t != FieldType.REF.code();
+        this.flat = f;
     }
 
     /** The bytes a field of type code t takes (FORMAT.md 3.3). */

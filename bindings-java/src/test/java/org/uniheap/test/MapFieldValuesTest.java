@@ -1,0 +1,105 @@
+package org.uniheap.test;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.uniheap.PMap;
+import org.uniheap.PObject;
+import org.uniheap.PSortedMap;
+import org.uniheap.TypeMismatchException;
+
+/** PMap.fieldValues(key) and PSortedMap.fieldValues(key): the fields of the
+ * record stored under a key in one call, as get(key).fieldValues(). */
+class MapFieldValuesTest extends HeapTest {
+    private static void assertSameValues(Object[] want, Object[] got) {
+        assertNotNull(got);
+        assertEquals(want.length, got.length);
+        for (int i = 0; i < want.length; i++) {
+            if (want[i] instanceof byte[] b)
+                assertArrayEquals(b, (byte[]) got[i], "field " + i);
+            else
+                assertEquals(want[i], got[i], "field " + i);
+        }
+    }
+
+    private InlineRec inline(String blob) {
+        return heap.create(InlineRec.class, x -> {
+            x.key(7);
+            x.blob(blob.getBytes());
+            x.flag((byte) -3);
+            x.text("hé");
+        });
+    }
+
+    @Test
+    void sortedMapReadsAnInlineRecord() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        InlineRec r = inline("0123456789");
+        m.put("k", r);
+        Object[] v = m.fieldValues("k");
+        assertSameValues(r.fieldValues(), v);
+        assertEquals(List.of("key", "blob", "flag", "text"), r.fieldNames());
+        assertEquals(7L, v[0]);
+        assertArrayEquals("0123456789".getBytes(), (byte[]) v[1]);
+        assertEquals((byte) -3, v[2]);
+        assertEquals("hé", v[3]);
+        assertNull(m.fieldValues("absent"));
+    }
+
+    @Test
+    void hashMapReadsAnInlineRecord() {
+        PMap<String, PObject> m = heap.newMap(String.class);
+        InlineRec r = inline("abc");
+        m.put("k", r);
+        assertSameValues(r.fieldValues(), m.fieldValues("k"));
+        assertNull(m.fieldValues("absent"));
+    }
+
+    @Test
+    void outOfLineValuesAndRefsAsFieldValues() {
+        PSortedMap<Long, PObject> m = heap.newSortedMap(Long.class);
+        Person friend = heap.create(Person.class, p -> p.name("bo"));
+        Person p = heap.create(Person.class, x -> {
+            x.name("ada");
+            x.tag(new byte[] {1, 2});
+            x.friend(friend);
+            x.age(36);
+        });
+        m.put(1L, p);
+        Object[] v = m.fieldValues(1L);
+        assertSameValues(p.fieldValues(), v);
+        List<String> names = p.fieldNames();
+        assertEquals("ada", v[names.indexOf("name")]);
+        assertEquals(friend, v[names.indexOf("friend")]);
+    }
+
+    @Test
+    void aValueThatIsNoRecordIsRefused() {
+        PSortedMap<String, Object> m = heap.newSortedMap(String.class);
+        m.put("n", 5L);
+        m.put("s", "text");
+        m.put("list", heap.newList(List.of(1L)));
+        assertThrows(TypeMismatchException.class, () -> m.fieldValues("n"));
+        assertThrows(TypeMismatchException.class, () -> m.fieldValues("s"));
+        assertThrows(TypeMismatchException.class, () -> m.fieldValues("list"));
+        assertThrows(ClassCastException.class, () -> m.fieldValues(5L));
+        assertThrows(NullPointerException.class, () -> m.fieldValues(null));
+    }
+
+    @Test
+    void insideABlockItSeesTheBlocksWrites() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        InlineRec r = inline("before");
+        m.put("k", r);
+        heap.atomic(() -> {
+            r.blob("inside".getBytes());
+            assertArrayEquals("inside".getBytes(), (byte[]) m.fieldValues("k")[1]);
+            InlineRec n = inline("new");
+            m.put("k2", n);
+            assertArrayEquals("new".getBytes(), (byte[]) m.fieldValues("k2")[1]);
+        });
+        assertArrayEquals("inside".getBytes(), (byte[]) m.fieldValues("k")[1]);
+    }
+}
