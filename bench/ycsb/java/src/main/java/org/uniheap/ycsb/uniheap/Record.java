@@ -1,6 +1,7 @@
 package org.uniheap.ycsb.uniheap;
 
 import java.util.Map;
+import java.util.Set;
 
 import org.uniheap.Inline;
 import org.uniheap.PObject;
@@ -98,6 +99,26 @@ public interface Record extends PObject {
     out.put("field7", new ByteArrayByteIterator((byte[]) v[7]));
     out.put("field8", new ByteArrayByteIterator((byte[]) v[8]));
     out.put("field9", new ByteArrayByteIterator((byte[]) v[9]));
+  }
+
+  /** The named fields of the values {@link PObject#fieldValues()} read
+   * (field0..field9, in order), as YCSB's read returns them. */
+  static void readSome(Object[] v, Set<String> fields, Map<String, ByteIterator> out) {
+    for (String f : fields) {
+      int i = index(f);
+      if (i >= 0) {
+        out.put(f, new ByteArrayByteIterator((byte[]) v[i]));
+      }
+    }
+  }
+
+  /** i for "fieldI" (0..9), else -1. */
+  static int index(String field) {
+    if (field.length() != 6 || !field.startsWith("field")) {
+      return -1;
+    }
+    int i = field.charAt(5) - '0';
+    return i >= 0 && i <= 9 ? i : -1;
   }
 
   /** Field {@code fieldN} by name, through the typed accessors. */

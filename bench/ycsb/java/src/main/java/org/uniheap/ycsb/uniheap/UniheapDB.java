@@ -38,10 +38,10 @@ import site.ycsb.Status;
  * thread a session of its pool for a block or a write), connected in
  * {@link #setProperties} before the client's clock starts
  * ({@code -p uniheap.socket=PATH}, else {@code $UNIHEAP_SOCKET}). A read of
- * all fields of a {@link Record} is a lookup, then {@code fieldValues()} (every
- * field at one instant), with no block; a record freed in between (another
- * client gave the key a new record) is read again in a block. Other reads and
- * scans run in a block (one snapshot of a record); an update of one field is
+ * a {@link Record} is one libuniheap call, {@code PSortedMap.fieldValues(key)}
+ * (the lookup and the whole record at one instant, no proxy, no block); a
+ * record replaced under every one of its tries is read again in a block.
+ * Reads of PMap records and scans run in a block (one snapshot of a record); an update of one field is
  * a single field write (atomic and durable on its own; redone as a block if
  * it loses a conflict with another client); inserts, multi-field updates
  * and deletes are blocks, re-run by {@code heap.atomic} after a lost
@@ -56,6 +56,8 @@ public final class UniheapDB extends DB {
   private static DBException failure;
 
   private boolean records;
+  private String lastName;              // this client thread's last table, and its map
+  private PSortedMap<String, PObject> lastTable;
 
   @Override
   public void setProperties(Properties p) {
@@ -97,9 +99,18 @@ public final class UniheapDB extends DB {
     }
   }
 
+  /** The sorted map of a table; the last one this client used without a lookup. */
+  private PSortedMap<String, PObject> table(String name) {
+    if (!name.equals(lastName)) {
+      lastTable = sharedTable(name);
+      lastName = name;
+    }
+    return lastTable;
+  }
+
   /** The sorted map of a table, created (once, atomically) if the heap has none. */
   @SuppressWarnings("unchecked")
-  private static PSortedMap<String, PObject> table(String name) {
+  private static PSortedMap<String, PObject> sharedTable(String name) {
     return TABLES.computeIfAbsent(name, n -> heap.atomic(() -> {
       String root = ROOT_PREFIX + n;
       PObject t = heap.roots().get(root);
@@ -166,22 +177,23 @@ public final class UniheapDB extends DB {
   @Override
   public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
     PSortedMap<String, PObject> t = table(table);
-    if (records && fields == null) {
-      // No block: a lookup, then the whole record at one instant. A record
-      // is freed only with the change that gives its key another record or
-      // removes it, so one still there at the second read was still the
-      // key's: the pair reads as one read at that instant. A record freed
-      // in between: read in a block.
+    if (records) {
+      // One libuniheap call: the lookup and the copy of the whole record at
+      // one instant (PSortedMap.fieldValues), no proxy, no block.
       try {
-        PObject rec = t.get(key);
-        if (rec == null) {
+        Object[] v = t.fieldValues(key);
+        if (v == null) {
           return Status.NOT_FOUND;
         }
         result.clear();
-        Record.readAll(record(rec).fieldValues(), result);
+        if (fields == null) {
+          Record.readAll(v, result);
+        } else {
+          Record.readSome(v, fields, result);
+        }
         return Status.OK;
       } catch (FreedObjectException e) {
-        return readIn(t, key, fields, result);
+        return readIn(t, key, fields, result);   // replaced under each of libuniheap's tries
       }
     }
     return readIn(t, key, fields, result);
