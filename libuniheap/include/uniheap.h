@@ -847,6 +847,20 @@ int uh_map_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t c
 		      size_t *len, uint32_t *class_id);
 int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
 		       size_t *len, uint32_t *class_id);
+/**
+ * Replace inline field `field` (by name) of the record stored under key k
+ * of hash map (uh_map_set_inline) or sorted map (uh_smap_set_inline) m,
+ * as uh_set_inline does: the lookup and the write in the caller's block,
+ * else in one implicit block (durable on return, re-run after a lost
+ * conflict).
+ * @return 0; UH_ENOTFOUND (no such key); UH_ETYPE (the value is not a
+ *         record, or the field is not inline); UH_EINVAL (no such field);
+ *         as uh_set_inline.
+ */
+int uh_map_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
+		      const void *data, size_t len);
+int uh_smap_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
+		       const void *data, size_t len);
 #define UH_SCAN_REVERSE 0x1u	/**< descending order */
 /** Start a scan at the first key >= from (descending: <= from); from NULL
  * starts at the smallest (descending: largest) key. */

@@ -1,7 +1,9 @@
 /*
  * getrecord.c -- a map lookup and the copy of the record it finds, in one
  * call (uh_map_get_record, uh_smap_get_record): what a binding's "read the
- * record stored under this key" is, without a crossing per step.
+ * record stored under this key" is, without a crossing per step; and the
+ * write of one inline field of that record (uh_map_set_inline,
+ * uh_smap_set_inline), the lookup and the write in one block.
  *
  * The lookup and the copy are two reads. References carry their object's
  * generation, so a record freed (and its slot reused) between them fails
@@ -13,6 +15,7 @@
  * the block's snapshot cannot lose it, and UH_EFREED is returned as is.
  */
 #include "uhint.h"
+#include "value.h"
 
 /* Lookups after a record was freed under its copy: each one means another
  * session replaced the key's record meanwhile. */
@@ -49,4 +52,55 @@ int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t 
 		       size_t *len, uint32_t *class_id)
 {
 	return get_record(h, m, 1, k, dst, cap, len, class_id);
+}
+
+struct set_field_op {
+	uh_off m;
+	int sorted;
+	const uh_key *k;
+	const char *field;
+	const void *data;
+	size_t len;
+};
+
+/* In the caller's block or an implicit one: the record the key has at
+ * the commit is the one written. */
+static int set_field_body(uh_heap *h, void *arg)
+{
+	const struct set_field_op *s = arg;
+	uh_value v;
+	uint32_t cls = 0, index = 0;
+	int rc = s->sorted ? uh_smap_get(h, s->m, s->k, &v) : uh_map_get(h, s->m, s->k, &v);
+
+	if (rc)
+		return rc;
+	if (v.type != UH_T_REF || !v.u.ref)
+		return uh_err_set(UH_ETYPE, "the value under the key is not a record");
+	rc = uh_obj_class(h, v.u.ref, &cls);
+	if (rc)
+		return rc;
+	if (uh_field_find(h, cls, s->field, &index) != 0)   /* not UH_ENOTFOUND: that is the key's */
+		return uh_err_set(UH_EINVAL, "the record under the key has no field '%s'", s->field);
+	return uh_set_inline(h, v.u.ref, index, s->data, s->len);
+}
+
+static int set_field(uh_heap *h, uh_off m, int sorted, const uh_key *k, const char *field,
+		     const void *data, size_t len)
+{
+	if (!k || !field || (!data && len))
+		return uh_err_set(UH_EINVAL, "set_inline: NULL argument");
+	struct set_field_op s = { m, sorted, k, field, data, len };
+	return uh_in_implicit_block(h, set_field_body, &s);
+}
+
+int uh_map_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
+		      const void *data, size_t len)
+{
+	return set_field(h, m, 0, k, field, data, len);
+}
+
+int uh_smap_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
+		       const void *data, size_t len)
+{
+	return set_field(h, m, 1, k, field, data, len);
 }

@@ -227,6 +227,25 @@ static void check_get_record(uh_heap *h, uh_off m, int sorted, uint32_t cls, uh_
 	TH_CHECK_ERR(get(h, m, &k, got, wlen - 1, &len, &c), UH_ERANGE);
 	TH_CHECK_EQ(len, wlen);
 	TH_CHECK_ERR(get(h, m, &k, got, sizeof(got), NULL, &c), UH_EINVAL);
+	/* one inline field of the record under the key, by name */
+	int (*set)(uh_heap *, uh_off, const uh_key *, const char *, const void *, size_t) =
+		sorted ? uh_smap_set_inline : uh_map_set_inline;
+	char was[16];
+	size_t wn = 0;
+	TH_CHECK_RC(uh_get_inline(h, o, 1, was, sizeof(was), &wn));
+	TH_CHECK_RC(set(h, m, &k, "v", "by-key", 6));
+	check_value(h, o, 1, "by-key");
+	TH_CHECK_ERR(set(h, m, &k, "v", "01234567890", 11), UH_ERANGE);
+	TH_CHECK_ERR(set(h, m, &k, "nope", "x", 1), UH_EINVAL);
+	TH_CHECK_ERR(set(h, m, &k, "k", "x", 1), UH_ETYPE);
+	TH_CHECK_ERR(set(h, m, &none, "v", "x", 1), UH_ENOTFOUND);
+	TH_CHECK_ERR(set(h, m, &num, "v", "x", 1), UH_ETYPE);
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(set(h, m, &k, "v", "rolled", 6));
+	check_value(h, o, 1, "rolled");
+	TH_CHECK_RC(uh_abort(h));
+	check_value(h, o, 1, "by-key");
+	TH_CHECK_RC(uh_set_inline(h, o, 1, was, wn));
 	/* inside a block: the block's own write */
 	TH_CHECK_RC(uh_begin(h));
 	TH_CHECK_RC(uh_set_inline(h, o, 1, "blk", 3));
