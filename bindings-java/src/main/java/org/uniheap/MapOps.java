@@ -2,6 +2,7 @@ package org.uniheap;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.AbstractMap;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -132,6 +133,47 @@ final class MapOps {
                 throw replaced();
         }
         throw new ConflictException("map get: the record's values kept changing while being read");
+    }
+
+    /**
+     * Replace inline field {@code field} of the record stored under key with
+     * data (a String's UTF-8 or bytes): one uh_map_set_inline /
+     * uh_smap_set_inline, the lookup and the write in the calling thread's
+     * block or in one of their own. False when key is absent.
+     */
+    static boolean setInline(Heap heap, long ref, boolean sorted, int kind, Object key, String field,
+                             byte[] data) {
+        byte[] name = field.getBytes(StandardCharsets.UTF_8);
+        BlockState b = heap.current();
+        Session s = heap.acquire(b);
+        try (Arena a = name.length + 1 + data.length > Session.DATA_CAP ? Arena.ofConfined() : null) {
+            s.wrote = true;
+            Keys.put(s, kind, key);
+            long at = s.cName(name);   // DATA: the name, then the value
+            long dst = at + name.length + 1;
+            if (a != null) {           // past the scratch
+                MemorySegment buf = a.allocate(name.length + 1 + data.length);
+                MemorySegment.copy(name, 0, buf, JAVA_BYTE, 0, name.length);
+                buf.set(JAVA_BYTE, name.length, (byte) 0);
+                at = buf.address();
+                dst = at + name.length + 1;
+                MemorySegment.copy(data, 0, buf, JAVA_BYTE, name.length + 1, data.length);
+            } else {
+                MemorySegment.copy(data, 0, s.scratch, JAVA_BYTE, dst - s.at, data.length);
+            }
+            int rc = sorted
+                    ? (int) Native.SMAP_SET_INLINE.invokeExact(s.h, ref, s.at + Session.KEY, at, dst, (long) data.length)
+                    : (int) Native.MAP_SET_INLINE.invokeExact(s.h, ref, s.at + Session.KEY, at, dst, (long) data.length);
+            if (rc == Errors.ENOTFOUND)
+                return false;
+            if (rc != 0)
+                throw Errors.of(rc, "set field " + field + " of the record under a map key");
+            return true;
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        } finally {
+            heap.release(b, s);
+        }
     }
 
     private static int getRecord(Session s, long ref, boolean sorted, long dst, long cap) {

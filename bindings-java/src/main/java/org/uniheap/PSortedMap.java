@@ -122,6 +122,29 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
         return MapOps.getFields(heap, ref, true, kind(), key);
     }
 
+    /**
+     * Replace an inline field ({@link Inline}) of the record stored under
+     * key, as {@code get(key).setField(field, value)} would, without making a
+     * proxy of the record: the lookup and the write are one libuniheap call,
+     * in the calling thread's block or atomic and durable on their own.
+     * @param value a byte[] or {@link Bytes} for an inline bytes field, a
+     *        String for an inline string field
+     * @return false if key is absent (nothing written)
+     * @throws TypeMismatchException if the value under key is not a record,
+     *         or the field is not inline
+     * @throws ValueRangeException if value is longer than the field's capacity
+     * @throws InvalidValueException if the record has no such field
+     */
+    public boolean setField(Object key, String field, Object value) {
+        checkKeyType(key);
+        byte[] data = value instanceof byte[] b ? b : value instanceof Bytes by ? by.raw()
+                : value instanceof String str ? str.getBytes(java.nio.charset.StandardCharsets.UTF_8) : null;
+        if (data == null)
+            throw new TypeMismatchException(Errors.ETYPE, "an inline field takes a byte[], Bytes or String, not "
+                    + (value == null ? "null" : value.getClass().getName()));
+        return MapOps.setInline(heap, ref, true, kind(), key, field, data);
+    }
+
     boolean containsRaw(Object key) {
         return MapOps.get(heap, ref, true, kind(), key) != MapOps.MISSING;
     }

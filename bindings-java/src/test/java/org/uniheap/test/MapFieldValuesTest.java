@@ -8,10 +8,14 @@ import org.junit.jupiter.api.Test;
 import org.uniheap.PMap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.InvalidValueException;
 import org.uniheap.TypeMismatchException;
+import org.uniheap.ValueRangeException;
 
 /** PMap.fieldValues(key) and PSortedMap.fieldValues(key): the fields of the
- * record stored under a key in one call, as get(key).fieldValues(). */
+ * record stored under a key in one call, as get(key).fieldValues(); and
+ * setField(key, field, value), an inline field of that record written in
+ * one call. */
 class MapFieldValuesTest extends HeapTest {
     private static void assertSameValues(Object[] want, Object[] got) {
         assertNotNull(got);
@@ -101,5 +105,34 @@ class MapFieldValuesTest extends HeapTest {
             assertArrayEquals("new".getBytes(), (byte[]) m.fieldValues("k2")[1]);
         });
         assertArrayEquals("inside".getBytes(), (byte[]) m.fieldValues("k")[1]);
+    }
+
+    @Test
+    void setFieldWritesAnInlineFieldOfTheRecordUnderAKey() {
+        PSortedMap<String, Object> m = heap.newSortedMap(String.class);
+        InlineRec r = inline("before");
+        m.put("k", r);
+        m.put("n", 5L);
+        assertTrue(m.setField("k", "blob", "after".getBytes()));
+        assertArrayEquals("after".getBytes(), r.blob());
+        assertTrue(m.setField("k", "text", "ok"));
+        assertEquals("ok", r.text());
+        assertFalse(m.setField("absent", "blob", new byte[1]));
+        assertThrows(ValueRangeException.class, () -> m.setField("k", "blob", new byte[11]));
+        assertThrows(InvalidValueException.class, () -> m.setField("k", "nope", new byte[1]));
+        assertThrows(TypeMismatchException.class, () -> m.setField("k", "key", new byte[1]));
+        assertThrows(TypeMismatchException.class, () -> m.setField("n", "blob", new byte[1]));
+        assertThrows(TypeMismatchException.class, () -> m.setField("k", "blob", 5L));
+        assertArrayEquals("after".getBytes(), r.blob());
+        assertThrows(IllegalStateException.class, () -> heap.atomic(() -> {
+            m.setField("k", "blob", "inside".getBytes());
+            assertArrayEquals("inside".getBytes(), (byte[]) m.fieldValues("k")[1]);
+            throw new IllegalStateException("roll back");
+        }));
+        assertArrayEquals("after".getBytes(), r.blob());
+        PMap<Long, PObject> h = heap.newMap(Long.class);
+        h.put(1L, r);
+        assertTrue(h.setField(1L, "blob", "hash".getBytes()));
+        assertArrayEquals("hash".getBytes(), (byte[]) h.fieldValues(1L)[1]);
     }
 }
