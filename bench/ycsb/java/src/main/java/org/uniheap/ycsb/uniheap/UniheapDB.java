@@ -42,8 +42,9 @@ import site.ycsb.Status;
  * (the lookup and the whole record at one instant, no proxy, no block); a
  * record replaced under every one of its tries is read again in a block.
  * Reads of PMap records and scans run in a block (one snapshot of a record); an update of one field is
- * a single field write (atomic and durable on its own; redone as a block if
- * it loses a conflict with another client); inserts, multi-field updates
+ * a single field write (atomic and durable on its own, for a Record one
+ * call, {@code PSortedMap.setField(key, field, value)}; redone as a block
+ * if it loses a conflict with another client); inserts, multi-field updates
  * and deletes are blocks, re-run by {@code heap.atomic} after a lost
  * conflict.
  */
@@ -246,6 +247,10 @@ public final class UniheapDB extends DB {
     Map<String, byte[]> values = RecordCodec.toBytes(fields);     // before a block: see insert
     if (values.size() == 1) {         // one field write: atomic and durable alone
       try {
+        if (records) {                // the lookup and the write: one libuniheap call
+          Map.Entry<String, byte[]> e = values.entrySet().iterator().next();
+          return t.setField(key, e.getKey(), e.getValue()) ? Status.OK : Status.NOT_FOUND;
+        }
         return updateIn(t, key, values);
       } catch (ConflictException e) {
         // another client had the record: as a block, retried
