@@ -137,12 +137,18 @@ final class MapOps {
 
     /**
      * Replace inline field {@code field} of the record stored under key with
-     * data (a String's UTF-8 or bytes): one uh_map_set_inline /
-     * uh_smap_set_inline, the lookup and the write in the calling thread's
-     * block or in one of their own. False when key is absent.
+     * value (a byte[], Bytes, or a String as its UTF-8): one
+     * uh_map_set_inline / uh_smap_set_inline, the lookup and the write in
+     * the calling thread's block or in one of their own. False when key is
+     * absent.
      */
     static boolean setInline(Heap heap, long ref, boolean sorted, int kind, Object key, String field,
-                             byte[] data) {
+                             Object value) {
+        byte[] data = value instanceof byte[] b ? b : value instanceof Bytes by ? by.raw()
+                : value instanceof String str ? str.getBytes(StandardCharsets.UTF_8) : null;
+        if (data == null)
+            throw new TypeMismatchException(Errors.ETYPE, "an inline field takes a byte[], Bytes or String, not "
+                    + (value == null ? "null" : value.getClass().getName()));
         byte[] name = field.getBytes(StandardCharsets.UTF_8);
         BlockState b = heap.current();
         Session s = heap.acquire(b);

@@ -134,12 +134,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
      * @throws InvalidValueException if the record has no such field
      */
     public boolean setField(Object key, String field, Object value) {
-        byte[] data = value instanceof byte[] b ? b : value instanceof Bytes by ? by.raw()
-                : value instanceof String str ? str.getBytes(java.nio.charset.StandardCharsets.UTF_8) : null;
-        if (data == null)
-            throw new TypeMismatchException(Errors.ETYPE, "an inline field takes a byte[], Bytes or String, not "
-                    + (value == null ? "null" : value.getClass().getName()));
-        return MapOps.setInline(heap, ref, false, kind(), key, field, data);
+        return MapOps.setInline(heap, ref, false, kind(), key, field, value);
     }
 
     @Override

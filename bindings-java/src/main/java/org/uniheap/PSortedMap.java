@@ -137,12 +137,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
      */
     public boolean setField(Object key, String field, Object value) {
         checkKeyType(key);
-        byte[] data = value instanceof byte[] b ? b : value instanceof Bytes by ? by.raw()
-                : value instanceof String str ? str.getBytes(java.nio.charset.StandardCharsets.UTF_8) : null;
-        if (data == null)
-            throw new TypeMismatchException(Errors.ETYPE, "an inline field takes a byte[], Bytes or String, not "
-                    + (value == null ? "null" : value.getClass().getName()));
-        return MapOps.setInline(heap, ref, true, kind(), key, field, data);
+        return MapOps.setInline(heap, ref, true, kind(), key, field, value);
     }
 
     boolean containsRaw(Object key) {
