@@ -3,8 +3,10 @@
  * (FORMAT.md 9.3, common/gcfile.h): busy sections and grey references.
  *
  * A busy section brackets every store in place that may remove a
- * reference from a live object: a commit's apply, a single field write,
- * an allocation outside a block. heapd's mark begins only once every
+ * reference from a live object: a commit's apply (from the validation of
+ * its reads on, tx.c, so that what it stores is still in the heap when
+ * its section loads the state), a single field write, an allocation
+ * outside a block. heapd's mark begins only once every
  * session is either out of a section or has seen the MARK state in it
  * (handshake H1), so after H1 every store in place is preceded by a push
  * of the bytes it overwrites (snapshot at the beginning: whatever was

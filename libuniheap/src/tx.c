@@ -22,8 +22,10 @@
  *       from here on the block survives any crash (recovery replays it).
  *   B2  the applied writes and frees, in place.
  * B2's stores run inside a busy section of the online collector
- * (gcring.c), and so does a single write's store: while it marks, the
- * bytes they overwrite and the payloads they free go grey first.
+ * (gcring.c), opened before the reads are validated (so that no reference
+ * the block stores can leave the heap unseen before B2 stores it, FORMAT.md
+ * 9.3), and so does a single write's store: while it marks, the bytes they
+ * overwrite and the payloads they free go grey first.
  * Then: state APPLIED, flushed but not fenced: the session's next barrier
  * makes it durable, and so does any other session's (barrier.c), which is
  * what keeps a late replay of this log from overwriting a later block
@@ -824,11 +826,20 @@ static int tx_commit_outer(uh_heap *h)
 		tx_reset(h);
 		return 0;
 	}
+	/* The busy section (gcring.c) opens before the reads are validated,
+	 * not just before the stores in place: the references this block
+	 * stores are only known to be in the heap up to the validation, and
+	 * another session may remove them from there right after it. While
+	 * the online collector marks, that removal pushes them grey only if
+	 * its own section began after ours loaded MARK, which holding the
+	 * section from here on guarantees (FORMAT.md 9.3, why it is sound). */
+	uint64_t gc = uh_gc_enter(h);
 	/* All our locks are held: if every read is still current, the block
 	 * serializes here. */
 	if (!reads_valid(h, 1)) {
+		uh_gc_leave(h);
 		h->st.conflicts++;
-	uh_gc_count(h, 1);
+		uh_gc_count(h, 1);
 		h->st.aborts_stale++;
 		tx_doom(h, 0);
 		h->tx.doomed = 0;
@@ -838,6 +849,7 @@ static int tx_commit_outer(uh_heap *h)
 	/* heapd ended under the block: its session is for the next heapd to
 	 * recover, not to commit on. */
 	if (h->ctl && !uhc_connected(h->ctl)) {
+		uh_gc_leave(h);
 		uh_tx_heapd_restarted(h);
 		h->tx.doomed = 0;
 		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
@@ -870,6 +882,7 @@ static int tx_commit_outer(uh_heap *h)
 	 * garbage: either we see its start now and roll back, or it sees
 	 * COMMITTED and waits for us (reattach.c). */
 	if (__atomic_load_n(&h->hdr->heapd_starts, __ATOMIC_ACQUIRE) != h->starts) {
+		uh_gc_leave(h);
 		uh_tx_heapd_restarted(h);
 		h->tx.doomed = 0;
 		return uh_err_set(UH_ECONFLICT, "uh_commit: heapd restarted: the block was rolled "
@@ -877,10 +890,10 @@ static int tx_commit_outer(uh_heap *h)
 	}
 	uh_flush(h, log, sizeof(*log));
 	uh_barrier(h);
-	/* The stores in place run in a busy section (gcring.c): while the
-	 * online collector marks, what they overwrite goes grey first. */
+	/* The stores in place run in the busy section opened above: while
+	 * the online collector marks, what they overwrite goes grey first. */
 	struct uh_persist p = h->persist;
-	if (uh_gc_phase(uh_gc_enter(h)) == UH_GC_MARK)
+	if (uh_gc_phase(gc) == UH_GC_MARK)
 		p.overwrite = uh_gc_overwrite;
 	/* B2: apply in place (uh_log_apply ends with the barrier). */
 	int rc = uh_log_apply(&loc, &p, &c);
