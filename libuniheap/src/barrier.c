@@ -182,4 +182,7 @@ void uh_barrier_init(uh_heap *h)
 	h->crash_at = crash ? strtoull(crash, NULL, 10) : 0;
 	h->pmtrace = uh_pmtrace_on();
 	h->mutant = mutant_of(getenv("UH_MUTANT"));
+	const char *hold = getenv("UH_COMMIT_HOLD");
+	if (hold && strlen(hold) < sizeof(h->commit_hold) - 4)
+		strcpy(h->commit_hold, hold);
 }

@@ -48,11 +48,13 @@
  * below are about the physical object. Checking the generation is the
  * caller's (uh_obj_get), before it hands an object here.
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "logapply.h"
 #include "uhint.h"
@@ -813,6 +815,25 @@ static void commit_release(uh_heap *h)
 	h->st.frees += t->freed_list.n;
 }
 
+/* Test hook UH_COMMIT_HOLD (uhint.h): a test holds this commit between
+ * its validation and its apply, the window another session's write and a
+ * collector cycle may fall into (test_gc_commit_window). Once per handle. */
+static void commit_hold(uh_heap *h)
+{
+	char path[sizeof(h->commit_hold) + 4];
+
+	snprintf(path, sizeof(path), "%s.in", h->commit_hold);
+	int fd = open(path, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s.go", h->commit_hold);
+	for (int i = 0; i < 30000 && access(path, F_OK) != 0; i++) {	/* bound: 30 s */
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	h->commit_hold[0] = 0;
+}
+
 static int tx_commit_outer(uh_heap *h)
 {
 	struct uh_tx *t = &h->tx;
@@ -846,6 +867,8 @@ static int tx_commit_outer(uh_heap *h)
 		return uh_err_set(UH_ECONFLICT, "uh_commit: an object this block read was "
 				  "changed by another session; block rolled back, run it again");
 	}
+	if (__builtin_expect(h->commit_hold[0] != 0, 0))
+		commit_hold(h);
 	/* heapd ended under the block: its session is for the next heapd to
 	 * recover, not to commit on. */
 	if (h->ctl && !uhc_connected(h->ctl)) {

@@ -240,6 +240,10 @@ struct uh_heap {
 	uint64_t crash_at;		/* UH_CRASH_AT: die at this barrier */
 	int pmtrace;			/* UH_PMTRACE: record flushes and barriers */
 	int mutant;			/* UH_MUTANT: a persist the tests drop */
+	/* UH_COMMIT_HOLD=path: the handle's first commit that writes stops
+	 * right after validating its reads (in its busy section), creates
+	 * path.in and waits (30 s at most) for path.go (tx.c). */
+	char commit_hold[256];
 
 	struct uh_arena_index ix;	/* owned */
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
