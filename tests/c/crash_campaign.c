@@ -388,6 +388,35 @@ int cc_work_ops(uh_heap *h, const struct cc_args *a, uh_block_fn body, int nops)
 	return 0;
 }
 
+int cc_ops_main(int argc, char **argv, const char *prog, int (*setup)(uh_heap *h),
+		uh_block_fn body, int nops,
+		int (*matches)(uh_heap *h, int n, uint64_t *live, int say))
+{
+	struct cc_args a;
+	uh_heap *h;
+	int rc = 0;
+
+	cc_parse_args(argc, argv, &a);
+	if (!a.mode || !a.sock || (strcmp(a.mode, "--setup") && !a.ack)) {
+		fprintf(stderr, "usage: %s --setup|--work|--check --socket S [--ack F]\n", prog);
+		return 1;
+	}
+	if ((rc = uh_connect(a.sock, 0, &h)) != 0) {
+		printf("connect: %s\n", uh_errmsg());
+		return 1;
+	}
+	if (!strcmp(a.mode, "--setup")) {
+		rc = setup ? setup(h) : 0;
+	} else if (!strcmp(a.mode, "--work")) {
+		if (cc_work_ops(h, &a, body, nops) != 0)
+			return 1;
+	} else if (!strcmp(a.mode, "--check")) {
+		rc = cc_check_acked(h, a.ack, nops, matches);
+	}
+	uh_disconnect(h);
+	return rc;
+}
+
 /* cc_template_main's one campaign: the callbacks of struct crash_campaign
  * carry no context. */
 static struct {

@@ -102,6 +102,13 @@ const char *cc_run_ops(uh_heap *h, const char *ack, int ready_fd, int go_fd,
  * or "FAIL <what>: <error>". The exit code: 0 or 1. */
 int cc_work_ops(uh_heap *h, const struct cc_args *a, uh_block_fn body, int nops);
 
+/* main() of such a program: --setup runs setup (NULL: nothing), --work
+ * cc_work_ops(body, nops), --check cc_check_acked(matches); prog names it
+ * in the usage line. The exit code. */
+int cc_ops_main(int argc, char **argv, const char *prog, int (*setup)(uh_heap *h),
+		uh_block_fn body, int nops,
+		int (*matches)(uh_heap *h, int n, uint64_t *live, int say));
+
 /* Checker half: root name is absent (want NULL) or names a bytes object
  * holding want[0, len). 1 if so; else 0, and with say it prints why
  * (after n ops). */

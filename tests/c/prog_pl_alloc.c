@@ -17,7 +17,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "crash_campaign.h"
 
@@ -93,25 +92,5 @@ static int matches(uh_heap *h, int n, uint64_t *live, int say)
 
 int main(int argc, char **argv)
 {
-	struct cc_args a;
-	uh_heap *h;
-	int rc = 0;
-
-	cc_parse_args(argc, argv, &a);
-	if (!a.mode || !a.sock || (strcmp(a.mode, "--setup") && !a.ack)) {
-		fprintf(stderr, "usage: prog_pl_alloc --setup|--work|--check --socket S [--ack F]\n");
-		return 1;
-	}
-	if ((rc = uh_connect(a.sock, 0, &h)) != 0) {
-		printf("connect: %s\n", uh_errmsg());
-		return 1;
-	}
-	if (!strcmp(a.mode, "--work")) {
-		if (cc_work_ops(h, &a, op_body, NOPS) != 0)
-			return 1;
-	} else if (!strcmp(a.mode, "--check")) {
-		rc = cc_check_acked(h, a.ack, NOPS, matches);
-	}
-	uh_disconnect(h);
-	return rc;
+	return cc_ops_main(argc, argv, "prog_pl_alloc", NULL, op_body, NOPS, matches);
 }
