@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
 
@@ -236,28 +237,46 @@ static void leased(struct hd *hd, uint64_t bytes)
 		hd->gc_kick(hd);
 }
 
-/* No space: with a collector, let a GC cycle run (hd->mu released while it
- * does) and say whether to try once more. */
+/* No space (hd->mu held): with a collector, let a GC cycle run (hd->mu
+ * released while it does) and say whether to try again; at most
+ * LEASE_CYCLES times per request. The first cycle frees the garbage; the
+ * sessions then give back the arenas it left mostly empty (libuniheap's
+ * leases.c, at their next allocation or lease), and the next one's end
+ * frees those of them that are empty (FORMAT.md 6.3), so that a lease of
+ * another slot size, a large region or a session log finds room. The
+ * pause lets running sessions look; more than two cycles serve writers
+ * that ask at once and take each other's freed space first. */
+#define LEASE_CYCLES 4
+#define LEASE_PAUSE_NS 20000000ull
+int hd_gc_for_space_locked(struct hd *hd, int *tried)
+{
+	if (*tried >= LEASE_CYCLES || !hd->gc_full)
+		return 0;
+	int (*full)(struct hd *) = hd->gc_full;
+	pthread_mutex_unlock(&hd->mu);
+	if (*tried) {
+		struct timespec ts = { 0, (long)LEASE_PAUSE_NS };
+		nanosleep(&ts, NULL);
+	}
+	(*tried)++;
+	int ran = full(hd);
+	pthread_mutex_lock(&hd->mu);
+	return ran;
+}
+
 static int gc_then_retry(struct hd *hd, int tx_errno, int *tried)
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
 	__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL), __ATOMIC_RELAXED);
-	if (*tried || !hd->gc_full)
-		return 0;
-	int (*full)(struct hd *) = hd->gc_full;
-	*tried = 1;
-	pthread_mutex_unlock(&hd->mu);
-	int ran = full(hd);
-	pthread_mutex_lock(&hd->mu);
-	return ran;
+	return hd_gc_for_space_locked(hd, tried);
 }
 
 static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_size,
 			      uint64_t *off, char *err, size_t errlen)
 {
 	int rc, tried = 0;
-	for (;;) {	/* at most twice: gc_then_retry says yes once */
+	for (;;) {	/* at most LEASE_CYCLES + 1 times (gc_then_retry) */
 		if ((rc = check_writer(hd, session, err, errlen)))
 			return rc;
 		int64_t idx = find_reusable(hd, slot_size, tried ? session : 0);
@@ -316,7 +335,7 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
 	uint64_t off;
 	int e = 0, tried = 0;
-	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= twice */
+	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 1 */
 		if (gc_then_retry(hd, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
 			continue;
 		if (!rc)

@@ -87,6 +87,8 @@ struct hd_collector {
 	 * become hd->rec's. Written under col->mu. */
 	int recovery_pending;
 	int serving;			/* hd_gc_serving was called */
+	int want_space;			/* a lease or attach found no space: the next
+					 * sweep's end frees the empty arenas */
 	uint64_t crash_at;		/* test hook: 0, or the crash point k */
 };
 
@@ -583,8 +585,14 @@ static void sweep_phase(struct cycle *cy)
 	/* Small arenas the sweep (or earlier frees) emptied and nobody leases
 	 * go back to the pool, so that another slot size, a large object or
 	 * a session log can have the space (FORMAT.md 6.3 says when this is
-	 * safe). After the sweep: this cycle's snapshot is not used again. */
-	cy->fig->arenas_freed = hd_arenas_free_empty(cy->hd);
+	 * safe). After the sweep: this cycle's snapshot is not used again.
+	 * Only when a lease or an attach found no space since the last time:
+	 * otherwise an empty arena stays, ready for the next lease of its
+	 * slot size, rather than go back and forth between heapd and the
+	 * pool (each time a chance for the pool's small allocations to split
+	 * the room a whole arena needs). */
+	if (__atomic_exchange_n(&cy->col->want_space, 0, __ATOMIC_ACQ_REL))
+		cy->fig->arenas_freed = hd_arenas_free_empty(cy->hd);
 	cy->fig->sweep_ns = hd_mono_ns() - t0;
 }
 
@@ -861,6 +869,7 @@ static void kick(struct hd *hd)
 static int full(struct hd *hd)
 {
 	struct hd_collector *col = hd->col;
+	__atomic_store_n(&col->want_space, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&col->mu);
 	uint64_t target = request_locked(col, "lease failed");
 	int done = wait_locked(col, target, hd_now_ns() + GC_FULL_WAIT_NS);

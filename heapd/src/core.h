@@ -279,6 +279,10 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 /* Free a large arena whose slot is unused and clear its directory entry,
  * in one transaction. 0 or UH_EINTERNAL. */
 int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
+/* A lease or attach found no space (hd->mu held, released meanwhile):
+ * run a GC cycle, after a pause from the second on, and say whether to
+ * try again; *tried counts them (0 at first), bounded (arenas.c). */
+int hd_gc_for_space_locked(struct hd *hd, int *tried);
 /* Give every small arena that no session leases and that holds no object
  * (bitmap all clear, no valid bit) back to the pool (FORMAT.md 6.3), each
  * with its directory entry in one transaction under hd->mu (which the

@@ -238,7 +238,7 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
 	int rc = 0, tried = 0;
 	pthread_mutex_lock(&hd->mu);
-again:	/* at most twice: a GC cycle once, when the log finds no space */
+again:	/* a GC cycle a few times at most, when the log finds no space */
 	hd_reap_inherited_locked(hd);
 	int64_t prev = previous_locked(hd, pid, prev_session, prev_token, err, errlen);
 	if (prev < 0) {
@@ -256,15 +256,8 @@ again:	/* at most twice: a GC cycle once, when the log finds no space */
 		/* Like a lease (arenas.c): a GC cycle may free objects and give
 		 * emptied arenas back (FORMAT.md 6.3), hd->mu released while
 		 * it runs; the table may have changed meanwhile. */
-		if (!tried && hd->gc_full) {
-			int (*full)(struct hd *) = hd->gc_full;
-			tried = 1;
-			pthread_mutex_unlock(&hd->mu);
-			int ran = full(hd);
-			pthread_mutex_lock(&hd->mu);
-			if (ran)
-				goto again;
-		}
+		if (hd_gc_for_space_locked(hd, &tried))
+			goto again;
 		char a[32];
 		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s session log",
 			    hd_fmt_bytes(a, sizeof(a), hd->hdr->log_size));

@@ -56,6 +56,16 @@ static uint32_t arena_seed(uh_heap *h, uint64_t arena_off)
 
 static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_arena *a)
 {
+	/* heapd may lease back an arena this session holds already (after a
+	 * GC cycle freed slots there): it is listed once, so that a give-back
+	 * (leases.c) leaves no copy behind to allocate in. */
+	for (uint32_t k = 0; k < sa->n; k++) {	/* bound: arenas of the class */
+		if (sa->v[k].arena_off == a->arena_off) {
+			sa->current = k;
+			h->st.arena_leases++;
+			return 0;
+		}
+	}
 	if (sa->n == sa->cap) {
 		uint32_t cap = sa->cap ? sa->cap * 2 : 4;
 		struct uh_arena_ref *v = realloc(sa->v, cap * sizeof(*v));
@@ -172,6 +182,8 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 	int64_t slot;
 	int rc;
 
+	uh_alloc_give_back(h, 0);	/* after a GC cycle: a load of gc_state */
+	sa->used = 1;
 	for (uint32_t k = 0; k < sa->n; k++) {	/* bound: arenas of this class */
 		struct uh_arena_ref *r = &sa->v[(sa->current + k) % sa->n];
 		/* bound: a slot is lost to a racing claim at most once per
@@ -184,6 +196,10 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		}
 	}
 	int again;
+	/* Before taking more of the heap, give back what this session holds
+	 * and does not fill: heapd may then lease it, or free it once empty. */
+	uh_alloc_give_back(h, 1);
+	sa = &h->small[sc];
 	if ((rc = uh_ctl_ready(h)) == 0)
 		rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
 	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
@@ -253,38 +269,6 @@ int uh_alloc(uh_heap *h, uint32_t class_id, uh_off *out)
 		return uh_err_set(UH_ETYPE, "uh_alloc: class %u (%s) is not a record class; "
 				  "use its own constructor", class_id, d->name);
 	return uh_alloc_raw(h, class_id, d->payload_size, NULL, out);
-}
-
-/* The directory entry (FORMAT.md 6.1) names arena_off, a small arena
- * leased to this session. The header's dir_index only says where to look:
- * a freed arena's header may still be there, but then the entry names
- * another offset or nothing. */
-static int leased_here(uh_heap *h, uint64_t arena_off)
-{
-	if (arena_off > h->size - sizeof(struct uh_arena_hdr))
-		return 0;
-	const struct uh_arena_hdr *ah = (const void *)(h->base + arena_off);
-	uint64_t idx = __atomic_load_n(&ah->dir_index, __ATOMIC_ACQUIRE);
-	if (idx >= h->hdr->arena_cap)
-		return 0;
-	const struct uh_arena_ent *e =
-		(const struct uh_arena_ent *)(h->base + h->hdr->arena_dir_off) + idx;
-	return __atomic_load_n(&e->off, __ATOMIC_ACQUIRE) == arena_off &&
-	       __atomic_load_n(&e->kind, __ATOMIC_ACQUIRE) == UH_ARENA_SMALL &&
-	       __atomic_load_n(&e->owner, __ATOMIC_ACQUIRE) == h->session;
-}
-
-void uh_alloc_keep_leased(uh_heap *h)
-{
-	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {	/* bound: UH_SIZE_CLASSES */
-		struct uh_size_arenas *sa = &h->small[i];
-		uint32_t n = 0;
-		for (uint32_t k = 0; k < sa->n; k++)	/* bound: arenas of the class */
-			if (leased_here(h, sa->v[k].arena_off))
-				sa->v[n++] = sa->v[k];
-		sa->n = n;
-		sa->current = 0;
-	}
 }
 
 void uh_alloc_release_all(uh_heap *h)

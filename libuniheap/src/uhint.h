@@ -160,6 +160,7 @@ struct uh_size_arenas {
 	struct uh_arena_ref *v;
 	uint32_t n, cap;
 	uint32_t current;
+	uint32_t used;			/* a slot was claimed since the last give-back look */
 };
 
 /* The segments of this session's redo log (logchain.c): the log area,
@@ -247,6 +248,7 @@ struct uh_heap {
 
 	struct uh_arena_index ix;	/* owned */
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
+	uint64_t arenas_reviewed;	/* last swept GC cycle leases.c looked after */
 	struct uh_tx tx;
 	struct uh_opt opt;
 	struct uh_gc_client gc;
@@ -371,12 +373,19 @@ const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t fie
 int uh_alloc_raw(uh_heap *h, uint32_t class_id, uint64_t payload, const void *init,
 		 uh_off *out);
 void uh_alloc_release_all(uh_heap *h);
-/* After a re-attach: forget the arenas heapd did not hand to this session
+/* leases.c. After a re-attach: forget the arenas heapd did not hand to this session
  * (FORMAT.md 9.1: it hands over those of the previous session when it
  * recovers it; a session reaped before the re-attach lost its leases).
  * Only a leased arena is safe to allocate in: heapd may lease an unleased
  * one to another session, or free it once empty (FORMAT.md 6.3). */
 void uh_alloc_keep_leased(uh_heap *h);
+/* The directory entry names arena_off as a small arena this session
+ * leases (FORMAT.md 6.1). */
+int uh_alloc_leased_here(uh_heap *h, uint64_t arena_off);
+/* Return the small arenas of this session that are less than
+ * half full and that it is not filling, once per GC cycle whose sweep is
+ * over, or now with before_lease (FORMAT.md 6.3, "Giving arenas back"). */
+void uh_alloc_give_back(uh_heap *h, int before_lease);
 
 /* wake.c: change notifications, the committing side (FORMAT.md 8.9).
  * uh_tx_changed: the block changes collection coll (its header); at

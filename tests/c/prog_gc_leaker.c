@@ -2,23 +2,31 @@
  * prog_gc_leaker.c -- the leak loop of the online GC's tests: each step is
  * one block that allocates a node and stores it in the holder's `cur`
  * field, leaving the previous node unreachable.
- * Usage: prog_gc_leaker <socket> <steps> [syncdir]
+ * Usage: prog_gc_leaker <socket> <steps> [syncdir|-] [switch]
  *
  * The holder is root "leak.<pid>" (made here; class GcLeakHolder {cur},
  * GcLeakNode {v, 29 more i64}: a 256-byte slot, so a
  * small heap holds few of them). steps 0 = until killed. Every 1000 steps it checks
- * that cur holds the node it stored; with syncdir it writes
- * <syncdir>/leaker.ready after the first 1000 steps. Exit 0 after steps
- * steps, 1 on any error (UH_ENOSPC included), printed.
+ * that cur holds the node it stored; with syncdir (not "-") it writes
+ * <syncdir>/leaker.ready after the first 1000 steps. With switch > 0 the
+ * node's class changes every switch steps, in turn GcLeakNode2, 6, 14
+ * (v and 1, 5, 13 more i64: slots of 32, 64, 128 bytes) and GcLeakNode,
+ * so that the session fills arenas of four slot sizes one after the
+ * other. Exit 0 after steps steps, 1 on any error (UH_ENOSPC included),
+ * printed.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
 
+#define NCLASSES 4
+
 struct leak {
 	uint32_t node_cls;
+	uint32_t cls[NCLASSES];
 	uh_off holder;
 	int64_t step;
 };
@@ -41,15 +49,32 @@ static int fail(const char *what, int rc)
 	return 1;
 }
 
-int main(int argc, char **argv)
+/* The node classes: v and fields - 1 more i64 each; only GcLeakNode
+ * unless the class switches (a class descriptor is an object of its own,
+ * and those of other sizes would take arenas of a small heap). */
+static int register_nodes(uh_heap *h, struct leak *l, int all)
 {
-	static const uh_field_spec hf[] = { { "cur", UH_T_REF, 0 } };
+	static const uint32_t fields[NCLASSES] = { 2, 6, 14, 30 };
 	static char names[30][8];
 	uh_field_spec nf[30];
+	int rc = 0;
 	for (int i = 0; i < 30; i++) {	/* v, p1 .. p29 */
 		snprintf(names[i], sizeof(names[i]), i ? "p%d" : "v", i);
 		nf[i] = (uh_field_spec){ names[i], UH_T_I64, 0 };
 	}
+	for (int c = all ? 0 : NCLASSES - 1; c < NCLASSES && !rc; c++) {	/* the last: GcLeakNode */
+		char name[32];
+		snprintf(name, sizeof(name), c < NCLASSES - 1 ? "GcLeakNode%u" : "GcLeakNode",
+			 fields[c]);
+		rc = uh_class_register(h, name, nf, fields[c], &l->cls[c]);
+	}
+	l->node_cls = l->cls[NCLASSES - 1];
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const uh_field_spec hf[] = { { "cur", UH_T_REF, 0 } };
 	uh_heap *h;
 	struct leak l = { 0 };
 	uint32_t hcls;
@@ -57,18 +82,22 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: prog_gc_leaker <socket> <steps> [syncdir]\n");
+		fprintf(stderr, "usage: prog_gc_leaker <socket> <steps> [syncdir|-] [switch]\n");
 		return 2;
 	}
 	long steps = atol(argv[2]);
+	const char *syncdir = argc > 3 && strcmp(argv[3], "-") ? argv[3] : NULL;
+	long every = argc > 4 ? atol(argv[4]) : 0;
 	if ((rc = uh_connect(argv[1], 0, &h)) || (rc = uh_class_register(h, "GcLeakHolder", hf, 1, &hcls)) ||
-	    (rc = uh_class_register(h, "GcLeakNode", nf, 30, &l.node_cls)))
+	    (rc = register_nodes(h, &l, every > 0)))
 		return fail("connect/register", rc);
 	snprintf(root, sizeof(root), "leak.%d", (int)getpid());
 	if ((rc = uh_begin(h)) || (rc = uh_alloc(h, hcls, &l.holder)) ||
 	    (rc = uh_root_set(h, root, l.holder)) || (rc = uh_commit(h)))
 		return fail("holder", rc);
 	for (l.step = 1; steps == 0 || l.step <= steps; l.step++) {
+		if (every > 0)
+			l.node_cls = l.cls[(l.step / every) % NCLASSES];
 		if ((rc = uh_run(h, step_fn, &l, 0)))
 			return fail("step", rc);
 		if (l.step % 1000)
@@ -82,8 +111,8 @@ int main(int argc, char **argv)
 				(long long)l.step, (long long)v);
 			return 1;
 		}
-		if (l.step == 1000 && argc > 3)
-			th_signal_file(argv[3], "leaker.ready", NULL);
+		if (l.step == 1000 && syncdir)
+			th_signal_file(syncdir, "leaker.ready", NULL);
 	}
 	uh_stats st;
 	if (uh_stats_get(h, &st) == 0)
