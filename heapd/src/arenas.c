@@ -261,7 +261,12 @@ int hd_gc_for_space_locked(struct hd *hd, int *tried)
 	(*tried)++;
 	int ran = full(hd);
 	pthread_mutex_lock(&hd->mu);
-	return ran;
+	/* Another cycle only after one that freed something: a cycle given
+	 * up (a stuck session) or that found nothing to free says the next
+	 * would not either, and the caller's RPC has a deadline. */
+	if (ran < 2)
+		*tried = LEASE_CYCLES;
+	return ran > 0;
 }
 
 static int gc_then_retry(struct hd *hd, int tx_errno, int *tried)

@@ -865,7 +865,9 @@ static void kick(struct hd *hd)
 	pthread_mutex_unlock(&col->mu);
 }
 
-/* hd->gc_full: run a cycle and wait for it (bounded); hd->mu not held. */
+/* hd->gc_full: run a cycle and wait for it (bounded); hd->mu not held.
+ * 0: it did not end in time; 1: it ended, given up or freeing nothing;
+ * 2: it ended and freed objects or arenas. */
 static int full(struct hd *hd)
 {
 	struct hd_collector *col = hd->col;
@@ -873,8 +875,12 @@ static int full(struct hd *hd)
 	pthread_mutex_lock(&col->mu);
 	uint64_t target = request_locked(col, "lease failed");
 	int done = wait_locked(col, target, hd_now_ns() + GC_FULL_WAIT_NS);
+	const struct hd_gc_cycle *last = &col->hist[(col->hist_next + HD_GC_RECENT - 1) %
+						     HD_GC_RECENT];
+	int freed = done && !strcmp(last->outcome, "done") &&
+		    (last->freed > 0 || last->arenas_freed > 0);
 	pthread_mutex_unlock(&col->mu);
-	return done;
+	return !done ? 0 : freed ? 2 : 1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -106,7 +106,7 @@ struct hd {
 	 * bytes leased since the last cycle (atomic). gc_kick: an arena was
 	 * leased, check the trigger (called with hd->mu held). gc_full: a
 	 * lease found no space: run a cycle and wait for it, bounded (called
-	 * WITHOUT hd->mu); nonzero if one ran. */
+	 * WITHOUT hd->mu); 0 if none ended in time, 2 if it freed something, else 1. */
 	uint64_t gc_leased;
 	/* Arena bytes when a lease last found no space (0: never): what the
 	 * pool really holds (libpmemobj's metadata, logs and fragmentation

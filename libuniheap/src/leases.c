@@ -9,11 +9,16 @@
  * arena one session leases is no use to another, nor can heapd free it:
  * five writers that each keep the arenas they once filled hold the whole
  * heap while few of their objects live. Hence, after each cycle whose
- * sweep is over (seen at the next allocation) and before each lease, a
- * session returns (ReturnArena) every small arena of its own less than
- * half full, except the one it allocates in for a size class it used
- * since the last look. heapd leases a returned arena that has room to any
- * session asking for its slot size, and frees it once it holds no object
+ * sweep is over (seen at the next allocation) while arenas take a quarter
+ * of the heap or more (the header's arena_count), a session returns
+ * (ReturnArena) every small arena of its own less than half full, except
+ * the one it allocates in for a slot size it used since the last look;
+ * and so before each lease. With fewer arenas a session keeps what it
+ * leased, as before: a program that has room in its arenas allocates
+ * without calling heapd (the crash campaigns freeze heapd and rely on
+ * it), also in a slot size it left for a while. heapd
+ * leases a returned arena that has room to any session asking for its
+ * slot size, and frees it once it holds no object
  * (at the end of a sweep that follows a lease which found no space, 6.3).
  *
  * Invariant: an arena leaves this session's lists before its ReturnArena
@@ -98,6 +103,8 @@ static void drop(struct uh_size_arenas *sa, uint32_t k)
 		sa->current = 0;
 }
 
+/* The arena a slot size allocates in stays when the session allocated in
+ * that size since the last look. */
 static void review_class(uh_heap *h, struct uh_size_arenas *sa)
 {
 	for (uint32_t k = 0; k < sa->n;) {	/* bound: arenas of the class */
@@ -116,12 +123,22 @@ static void review_class(uh_heap *h, struct uh_size_arenas *sa)
 	sa->used = 0;
 }
 
+/* Arenas take a quarter of the heap or more (the header's count, which heapd
+ * keeps): space is short enough for the look after a cycle. */
+static int arenas_fill_quarter(uh_heap *h)
+{
+	uint64_t n = __atomic_load_n(&h->hdr->arena_count, __ATOMIC_RELAXED);
+	return n * h->hdr->arena_size * 4 >= h->size;
+}
+
 void uh_alloc_give_back(uh_heap *h, int before_lease)
 {
 	uint64_t done = swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE));
 	if (!before_lease && done == h->arenas_reviewed)
 		return;
 	h->arenas_reviewed = done;
+	if (!arenas_fill_quarter(h))
+		return;	/* room enough: the session keeps its arenas */
 	if (!h->ctl || !uhc_connected(h->ctl))
 		return;	/* heapd gone: the re-attach sorts the leases out */
 	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++)	/* bound: UH_SIZE_CLASSES */
