@@ -38,6 +38,12 @@
  * before a cycle cannot be swept before the binding's uh_pin of it. */
 #define UH_GC_NURSERY_OFF (96u << 10)
 #define UH_GC_NURSERY 64u
+/* u64 at UH_GC_LOOKED_OFF of an area, written by the client: the last
+ * cycle whose sweep was over when it last looked at its arenas to give
+ * back those a cycle left mostly empty (libuniheap's leases.c; 0: never).
+ * A lease that finds no space waits, after its cycle, until the sessions
+ * that hold small arenas have looked (heapd's arenas.c, FORMAT.md 6.3). */
+#define UH_GC_LOOKED_OFF (UH_GC_NURSERY_OFF + 8u * UH_GC_NURSERY)
 #define UH_GC_PIN_CAP (1u << 24)	/* pins per session: 16M */
 #define UH_GC_AREA_SIZE ((uint64_t)UH_GC_PIN_OFF + 8ull * UH_GC_PIN_CAP)
 #define UH_GC_HDR_SIZE 4096u
@@ -87,6 +93,6 @@ struct uh_gc_sess {
 
 _Static_assert(sizeof(struct uh_gc_sess) == 64, "gc session line");
 _Static_assert(64 + 8ull * UH_GC_RING_CAP <= UH_GC_NURSERY_OFF, "ring fits before the nursery");
-_Static_assert(UH_GC_NURSERY_OFF + 8ull * UH_GC_NURSERY <= UH_GC_PIN_OFF, "nursery fits before the pins");
+_Static_assert(UH_GC_LOOKED_OFF + 8ull <= UH_GC_PIN_OFF, "nursery and look word fit before the pins");
 
 #endif /* UH_GCFILE_H */

@@ -12,6 +12,7 @@
  * bit as an object, so an arena must never expose old pool contents.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -243,38 +244,128 @@ static void leased(struct hd *hd, uint64_t bytes)
  * sessions then give back the arenas it left mostly empty (libuniheap's
  * leases.c, at their next allocation or lease), and the next one's end
  * frees those of them that are empty (FORMAT.md 6.3), so that a lease of
- * another slot size, a large region or a session log finds room. The
- * pause lets running sessions look; more than two cycles serve writers
- * that ask at once and take each other's freed space first. */
+ * another slot size, a large region or a session log finds room. After
+ * each cycle the request waits until every other session that leases a
+ * small arena has looked (its GC area's look word names the cycle), not
+ * for a fixed time: the space a busy machine's descheduled writer holds
+ * comes back as soon as it runs again. An idle session (no busy section
+ * in the last two cycles), one waiting for space itself, and one that
+ * does not look within LOOK_WAIT_NS keep their arenas, as a session that
+ * does not acknowledge a GC phase is let be (9.3). */
 #define LEASE_CYCLES 4
-#define LEASE_PAUSE_NS 20000000ull
-int hd_gc_for_space_locked(struct hd *hd, int *tried)
+#define LOOK_WAIT_NS 1000000000ull
+
+/* The cycle whose sweep is over: the current one when IDLE, else the one
+ * before (a cycle begins only after the last one's sweep ended). */
+static uint64_t swept_cycle(uint64_t state)
+{
+	uint64_t c = uh_gc_cycle(state);
+	return uh_gc_phase(state) == UH_GC_IDLE || c == 0 ? c : c - 1;
+}
+
+/* A session that had a busy section (an allocation outside a block, a
+ * commit's apply, a pin: its `seen` word, 9.3) in cycle c or the one
+ * before is running; one that had none is idle and need not be waited
+ * for: it gives nothing back until it allocates again. */
+static int running(struct hd *hd, uint32_t s, uint64_t c)
+{
+	uint64_t seen = __atomic_load_n(&hd_gc_sess(hd, s)->seen, __ATOMIC_ACQUIRE);
+	return uh_gc_cycle(seen) + 1 >= c;
+}
+
+/* Session s waits for space in a lease: it looks only once that ends. */
+static int asking(struct hd *hd, uint32_t s)
+{
+	return __atomic_load_n(&hd->gc_asking[s], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Mark in want[] (session_cap flags) every running active session but
+ * self that leases a small arena (hd->mu held), c the cycle that just
+ * ended. A lease (self nonzero) skips the sessions waiting for space
+ * themselves: two leases waiting for each other's look would wait until
+ * the bound; an attach (self 0) waits for them too, since they look once
+ * their lease ends. Returns how many. */
+static uint32_t holders_locked(struct hd *hd, uint32_t self, uint64_t c, uint8_t *want)
+{
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	const struct uh_session_ent *tab = hd_session_tab(hd);
+	uint32_t n = 0, cap = hd->hdr->session_cap;
+	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
+		uint32_t o = dir[i].owner;
+		if (dir[i].kind != UH_ARENA_SMALL || o == 0 || o == self || o >= cap || want[o] ||
+		    tab[o].state != UH_SESS_ACTIVE || (self && asking(hd, o)) || !running(hd, o, c))
+			continue;
+		want[o] = 1;
+		n++;
+	}
+	return n;
+}
+
+/* Wait (hd->mu not held) until each session of want[] has looked at its
+ * arenas after cycle c, is no longer active or (for a lease, self
+ * nonzero) waits for space itself, LOOK_WAIT_NS at most. */
+static void wait_looks(struct hd *hd, uint32_t self, const uint8_t *want, uint32_t cap,
+		       uint64_t c)
+{
+	const struct uh_session_ent *tab = hd_session_tab(hd);
+	uint64_t t0 = hd_mono_ns();
+	for (uint32_t s = 1; s < cap; s++) {	/* bounded by session_cap */
+		if (!want[s])
+			continue;
+		/* bounded by LOOK_WAIT_NS for all sessions together */
+		while (__atomic_load_n(&tab[s].state, __ATOMIC_ACQUIRE) == UH_SESS_ACTIVE &&
+		       __atomic_load_n(hd_gc_looked(hd, s), __ATOMIC_ACQUIRE) < c &&
+		       !(self && asking(hd, s))) {
+			if (hd_mono_ns() - t0 > LOOK_WAIT_NS)
+				return;
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried)
 {
 	if (*tried >= LEASE_CYCLES || !hd->gc_full)
 		return 0;
 	int (*full)(struct hd *) = hd->gc_full;
+	uint64_t returned0 = hd->stats.arenas_returned;
+	uint32_t cap = hd->hdr->session_cap;
+	if (!hd->gc_asking)
+		hd->gc_asking = calloc(cap, 1);
+	int asking = hd->gc_asking && session && session < cap;
+	if (asking)
+		__atomic_add_fetch(&hd->gc_asking[session], 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&hd->mu);
-	if (*tried) {
-		struct timespec ts = { 0, (long)LEASE_PAUSE_NS };
-		nanosleep(&ts, NULL);
-	}
 	(*tried)++;
 	int ran = full(hd);
 	pthread_mutex_lock(&hd->mu);
-	/* Another cycle only after one that freed something: a cycle given
-	 * up (a stuck session) or that found nothing to free says the next
-	 * would not either, and the caller's RPC has a deadline. */
-	if (ran < 2)
+	uint8_t *want = hd->gcf && hd->gc_asking && ran ? calloc(cap, 1) : NULL;
+	uint64_t c = swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
+	if (want && holders_locked(hd, session, c, want)) {
+		pthread_mutex_unlock(&hd->mu);
+		wait_looks(hd, session, want, cap, c);
+		pthread_mutex_lock(&hd->mu);
+	}
+	free(want);
+	if (asking)
+		__atomic_sub_fetch(&hd->gc_asking[session], 1, __ATOMIC_ACQ_REL);
+	/* Another cycle only after progress: this one freed something, or a
+	 * session gave arenas back since the last try (the next cycle's end
+	 * frees those that are empty). A cycle given up (a stuck session), or
+	 * one that found nothing while nobody gave anything back, says the
+	 * next would not either, and the caller's RPC has a deadline. */
+	if (ran < 2 && hd->stats.arenas_returned == returned0)
 		*tried = LEASE_CYCLES;
 	return ran > 0;
 }
 
-static int gc_then_retry(struct hd *hd, int tx_errno, int *tried)
+static int gc_then_retry(struct hd *hd, uint32_t session, int tx_errno, int *tried)
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
 	__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL), __ATOMIC_RELAXED);
-	return hd_gc_for_space_locked(hd, tried);
+	return hd_gc_for_space_locked(hd, session, tried);
 }
 
 static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_size,
@@ -295,7 +386,7 @@ static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_siz
 		int e = 0;
 		if (!new_arena(hd, UH_ARENA_SMALL, slot_size, session, off, &e))
 			return 0;
-		if (!gc_then_retry(hd, e, &tried))
+		if (!gc_then_retry(hd, session, e, &tried))
 			return heap_full(hd, e, "arena", hd->hdr->arena_size, err, errlen);
 	}
 }
@@ -341,7 +432,7 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	uint64_t off;
 	int e = 0, tried = 0;
 	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 1 */
-		if (gc_then_retry(hd, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
+		if (gc_then_retry(hd, session, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
 			continue;
 		if (!rc)
 			rc = heap_full(hd, e, "region for a large object",

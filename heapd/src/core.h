@@ -113,6 +113,11 @@ struct hd {
 	 * take their share of heap_size); the heap fill rule measures
 	 * against it. Written by arenas.c under hd->mu. */
 	uint64_t gc_arena_cap;
+	/* Per session slot, nonzero while a lease or an attach of it waits
+	 * for space (arenas.c): it cannot look at its arenas meanwhile, so
+	 * another's wait for looks skips it. session_cap bytes, made under
+	 * hd->mu at the first wait; read without it (atomic). */
+	uint8_t *gc_asking;
 	void (*gc_kick)(struct hd *hd);
 	int (*gc_full)(struct hd *hd);
 	struct hd_opts gc_opts;		/* gc_every, gc_fill_pct (resolved at open) */
@@ -153,6 +158,10 @@ static inline uint64_t *hd_gc_ring(struct hd *hd, uint32_t slot)
 static inline uint64_t *hd_gc_nursery(struct hd *hd, uint32_t slot)
 {
 	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + UH_GC_NURSERY_OFF);
+}
+static inline uint64_t *hd_gc_looked(struct hd *hd, uint32_t slot)
+{
+	return (uint64_t *)(hd->gcf + UH_GC_AREA_OFF(slot) + UH_GC_LOOKED_OFF);
 }
 static inline uint64_t *hd_gc_pins(struct hd *hd, uint32_t slot)
 {
@@ -280,9 +289,10 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
  * in one transaction. 0 or UH_EINTERNAL. */
 int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 /* A lease or attach found no space (hd->mu held, released meanwhile):
- * run a GC cycle, after a pause from the second on, and say whether to
- * try again; *tried counts them (0 at first), bounded (arenas.c). */
-int hd_gc_for_space_locked(struct hd *hd, int *tried);
+ * run a GC cycle, wait until the sessions holding small arenas other
+ * than `session` (0: none) have looked at them after it, and say whether
+ * to try again; *tried counts the cycles (0 at first), bounded (arenas.c). */
+int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried);
 /* Give every small arena that no session leases and that holds no object
  * (bitmap all clear, no valid bit) back to the pool (FORMAT.md 6.3), each
  * with its directory entry in one transaction under hd->mu (which the

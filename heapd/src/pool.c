@@ -664,6 +664,7 @@ static void hd_free(struct hd *hd)
 		pmemobj_close(hd->pop);
 	uh_arena_index_free(&hd->ix);
 	free(hd->inherited);
+	free(hd->gc_asking);
 	pthread_mutex_destroy(&hd->mu);
 	free(hd->path);
 	free(hd);

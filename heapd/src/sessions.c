@@ -256,7 +256,7 @@ again:	/* a GC cycle a few times at most, when the log finds no space */
 		/* Like a lease (arenas.c): a GC cycle may free objects and give
 		 * emptied arenas back (FORMAT.md 6.3), hd->mu released while
 		 * it runs; the table may have changed meanwhile. */
-		if (hd_gc_for_space_locked(hd, &tried))
+		if (hd_gc_for_space_locked(hd, 0, &tried))
 			goto again;
 		char a[32];
 		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s session log",

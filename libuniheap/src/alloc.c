@@ -174,6 +174,10 @@ static int claim(uh_heap *h, struct uh_arena_ref *a, uint32_t slot, uint32_t cla
 	return 0;
 }
 
+/* Leases one allocation asks for at most, each after a look at this
+ * session's arenas (leases.c). */
+#define LEASE_LOOKS 4
+
 static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		       const void *init, uh_off *out)
 {
@@ -196,14 +200,24 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		}
 	}
 	int again;
-	/* Before taking more of the heap, give back what this session holds
-	 * and does not fill: heapd may then lease it, or free it once empty. */
-	uh_alloc_give_back(h, 1);
+	/* bound: LEASE_LOOKS leases, each after a look */
+	for (int tries = 1;; tries++) {
+		/* Before taking more of the heap, give back what this session
+		 * holds and does not fill: heapd may then lease it, or free it
+		 * once empty. */
+		uh_alloc_give_back(h, 1);
+		if ((rc = uh_ctl_ready(h)) == 0)
+			rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
+		if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
+			rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
+		/* Heap full after cycles that ran while this session waited in
+		 * the lease, unable to look: the arenas they emptied here may be
+		 * what the heap lacks (when every writer asks at once, nobody
+		 * else can give any back). Look, then ask once more. */
+		if (rc != UH_ENOSPC || tries >= LEASE_LOOKS || !uh_alloc_swept_since_look(h))
+			break;
+	}
 	sa = &h->small[sc];
-	if ((rc = uh_ctl_ready(h)) == 0)
-		rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
-	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
-		rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
 	if (rc)
 		return rc;
 	if ((rc = add_arena(h, sa, &a)) != 0)

@@ -13,7 +13,10 @@
  * of the heap or more (the header's arena_count), a session returns
  * (ReturnArena) every small arena of its own less than half full, except
  * the one it allocates in for a slot size it used since the last look;
- * and so before each lease. With fewer arenas a session keeps what it
+ * and so before each lease. Each look then stores the cycle it looked
+ * after in the session's GC area (UH_GC_LOOKED_OFF): a lease that found
+ * no space waits for the other sessions' looks after its cycle, not for
+ * a fixed time. With fewer arenas a session keeps what it
  * leased, as before: a program that has room in its arenas allocates
  * without calling heapd (the crash campaigns freeze heapd and rely on
  * it), also in a slot size it left for a while. heapd
@@ -131,16 +134,32 @@ static int arenas_fill_quarter(uh_heap *h)
 	return n * h->hdr->arena_size * 4 >= h->size;
 }
 
+int uh_alloc_swept_since_look(uh_heap *h)
+{
+	return swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE)) !=
+	       h->arenas_reviewed;
+}
+
+/* Tell heapd this session has looked after cycle done (common/gcfile.h):
+ * a lease that found no space waits for it rather than for a fixed time. */
+static void say_looked(uh_heap *h, uint64_t done)
+{
+	if (h->gc.sess)
+		__atomic_store_n((uint64_t *)((char *)h->gc.sess + UH_GC_LOOKED_OFF), done,
+				 __ATOMIC_RELEASE);
+}
+
 void uh_alloc_give_back(uh_heap *h, int before_lease)
 {
 	uint64_t done = swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE));
 	if (!before_lease && done == h->arenas_reviewed)
 		return;
 	h->arenas_reviewed = done;
-	if (!arenas_fill_quarter(h))
-		return;	/* room enough: the session keeps its arenas */
-	if (!h->ctl || !uhc_connected(h->ctl))
-		return;	/* heapd gone: the re-attach sorts the leases out */
-	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++)	/* bound: UH_SIZE_CLASSES */
-		review_class(h, &h->small[i]);
+	if (arenas_fill_quarter(h) && h->ctl && uhc_connected(h->ctl)) {
+		/* else room enough: the session keeps its arenas; or heapd
+		 * gone: the re-attach sorts the leases out */
+		for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++)	/* bound: UH_SIZE_CLASSES */
+			review_class(h, &h->small[i]);
+	}
+	say_looked(h, done);	/* after the returns: heapd counts them then */
 }

@@ -386,6 +386,8 @@ int uh_alloc_leased_here(uh_heap *h, uint64_t arena_off);
  * half full and that it is not filling, once per GC cycle whose sweep is
  * over, or now with before_lease (FORMAT.md 6.3, "Giving arenas back"). */
 void uh_alloc_give_back(uh_heap *h, int before_lease);
+/* A GC cycle's sweep has ended since this session last looked. */
+int uh_alloc_swept_since_look(uh_heap *h);
 
 /* wake.c: change notifications, the committing side (FORMAT.md 8.9).
  * uh_tx_changed: the block changes collection coll (its header); at
