@@ -264,13 +264,17 @@ static uint64_t swept_cycle(uint64_t state)
 }
 
 /* A session that had a busy section (an allocation outside a block, a
- * commit's apply, a pin: its `seen` word, 9.3) in cycle c or the one
- * before is running; one that had none is idle and need not be waited
- * for: it gives nothing back until it allocates again. */
-static int running(struct hd *hd, uint32_t s, uint64_t c)
+ * commit's apply, a pin: its `seen` word, 9.3) in cycle c0 or later, c0
+ * the last cycle swept when the request's first cycle began, is running;
+ * one that had none is idle and need not be waited for: it gives nothing
+ * back until it allocates again. Counted from the request's start, not
+ * from its latest cycle: cycles that failing leases run back to back
+ * must not make a writer the machine did not schedule meanwhile look
+ * idle. */
+static int running(struct hd *hd, uint32_t s, uint64_t c0)
 {
 	uint64_t seen = __atomic_load_n(&hd_gc_sess(hd, s)->seen, __ATOMIC_ACQUIRE);
-	return uh_gc_cycle(seen) + 1 >= c;
+	return uh_gc_cycle(seen) >= c0;
 }
 
 /* Session s waits for space in a lease: it looks only once that ends. */
@@ -280,12 +284,11 @@ static int asking(struct hd *hd, uint32_t s)
 }
 
 /* Mark in want[] (session_cap flags) every running active session but
- * self that leases a small arena (hd->mu held), c the cycle that just
- * ended. A lease (self nonzero) skips the sessions waiting for space
+ * self that leases a small arena (hd->mu held), c0 as running() says. A lease (self nonzero) skips the sessions waiting for space
  * themselves: two leases waiting for each other's look would wait until
  * the bound; an attach (self 0) waits for them too, since they look once
  * their lease ends. Returns how many. */
-static uint32_t holders_locked(struct hd *hd, uint32_t self, uint64_t c, uint8_t *want)
+static uint32_t holders_locked(struct hd *hd, uint32_t self, uint64_t c0, uint8_t *want)
 {
 	const struct uh_arena_ent *dir = hd_arena_dir(hd);
 	const struct uh_session_ent *tab = hd_session_tab(hd);
@@ -293,7 +296,7 @@ static uint32_t holders_locked(struct hd *hd, uint32_t self, uint64_t c, uint8_t
 	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
 		uint32_t o = dir[i].owner;
 		if (dir[i].kind != UH_ARENA_SMALL || o == 0 || o == self || o >= cap || want[o] ||
-		    tab[o].state != UH_SESS_ACTIVE || (self && asking(hd, o)) || !running(hd, o, c))
+		    tab[o].state != UH_SESS_ACTIVE || (self && asking(hd, o)) || !running(hd, o, c0))
 			continue;
 		want[o] = 1;
 		n++;
@@ -324,10 +327,12 @@ static void wait_looks(struct hd *hd, uint32_t self, const uint8_t *want, uint32
 	}
 }
 
-int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried)
+int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t)
 {
-	if (*tried >= LEASE_CYCLES || !hd->gc_full)
+	if (t->tried >= LEASE_CYCLES || !hd->gc_full)
 		return 0;
+	if (!t->tried)
+		t->c0 = swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
 	int (*full)(struct hd *) = hd->gc_full;
 	uint64_t returned0 = hd->stats.arenas_returned;
 	uint32_t cap = hd->hdr->session_cap;
@@ -337,12 +342,12 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried)
 	if (asking)
 		__atomic_add_fetch(&hd->gc_asking[session], 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&hd->mu);
-	(*tried)++;
+	t->tried++;
 	int ran = full(hd);
 	pthread_mutex_lock(&hd->mu);
 	uint8_t *want = hd->gcf && hd->gc_asking && ran ? calloc(cap, 1) : NULL;
 	uint64_t c = swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
-	if (want && holders_locked(hd, session, c, want)) {
+	if (want && holders_locked(hd, session, t->c0, want)) {
 		pthread_mutex_unlock(&hd->mu);
 		wait_looks(hd, session, want, cap, c);
 		pthread_mutex_lock(&hd->mu);
@@ -356,11 +361,12 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried)
 	 * one that found nothing while nobody gave anything back, says the
 	 * next would not either, and the caller's RPC has a deadline. */
 	if (ran < 2 && hd->stats.arenas_returned == returned0)
-		*tried = LEASE_CYCLES;
+		t->tried = LEASE_CYCLES;
 	return ran > 0;
 }
 
-static int gc_then_retry(struct hd *hd, uint32_t session, int tx_errno, int *tried)
+static int gc_then_retry(struct hd *hd, uint32_t session, int tx_errno,
+			 struct hd_space_try *tried)
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
@@ -371,11 +377,12 @@ static int gc_then_retry(struct hd *hd, uint32_t session, int tx_errno, int *tri
 static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_size,
 			      uint64_t *off, char *err, size_t errlen)
 {
-	int rc, tried = 0;
+	int rc;
+	struct hd_space_try tried = { 0, 0 };
 	for (;;) {	/* at most LEASE_CYCLES + 1 times (gc_then_retry) */
 		if ((rc = check_writer(hd, session, err, errlen)))
 			return rc;
-		int64_t idx = find_reusable(hd, slot_size, tried ? session : 0);
+		int64_t idx = find_reusable(hd, slot_size, tried.tried ? session : 0);
 		if (idx >= 0) {
 			*off = hd_arena_dir(hd)[idx].off;
 			if ((rc = set_owner(hd, (uint32_t)idx, session)))
@@ -430,7 +437,8 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	}
 	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
 	uint64_t off;
-	int e = 0, tried = 0;
+	int e = 0;
+	struct hd_space_try tried = { 0, 0 };
 	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 1 */
 		if (gc_then_retry(hd, session, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
 			continue;

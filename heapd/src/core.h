@@ -291,8 +291,12 @@ int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 /* A lease or attach found no space (hd->mu held, released meanwhile):
  * run a GC cycle, wait until the sessions holding small arenas other
  * than `session` (0: none) have looked at them after it, and say whether
- * to try again; *tried counts the cycles (0 at first), bounded (arenas.c). */
-int hd_gc_for_space_locked(struct hd *hd, uint32_t session, int *tried);
+ * to try again; t counts the cycles (zeroed at first), bounded (arenas.c). */
+struct hd_space_try {
+	int tried;		/* cycles run for this request */
+	uint64_t c0;		/* the last cycle swept when the first one began */
+};
+int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t);
 /* Give every small arena that no session leases and that holds no object
  * (bitmap all clear, no valid bit) back to the pool (FORMAT.md 6.3), each
  * with its directory entry in one transaction under hd->mu (which the
