@@ -40,7 +40,8 @@
 #define UH_GC_NURSERY 64u
 /* u64 at UH_GC_LOOKED_OFF of an area, written by the client: the last
  * cycle whose sweep was over when it last looked at its arenas to give
- * back those a cycle left mostly empty (libuniheap's leases.c; 0: never).
+ * back those a cycle left mostly empty, if the header's space_asked says
+ * so (libuniheap's leases.c; 0: never).
  * A lease that finds no space waits, after its cycle, until the sessions
  * that hold small arenas have looked (heapd's arenas.c, FORMAT.md 6.3). */
 #define UH_GC_LOOKED_OFF (UH_GC_NURSERY_OFF + 8u * UH_GC_NURSERY)
@@ -72,6 +73,11 @@ struct uh_gc_filehdr {
 	 * from a heapd that predates it (the word was padding): then no
 	 * client ever takes an object for one made during a mark. */
 	uint64_t mark_begun;
+	/* Times a lease or an attach found no space and heapd ran a cycle
+	 * for it (FORMAT.md 6.3): a session's first look at its arenas after
+	 * this changes gives back those a cycle left mostly empty. 0 from a
+	 * heapd that predates it (the word was padding): nobody gives back. */
+	uint64_t space_asked;
 };
 
 /* A session's control line, at the start of its area (64 bytes). */

@@ -241,8 +241,9 @@ static void leased(struct hd *hd, uint64_t bytes)
 /* No space (hd->mu held): with a collector, let a GC cycle run (hd->mu
  * released while it does) and say whether to try again; at most
  * LEASE_CYCLES times per request. The first cycle frees the garbage; the
- * sessions then give back the arenas it left mostly empty (libuniheap's
- * leases.c, at their next allocation or lease), and the next one's end
+ * sessions, told by the GC file's space_asked, then give back the arenas
+ * it left mostly empty (libuniheap's leases.c, at their next allocation
+ * or lease), and the next one's end
  * frees those of them that are empty (FORMAT.md 6.3), so that a lease of
  * another slot size, a large region or a session log finds room. After
  * each cycle the request waits until every other session that leases a
@@ -341,6 +342,11 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 	int asking = hd->gc_asking && session && session < cap;
 	if (asking)
 		__atomic_add_fetch(&hd->gc_asking[session], 1, __ATOMIC_ACQ_REL);
+	/* Before the cycle: a session that sees the cycle end sees this too,
+	 * and its look gives back what it does not fill (leases.c). */
+	if (hd->gcf)
+		__atomic_add_fetch(&((struct uh_gc_filehdr *)hd->gcf)->space_asked, 1,
+				   __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&hd->mu);
 	t->tried++;
 	int ran = full(hd);

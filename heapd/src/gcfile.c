@@ -130,6 +130,7 @@ static void fill_header(struct hd *hd, const struct stat *heap)
 	g->heap_ino = (uint64_t)heap->st_ino;
 	g->heapd_starts = hd->hdr->heapd_starts;
 	g->mark_begun = 0;	/* a reused file's: of the previous heapd's cycles */
+	g->space_asked = 0;	/* clients read it afresh when they bind (re-attach) */
 	/* Last: a client checks the magic before it trusts the rest. */
 	__atomic_store_n(&g->magic, UH_GC_MAGIC, __ATOMIC_RELEASE);
 }

@@ -8,21 +8,22 @@
  * Only the leasing session claims slots in an arena, so a partly empty
  * arena one session leases is no use to another, nor can heapd free it:
  * five writers that each keep the arenas they once filled hold the whole
- * heap while few of their objects live. Hence, after each cycle whose
- * sweep is over (seen at the next allocation) while arenas take a quarter
- * of the heap or more (the header's arena_count), a session returns
- * (ReturnArena) every small arena of its own less than half full, except
- * the one it allocates in for a slot size it used since the last look;
- * and so before each lease. Each look then stores the cycle it looked
+ * heap while few of their objects live. Hence a session looks at its
+ * arenas after each cycle whose sweep is over (seen at the next
+ * allocation) and before each lease; when heapd has asked for space since
+ * the last look (a lease or an attach found none: the GC file's
+ * space_asked moved), it returns (ReturnArena) every small arena of its
+ * own less than half full, except the one it allocates in for a slot size
+ * it used since the last look. Each look then stores the cycle it looked
  * after in the session's GC area (UH_GC_LOOKED_OFF): a lease that found
  * no space waits for the other sessions' looks after its cycle, not for
- * a fixed time. With fewer arenas a session keeps what it
- * leased, as before: a program that has room in its arenas allocates
- * without calling heapd (the crash campaigns freeze heapd and rely on
- * it), also in a slot size it left for a while. heapd
- * leases a returned arena that has room to any session asking for its
- * slot size, and frees it once it holds no object
- * (at the end of a sweep that follows a lease which found no space, 6.3).
+ * a fixed time. Until the heap is full a session keeps what it leased:
+ * a program that has room in its arenas allocates without calling heapd
+ * (the crash campaigns freeze heapd and rely on it), also in a slot size
+ * it left for a while; it gives back only when heapd, running, has just
+ * asked. heapd leases a returned arena that has room to any session
+ * asking for its slot size, and frees it once it holds no object (at the
+ * end of a sweep that follows a lease which found no space, 6.3).
  *
  * Invariant: an arena leaves this session's lists before its ReturnArena
  * is sent, and is never put back (a call that failed may still have
@@ -123,15 +124,18 @@ static void review_class(uh_heap *h, struct uh_size_arenas *sa)
 			k++;
 		}
 	}
-	sa->used = 0;
 }
 
-/* Arenas take a quarter of the heap or more (the header's count, which heapd
- * keeps): space is short enough for the look after a cycle. */
-static int arenas_fill_quarter(uh_heap *h)
+/* heapd has asked for space since this session last answered (the GC
+ * file's space_asked, common/gcfile.h); answered by this call. */
+static int space_asked(uh_heap *h)
 {
-	uint64_t n = __atomic_load_n(&h->hdr->arena_count, __ATOMIC_RELAXED);
-	return n * h->hdr->arena_size * 4 >= h->size;
+	if (!h->gc.file)
+		return 0;	/* no GC file, no collector: nothing asks */
+	uint64_t n = __atomic_load_n(&h->gc.file->space_asked, __ATOMIC_ACQUIRE);
+	int asked = n != h->space_answered;
+	h->space_answered = n;
+	return asked;
 }
 
 int uh_alloc_swept_since_look(uh_heap *h)
@@ -155,11 +159,13 @@ void uh_alloc_give_back(uh_heap *h, int before_lease)
 	if (!before_lease && done == h->arenas_reviewed)
 		return;
 	h->arenas_reviewed = done;
-	if (arenas_fill_quarter(h) && h->ctl && uhc_connected(h->ctl)) {
-		/* else room enough: the session keeps its arenas; or heapd
-		 * gone: the re-attach sorts the leases out */
-		for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++)	/* bound: UH_SIZE_CLASSES */
+	/* Not asked: the session keeps its arenas and calls nobody. heapd
+	 * gone: the re-attach sorts the leases out. */
+	int give = h->ctl && uhc_connected(h->ctl) && space_asked(h);
+	for (uint32_t i = 0; i < UH_SIZE_CLASSES; i++) {	/* bound: UH_SIZE_CLASSES */
+		if (give)
 			review_class(h, &h->small[i]);
+		h->small[i].used = 0;
 	}
 	say_looked(h, done);	/* after the returns: heapd counts them then */
 }

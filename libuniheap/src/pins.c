@@ -139,6 +139,9 @@ static int bind_area(uh_heap *h, const char *path, uint32_t session)
 	h->gc.ring = (uint64_t *)(area + sizeof(struct uh_gc_sess));
 	h->gc.pins = (uint64_t *)(area + UH_GC_PIN_OFF);
 	h->gc.known.cycle = 0;	/* pushes into another area say nothing of this one */
+	/* Asks for space before this attach were answered by the sessions
+	 * then (leases.c): this one owes nothing to them. */
+	h->space_answered = __atomic_load_n(&h->gc.file->space_asked, __ATOMIC_ACQUIRE);
 	return 0;
 }
 

@@ -249,6 +249,7 @@ struct uh_heap {
 	struct uh_arena_index ix;	/* owned */
 	struct uh_size_arenas small[UH_SIZE_CLASSES];
 	uint64_t arenas_reviewed;	/* last swept GC cycle leases.c looked after */
+	uint64_t space_answered;	/* the GC file's space_asked leases.c last saw */
 	struct uh_tx tx;
 	struct uh_opt opt;
 	struct uh_gc_client gc;
@@ -382,9 +383,10 @@ void uh_alloc_keep_leased(uh_heap *h);
 /* The directory entry names arena_off as a small arena this session
  * leases (FORMAT.md 6.1). */
 int uh_alloc_leased_here(uh_heap *h, uint64_t arena_off);
-/* Return the small arenas of this session that are less than
- * half full and that it is not filling, once per GC cycle whose sweep is
- * over, or now with before_lease (FORMAT.md 6.3, "Giving arenas back"). */
+/* Look at this session's small arenas once per GC cycle whose sweep is
+ * over, or now with before_lease: when heapd has asked for space since
+ * the last look, return those less than half full that it is not filling
+ * (FORMAT.md 6.3, "Giving arenas back"). */
 void uh_alloc_give_back(uh_heap *h, int before_lease);
 /* A GC cycle's sweep has ended since this session last looked. */
 int uh_alloc_swept_since_look(uh_heap *h);
