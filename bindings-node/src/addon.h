@@ -84,9 +84,14 @@ Napi::Value ref_value(Napi::Env env, uh_off ref, uint32_t cls);
 bool arg_ref(const Napi::CallbackInfo &info, size_t i, uh_off *out);
 
 /* values.cc */
+/* A key for one call: a string key's UTF-8 bytes in `small` when they fit
+ * (no allocation for the keys of a hot loop), else in `bytes`; a bytes
+ * key's data where the caller's Uint8Array holds it (valid during the
+ * call, which runs no JS). */
 struct Key {
 	uh_key k{};
-	std::string bytes;	/* owns the key data of string/bytes keys */
+	std::string bytes;	/* owns the key data of a long string key */
+	char small[256];
 };
 bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out);
 Napi::Value from_key(Napi::Env env, const uh_key &k);

@@ -381,6 +381,43 @@ int alloc_value(uh_heap *h, Stored *v)
 static const char *const KIND_NAMES[] = { "?", "strings", "bytes (Buffer/Uint8Array)",
 					  "integers" };
 
+/* A string key's UTF-8 bytes into out->small when they surely fit (V8
+ * writes whole characters only, so a write that leaves fewer than 4
+ * bytes free may have stopped short), else into out->bytes. */
+static bool string_key(Napi::Env env, Napi::Value v, Key *out)
+{
+	size_t n = 0;
+
+	if (napi_get_value_string_utf8(env, v, out->small, sizeof out->small, &n) != napi_ok)
+		return false;
+	if (n + 4 < sizeof out->small) {
+		out->k.data = out->small;
+		out->k.len = n;
+		return true;
+	}
+	out->bytes = v.As<Napi::String>().Utf8Value();
+	out->k.data = out->bytes.data();
+	out->k.len = out->bytes.size();
+	return true;
+}
+
+/* A bytes key: a copy (the caller's array may view the mapping or a
+ * buffer the call writes), in out->small when it fits. */
+static void bytes_key(Napi::Uint8Array a, Key *out)
+{
+	size_t n = a.ByteLength();
+
+	if (n <= sizeof out->small) {
+		if (n)
+			memcpy(out->small, a.Data(), n);
+		out->k.data = out->small;
+	} else {
+		out->bytes.assign((const char *)a.Data(), n);
+		out->k.data = out->bytes.data();
+	}
+	out->k.len = n;
+}
+
 bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out)
 {
 	uh_key &k = out->k;
@@ -388,22 +425,22 @@ bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out)
 	k = uh_key{};
 	k.kind = kind;
 	if (kind == UH_KEY_STRING && v.IsString()) {
-		out->bytes = v.As<Napi::String>().Utf8Value();
 		k.flags = UH_KEY_VALID_UTF8;	/* lone surrogates come out as U+FFFD */
-	} else if (kind == UH_KEY_BYTES && bytes_of(v, &out->bytes)) {
-	} else if (kind == UH_KEY_I64 && (v.IsNumber() || v.IsBigInt())) {
-		return to_int(env, v, &k.i64, "key");
-	} else {
-		std::string got = v.IsString() ? "a string" : v.IsNumber() ? "a number" :
-				  v.IsBigInt() ? "a bigint" : v.IsTypedArray() ? "a typed array" :
-				  v.IsNull() ? "null" : v.IsUndefined() ? "undefined" : "an object";
-		raise_msg(env, UH_ETYPE, std::string("this map's keys are ") +
-			  KIND_NAMES[kind <= 3 ? kind : 0] + ", not " + got);
-		return false;
+		return string_key(env, v, out);
 	}
-	k.data = out->bytes.data();
-	k.len = out->bytes.size();
-	return true;
+	if (kind == UH_KEY_BYTES && v.IsTypedArray() &&
+	    v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+		bytes_key(v.As<Napi::Uint8Array>(), out);
+		return true;
+	}
+	if (kind == UH_KEY_I64 && (v.IsNumber() || v.IsBigInt()))
+		return to_int(env, v, &k.i64, "key");
+	std::string got = v.IsString() ? "a string" : v.IsNumber() ? "a number" :
+			  v.IsBigInt() ? "a bigint" : v.IsTypedArray() ? "a typed array" :
+			  v.IsNull() ? "null" : v.IsUndefined() ? "undefined" : "an object";
+	raise_msg(env, UH_ETYPE, std::string("this map's keys are ") +
+		  KIND_NAMES[kind <= 3 ? kind : 0] + ", not " + got);
+	return false;
 }
 
 Napi::Value from_key(Napi::Env env, const uh_key &k)
