@@ -17,6 +17,7 @@
         "src/errors.cc",
         "src/fields.cc",
         "src/pins.cc",
+        "src/records.cc",
         "src/registry.cc",
         "src/session.cc",
         "src/values.cc",

@@ -150,6 +150,16 @@ export class PMap<K extends KeyType = 'string', V extends StoredValue = StoredVa
   /** The bytes value under key in place, no copy (undefined when absent;
    * TypeError when the value is not bytes). Never write to it. */
   view(key: KeyIn<K>): BytesView | undefined;
+  /** The fields of the record stored under key, as get(key).$fields()
+   * gives them (all at one instant), without a proxy of the record: the
+   * lookup and the copy are one native call. undefined when absent;
+   * TypeMismatchError when the value is not a record. */
+  getFields(key: KeyIn<K>): Record<string, unknown> | undefined;
+  /** Replace an inline field ('bytes:N' / 'string:N') of the record under
+   * key in place, as get(key)[field] = value would, in one native call
+   * (in the open block, else atomic and durable alone). false when key is
+   * absent (nothing written). */
+  setField(key: KeyIn<K>, field: string, value: string | Uint8Array): boolean;
   has(key: KeyIn<K>): boolean;
   set(key: KeyIn<K>, value: StorableValue): this;
   delete(key: KeyIn<K>): boolean;
@@ -177,6 +187,12 @@ export class PSortedMap<K extends KeyType = 'string', V extends StoredValue = St
   /** Entries with from <= key < to (reverse: from >= key > to);
    * undefined leaves that end open. */
   range(from?: KeyIn<K>, to?: KeyIn<K>, options?: RangeOptions): IterableIterator<[KeyOf<K>, V]>;
+  /** [key, fields] of the records with from <= key < to (undefined leaves
+   * that end open), at most limit (default: all), each as getFields gives
+   * it; up to 32 records per native call, each read at its own instant
+   * (in a block: the block's snapshot). */
+  rangeFields(from?: KeyIn<K>, to?: KeyIn<K>, options?: { limit?: number }):
+    Array<[KeyOf<K>, Record<string, unknown>]>;
   first(): [KeyOf<K>, V] | undefined;
   last(): [KeyOf<K>, V] | undefined;
 }

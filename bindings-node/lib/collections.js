@@ -19,6 +19,7 @@ const { T, TYPE_NAMES } = require('./fields');
 const { builtins } = require('./objects');
 const { closedError } = require('./errors');
 const { BytesView, kMake: kMakeView } = require('./views');
+const records = require('./records');
 
 const KEY_KINDS = { string: 1, bytes: 2, int: 3 };
 const KEY_NAMES = ['?', 'string', 'bytes', 'int'];
@@ -209,6 +210,33 @@ class PMap extends PCollection {
     return r === undefined ? undefined : BytesView[kMakeView](st, r);
   }
 
+  /** The fields of the record (a PObject) stored under key, as
+   * get(key).$fields() gives them ({ name: value }, every field at one
+   * instant), without making a proxy of the record: the lookup and the
+   * copy of the whole record are one native call. undefined when key is
+   * missing; TypeMismatchError when the value is not a record. */
+  getFields(key) {
+    const kind = keyKind(this);
+    const st = this[kH];
+    return records.getFields(st, this[kO], this[kG], this.constructor.sorted, kind, key,
+      () => this.get(key)?.$fields());
+  }
+
+  /** Replace inline field `field` ('bytes:N' or 'string:N') of the record
+   * stored under key, as get(key)[field] = value would, without making a
+   * proxy of the record: the lookup and the write are one native call,
+   * in the open block or atomic and durable on its own. Returns false
+   * when key is missing (nothing written). TypeMismatchError when the
+   * value is not a record or the field is not inline; InvalidValueError
+   * (UH_EINVAL) when the record has no such field; ValueRangeError when
+   * value exceeds the field's capacity. */
+  setField(key, field, value) {
+    const kind = keyKind(this);
+    records.checkFieldValue(field, value);
+    return this[kH].s.mapSetField(this[kO], this[kG], this.constructor.sorted, kind, key,
+      field, value);
+  }
+
   has(key) {
     const kind = keyKind(this);
     const st = this[kH];
@@ -326,6 +354,21 @@ function compareKeys(kind, a, b) {
 
 class PSortedMap extends PMap {
   static sorted = true;
+
+  /** [key, fields] of the records under from <= key < to (undefined
+   * leaves that end open), at most limit of them, each record's fields as
+   * getFields gives them: a record copied per entry, up to 32 per native
+   * call. Each record is read at its own instant; in a block, all at the
+   * block's snapshot. */
+  rangeFields(from, to, { limit = Infinity } = {}) {
+    if (!(limit >= 0)) throw new RangeError(`rangeFields: limit must be >= 0, not ${inspect(limit)}`);
+    const kind = keyKind(this);
+    const st = this[kH];
+    if (limit === 0) return [];
+    const state = st.s.mapIter(this[kO], this[kG], true, kind, from, false);
+    return records.rangeFields(st, this[kO], this[kG], kind, state, to, limit,
+      (k) => this.get(k)?.$fields());
+  }
 
   /** The [key, value] of the smallest key, or undefined when empty. */
   first() {

@@ -308,6 +308,23 @@ function readFields(obj) {
   return out;
 }
 
+/** The field indexes of keys when every one names an inline field and
+ * its value has the field's type (a string for 'string:N', a Uint8Array
+ * for 'bytes:N'), else null (the setters then write them, and say what is
+ * wrong). */
+function inlineIndexes(L, keys, vals) {
+  const idx = [];
+  for (const k of keys) {
+    const f = L.byName.get(k);
+    const v = vals[k];
+    if (f.type === T.ibytes ? !(v instanceof Uint8Array) : f.type !== T.istring || typeof v !== 'string') {
+      return null;
+    }
+    idx.push(f.index);
+  }
+  return idx;
+}
+
 function heapArgs(C, heap, values) {
   if (heap && heap[kState]) return [heap[kState], values];
   if (C[kHeap]) return [C[kHeap][kState], heap];
@@ -343,6 +360,13 @@ class PObject extends Identity {
     };
     if (keys.length === 0) {
       alloc();
+      return;
+    }
+    const idx = inlineIndexes(L, keys, vals);
+    if (idx !== null) {	// one native call: allocated and written in one step
+      const off = st.s.allocInline(cid, idx, keys.map((k) => vals[k]));
+      scratch[0] = 0;
+      initProxy(this, st, off, scratch[1], cid);
       return;
     }
     st.heap.atomic(() => {

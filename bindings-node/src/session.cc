@@ -24,7 +24,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("classInfo", ClassInfo), M("classIds", ClassIds),
 		M("rootGet", RootGet), M("rootSet", RootSet), M("rootDel", RootDel),
 		M("rootNames", RootNames), M("rootCount", RootCount),
-		M("alloc", Alloc), M("free", Free), M("objClass", ObjClass),
+		M("alloc", Alloc), M("allocInline", AllocInline), M("free", Free), M("objClass", ObjClass),
 		M("getI64", GetI64), M("setI64", SetI64), M("getF64", GetF64),
 		M("setF64", SetF64), M("getRef", GetRef), M("setRef", SetRef),
 		M("getStr", GetStr), M("setStr", SetStr), M("stringAt", StringAt),
@@ -38,6 +38,8 @@ Napi::Function Session::Define(Napi::Env env)
 		M("listNew", ListNew), M("seqLen", SeqLen), M("seqGet", SeqGet),
 		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
 		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),
+		M("mapGetRecord", MapGetRecord), M("mapSetField", MapSetField),
+		M("rangeRecords", RangeRecords),
 		M("token", Token), M("waitStart", WaitStart), M("waitCancel", WaitCancel),
 		M("waitSync", WaitSync),
 	});

@@ -4,6 +4,7 @@
  * Methods are grouped by file: session.cc (life cycle, blocks, classes,
  * roots, introspection), fields.cc (objects and their fields),
  * collections.cc (maps, sorted maps, lists, arrays and their iterators),
+ * records.cc (a record under a map key, read or written in one call),
  * wait.cc (waiting for changes, on the wait sessions of wait.h).
  * Every method first checks that the session is open (HeapClosedError).
  */
@@ -69,6 +70,7 @@ private:
 
 	/* fields.cc */
 	Napi::Value Alloc(const Napi::CallbackInfo &info);
+	Napi::Value AllocInline(const Napi::CallbackInfo &info);
 	Napi::Value Free(const Napi::CallbackInfo &info);
 	Napi::Value ObjClass(const Napi::CallbackInfo &info);
 	Napi::Value GetI64(const Napi::CallbackInfo &info);
@@ -104,6 +106,11 @@ private:
 	Napi::Value ListPop(const Napi::CallbackInfo &info);
 	Napi::Value ArrayNew(const Napi::CallbackInfo &info);
 	Napi::Value ArrayElemType(const Napi::CallbackInfo &info);
+
+	/* records.cc */
+	Napi::Value MapGetRecord(const Napi::CallbackInfo &info);
+	Napi::Value MapSetField(const Napi::CallbackInfo &info);
+	Napi::Value RangeRecords(const Napi::CallbackInfo &info);
 
 	/* wait.cc */
 	Napi::Value Token(const Napi::CallbackInfo &info);

@@ -66,6 +66,21 @@ test('a value longer than the capacity is refused, naming field, capacity, lengt
   assert.throws(() => heap.defineClass('t.inline.Bad2', { v: 'i64:4' }), TypeError);
 });
 
+test('new C(values) of inline values only is one step, and refuses what the setters refuse', () => {
+  const R = heap.defineClass('t.inline.Rec', REC);
+  const r = new R({ blob: Buffer.from('abc'), text: 'hé' });
+  assert.deepEqual(r.$fields(), { key: 0, blob: Buffer.from('abc'), flag: 0, text: 'hé' });
+  const y = heap.atomic(() => new R({ text: 'in' }));
+  assert.equal(y.text, 'in');
+  assert.throws(() => new R({ blob: 'a string' }), /t\.inline\.Rec\.blob.*Uint8Array/);
+  assert.throws(() => new R({ text: Buffer.from('x') }), /t\.inline\.Rec\.text.*string/);
+  assert.throws(() => new R({ blob: Buffer.alloc(11) }), uniheap.ValueRangeError);
+  assert.throws(() => new R({ text: 'x', key: 'y' }), TypeError);
+  assert.throws(() => heap.atomic(() => {
+    new R({ blob: Buffer.from('b'), text: 'too long' });
+  }), uniheap.ValueRangeError);
+});
+
 test('another capacity is another layout', () => {
   new (heap.defineClass('t.inline.Cap', { v: 'bytes:10' }))();
   assert.throws(() => heap.defineClass('t.inline.Cap', { v: 'bytes:11' }), (e) => e instanceof uniheap.ClassMismatchError &&

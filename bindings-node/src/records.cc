@@ -1,0 +1,203 @@
+/*
+ * records.cc -- a record stored under a map key, in one call each: its
+ * whole payload read (uh_map_get_record / uh_smap_get_record), one inline
+ * field of it written (uh_map_set_inline / uh_smap_set_inline), and the
+ * records of a sorted-map range read (uh_smap_next_n, then one copy per
+ * record). No proxy of the record is made and no JS value per field here:
+ * payloads go to the bytes buffer, and lib/records.js decodes them with
+ * the class's field offsets (the payload is laid out as FORMAT.md 3.2
+ * says, the same in every language).
+ *
+ * Arguments: (off, gen) name the map, `sorted` picks the sorted-map call,
+ * kind and key are the key as to_key() takes it.
+ */
+#include "session.h"
+
+#include <cstring>
+
+namespace uhn {
+
+/* The key (kind info[ki], value info[ki + 1]) and the map (info[0..1]);
+ * false with an exception pending. */
+static bool map_and_key(const Napi::CallbackInfo &info, size_t ki, uh_off *m, Key *k)
+{
+	return arg_ref(info, 0, m) &&
+	       to_key(info.Env(), info[ki].As<Napi::Number>().Uint32Value(), info[ki + 1], k);
+}
+
+/* mapGetRecord(off, gen, sorted, kind, key) -> the length of the record's
+ * payload, copied to the start of the bytes buffer, with the record's
+ * class id in scratch[SCR_CLASS]; undefined when the key is missing; -1
+ * when the payload is larger than the bytes buffer (the JS side reads
+ * such a record through its proxy). TypeMismatchError when the value is
+ * not a record. */
+Napi::Value Session::MapGetRecord(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	AddonData *ad = data(env);
+	uh_off m;
+	Key k;
+	size_t len = 0;
+	uint32_t cls = 0;
+
+	if (!open(env) || !map_and_key(info, 3, &m, &k))
+		return env.Undefined();
+	int rc = info[2].ToBoolean()
+		? uh_smap_get_record(h, m, &k.k, ad->bytes, BYTES_BUF_SIZE, &len, &cls)
+		: uh_map_get_record(h, m, &k.k, ad->bytes, BYTES_BUF_SIZE, &len, &cls);
+	if (rc == UH_ENOTFOUND)
+		return env.Undefined();
+	if (rc == UH_ERANGE)
+		return Napi::Number::New(env, -1);
+	if (rc)
+		return raise(env, rc, "map get fields");
+	ad->scratch[SCR_CLASS] = cls;
+	return Napi::Number::New(env, (double)len);
+}
+
+/* A field name argument as a C string in buf (names are at most 63 bytes
+ * of [A-Za-z0-9_]; a longer one is cut, and then matches no field). */
+static bool field_name(Napi::Env env, Napi::Value v, char *buf, size_t size)
+{
+	size_t n;
+
+	if (!v.IsString()) {
+		type_error(env, "setField: the field name must be a string");
+		return false;
+	}
+	napi_get_value_string_utf8(env, v, buf, size, &n);
+	return true;
+}
+
+/* mapSetField(off, gen, sorted, kind, key, field, value) -> true, or
+ * false when the key is missing (nothing written). value: a string or a
+ * Uint8Array, as the inline field's type wants (libuniheap checks it and
+ * the capacity). In the caller's block, else atomic and durable alone. */
+Napi::Value Session::MapSetField(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	char name[128];
+	std::string s;
+	const void *p;
+	size_t len;
+	uh_off m;
+	Key k;
+
+	if (!open(env) || !map_and_key(info, 3, &m, &k) || !field_name(env, info[5], name, sizeof name))
+		return env.Undefined();
+	if (info[6].IsString()) {
+		s = info[6].As<Napi::String>().Utf8Value();
+		p = s.data();
+		len = s.size();
+	} else if (info[6].IsTypedArray() &&
+		   info[6].As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+		Napi::Uint8Array a = info[6].As<Napi::Uint8Array>();
+		p = a.Data();
+		len = a.ByteLength();
+	} else {
+		return type_error(env, std::string("setField: the value of '") + name +
+				       "' must be a string or a Buffer/Uint8Array");
+	}
+	int rc = info[2].ToBoolean() ? uh_smap_set_inline(h, m, &k.k, name, p, len)
+				     : uh_map_set_inline(h, m, &k.k, name, p, len);
+	if (rc == UH_ENOTFOUND)
+		return Napi::Boolean::New(env, false);
+	if (rc)
+		return raise(env, rc, std::string("setField '") + name + "'");
+	return Napi::Boolean::New(env, true);
+}
+
+/* Records a rangeRecords call returns at most: 32 YCSB records (1 KiB
+ * each) fit the bytes buffer many times over. */
+static const uint32_t RANGE_MAX = 32;
+
+/* The record of a scan's entry (key, v) copied to dst: v's object, or,
+ * when another session replaced it since the scan read the entry (outside
+ * a block), the key's record now, as a get would read it. UH_ENOTFOUND
+ * when the key has been removed since. v is a reference (the caller
+ * checked). */
+static int entry_record(uh_heap *h, uh_off m, const uh_key &key, const uh_value &v, uint8_t *dst,
+			size_t cap, size_t *len, uint32_t *cls)
+{
+	int rc;
+
+	rc = uh_obj_class(h, v.u.ref, cls);
+	if (rc == 0)
+		rc = uh_record_read(h, v.u.ref, dst, cap, len);
+	if (rc != UH_EFREED || uh_in_block(h))
+		return rc;
+	/* The key's bytes may lie in the mapping, under a leaf the writer
+	 * may change: the lookup takes a copy of its own. */
+	std::string kb((const char *)key.data, key.data ? key.len : 0);
+	uh_key k = key;
+	k.data = kb.data();
+	return uh_smap_get_record(h, m, &k, dst, cap, len, cls);
+}
+
+/* rangeRecords(off, gen, state, max, kind, to) -> [key0, length0, class0,
+ * key1, ...]: the next entries of a sorted-map scan that mapIter started
+ * (at most max, up to the exclusive bound `to` when given, which
+ * libuniheap applies), each record's payload copied into the bytes buffer
+ * one after the other at 8-byte aligned offsets, in order; null at the
+ * end. A payload that does not fit the rest of the buffer has length -1
+ * (the JS side reads that record by its key). Entries come from one leaf
+ * at a time, each record copied at its own instant (in a block: the
+ * block's snapshot). */
+Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	AddonData *ad = data(env);
+	uint32_t max = info[3].As<Napi::Number>().Uint32Value();
+	bool bounded = info.Length() > 5 && !info[5].IsUndefined();
+	uh_key keys[RANGE_MAX];
+	uh_value vals[RANGE_MAX];
+	uh_off m;
+	uh_iter *it;
+	Key to;
+
+	if (!open(env) || !arg_ref(info, 0, &m))
+		return env.Undefined();
+	if (!info[2].IsArrayBuffer() || info[2].As<Napi::ArrayBuffer>().ByteLength() != sizeof(uh_iter))
+		return type_error(env, "not an iteration state");
+	it = (uh_iter *)info[2].As<Napi::ArrayBuffer>().Data();
+	if (max < 1 || max > RANGE_MAX)
+		return type_error(env, "rangeRecords: 1 to 32 records");
+	if (bounded && !to_key(env, info[4].As<Napi::Number>().Uint32Value(), info[5], &to))
+		return env.Undefined();
+	Napi::Array out = Napi::Array::New(env, 0);
+	uint32_t j = 0, got = 0;
+	size_t at = 0;
+	while (got < max) {	/* bound: max records (each call returns >= 1 or ends) */
+		uint32_t n = 0;
+		int rc = uh_smap_next_until(h, m, it, bounded ? &to.k : nullptr, 0, keys, vals,
+					    max - got, &n);
+		if (rc == UH_ENOTFOUND)
+			break;
+		if (rc)
+			return raise(env, rc, "range records");
+		for (uint32_t i = 0; i < n; i++) {	/* bound: RANGE_MAX */
+			size_t len = 0;
+			uint32_t cls = 0;
+			if (vals[i].type != UH_T_REF || !vals[i].u.ref)
+				return raise_msg(env, UH_ETYPE, "range records: the value under a key "
+						 "is not a record");
+			rc = entry_record(h, m, keys[i], vals[i], ad->bytes + at, BYTES_BUF_SIZE - at,
+					  &len, &cls);
+			if (rc == UH_ENOTFOUND)
+				continue;	/* removed since the scan read it */
+			if (rc && rc != UH_ERANGE)
+				return raise(env, rc, "range records");
+			out.Set(j++, from_key(env, keys[i]));
+			out.Set(j++, Napi::Number::New(env, rc ? -1.0 : (double)len));
+			out.Set(j++, Napi::Number::New(env, cls));
+			if (rc == 0)
+				at = (at + len + 7) & ~(size_t)7;
+		}
+		got += n;
+	}
+	if (j == 0)
+		return env.Null();
+	return out;
+}
+
+}  // namespace uhn
