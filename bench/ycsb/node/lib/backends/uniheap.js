@@ -8,14 +8,17 @@
 // record: one object per record) when the workload has YCSB's default
 // fields and lengths, and a PMap (string -> bytes) per record otherwise.
 //
-// A read of a whole ycsb.Record takes no block: a lookup, then
-// rec.$fields(), every field at one instant; a record freed in between
-// (another client gave the key a new record) is read again in a block.
-// Other reads and scans run in a block (one snapshot of a record); an update of
-// one field is a single field write (atomic and durable on its own; redone
-// as a block if it loses a conflict with another client); inserts,
-// multi-field updates and deletes are blocks, which heap.atomic() re-runs
-// after a lost conflict. Each client thread (worker) has its own session.
+// A ycsb.Record is read with no block, with one native call: the lookup
+// and the copy of the whole record at one instant (t.getFields(key); a
+// record replaced under the copy is looked up again in libuniheap), the
+// fields asked for picked from it; an update of one field is one native
+// call too (t.setField(key, field, value): the lookup and the write,
+// atomic and durable on their own, re-run by libuniheap after a lost
+// conflict), several fields' in a block; a scan reads up to 32 records per
+// native call (t.rangeFields) in a block (one snapshot). Records as maps
+// read in a block. Inserts and deletes are blocks, which heap.atomic()
+// re-runs after a lost conflict. Each client thread (worker) has its own
+// session.
 
 const path = require('node:path');
 const { DB, DBError, STATUS } = require('../db');
@@ -41,7 +44,7 @@ function usesRecordClass(p) {
     Number(p.fieldlength ?? FIELD_MAX) <= FIELD_MAX;
 }
 
-/** Records as ycsb.Record objects. */
+/** Records as ycsb.Record objects, read and written through their key. */
 class RecordSchema {
   constructor(heap) {
     this.heap = heap;
@@ -54,14 +57,26 @@ class RecordSchema {
     return new this.Record(values);
   }
 
-  read(rec, fields) {
-    const out = {};
-    for (const f of fields ?? RECORD_FIELDS) out[f] = rec[f];
-    return out;
+  /** The fields of key's record, or null when there is none: one call. */
+  readKey(t, key, fields) {
+    const all = t.getFields(key);
+    if (all === undefined) return null;
+    return fields === null ? all : pick(all, fields);
   }
 
-  update(rec, values) {
-    for (const f in values) rec[f] = values[f];
+  /** The fields of up to count records from key start on. */
+  scanKeys(t, start, count, fields) {
+    return t.rangeFields(start, undefined, { limit: count })
+      .map(([, all]) => (fields === null ? all : pick(all, fields)));
+  }
+
+  /** Write values into key's record; false when there is none. One call
+   * per field (in the caller's block when there are several). */
+  updateKey(t, key, values) {
+    for (const f in values) {
+      if (!t.setField(key, f, values[f])) return false;
+    }
+    return true;
   }
 
   free(rec) {
@@ -69,7 +84,13 @@ class RecordSchema {
   }
 }
 
-/** Records as one PMap (field name -> bytes) each. */
+function pick(all, fields) {
+  const out = {};
+  for (const f of fields) if (f in all) out[f] = all[f];
+  return out;
+}
+
+/** Records as one PMap (field name -> bytes) each, read in blocks. */
 class MapSchema {
   constructor(heap, uniheap) {
     this.heap = heap;
@@ -93,8 +114,29 @@ class MapSchema {
     return out;
   }
 
-  update(rec, values) {
+  readKey(t, key, fields) {
+    return this.heap.atomic(() => {
+      const rec = t.get(key);
+      return rec === undefined ? null : this.read(rec, fields);
+    });
+  }
+
+  scanKeys(t, start, count, fields) {
+    return this.heap.atomic(() => {
+      const out = [];
+      for (const [, rec] of t.range(start, undefined)) {
+        if (out.length >= count) break;
+        out.push(this.read(rec, fields));
+      }
+      return out;
+    });
+  }
+
+  updateKey(t, key, values) {
+    const rec = t.get(key);
+    if (rec === undefined) return false;
     for (const f in values) rec.set(f, values[f]);
+    return true;
   }
 
   free(rec) {
@@ -111,10 +153,8 @@ class UniheapDB extends DB {
     } catch (e) {
       throw new DBError(`uniheap: cannot connect to heapd (${e.message}); start heapd and set UNIHEAP_SOCKET or -p uniheap.socket=PATH`);
     }
-    const records = usesRecordClass(this.props);
-    this.schema = records ? new RecordSchema(this.heap) : new MapSchema(this.heap, this.uniheap);
-    /** A whole record read with no block, or null: in a block only. */
-    this.whole = records ? (rec) => rec.$fields() : null;
+    this.records = usesRecordClass(this.props);
+    this.schema = this.records ? new RecordSchema(this.heap) : new MapSchema(this.heap, this.uniheap);
     this.tables = new Map();
   }
 
@@ -142,64 +182,23 @@ class UniheapDB extends DB {
   }
 
   read(table, key, fields) {
-    const t = this.table(table);
-    let cells;
-    if (fields === null && this.whole !== null) {
-      // No block: a lookup, then the whole record at one instant. A
-      // record is freed only with the change that gives its key another
-      // record or removes it, so one still there at the second read was
-      // still the key's: the pair reads as one read at that instant. A
-      // record freed in between: read in a block.
-      try {
-        const rec = t.get(key);
-        cells = rec === undefined ? null : this.whole(rec);
-      } catch (e) {
-        if (!(e instanceof this.uniheap.FreedObjectError)) throw e;
-        cells = this.heap.atomic(() => this.readIn(t, key, fields));
-      }
-    } else {
-      cells = this.heap.atomic(() => this.readIn(t, key, fields));
-    }
+    const cells = this.schema.readKey(this.table(table), key, fields);
     return cells === null ? [STATUS.NOT_FOUND, null] : [STATUS.OK, cells];
-  }
-
-  /** The fields of key's record (in a block), or null when there is none. */
-  readIn(t, key, fields) {
-    const rec = t.get(key);
-    return rec === undefined ? null : this.schema.read(rec, fields);
   }
 
   scan(table, start, count, fields) {
     const t = this.table(table);
-    return [STATUS.OK, this.heap.atomic(() => {
-      const out = [];
-      if (count <= 0) return out;
-      for (const [, rec] of t.range(start, undefined)) {
-        out.push(this.schema.read(rec, fields));
-        if (out.length >= count) break;
-      }
-      return out;
-    })];
-  }
-
-  updateIn(t, key, values) {
-    const rec = t.get(key);
-    if (rec === undefined) return STATUS.NOT_FOUND;
-    this.schema.update(rec, values);
-    return STATUS.OK;
+    if (count <= 0) return [STATUS.OK, []];
+    // one snapshot of the records scanned
+    return [STATUS.OK, this.heap.atomic(() => this.schema.scanKeys(t, start, count, fields))];
   }
 
   update(table, key, values) {
     const t = this.table(table);
-    if (Object.keys(values).length === 1) {     // one field write: atomic and durable alone
-      try {
-        return this.updateIn(t, key, values);
-      } catch (e) {
-        if (!(e instanceof this.uniheap.ConflictError)) throw e;
-        // another client had the record: as a block, retried
-      }
-    }
-    return this.heap.atomic(() => this.updateIn(t, key, values));
+    const write = () => (this.schema.updateKey(t, key, values) ? STATUS.OK : STATUS.NOT_FOUND);
+    // One field of a ycsb.Record: one call, atomic and durable alone.
+    if (this.records && Object.keys(values).length === 1) return write();
+    return this.heap.atomic(write);
   }
 
   insert(table, key, values) {
