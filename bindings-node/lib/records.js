@@ -24,20 +24,21 @@ function layoutIn(st, cls) {
 function flat(L) {
   if (L.flat === undefined) {
     L.flat = L.fields.every((f) => f.type !== T.ref && f.type !== T.string && f.type !== T.bytes);
+    L.hasBytes = L.fields.some((f) => f.type === T.ibytes);
   }
   return L.flat;
 }
 
-/** An inline value at p of the bytes buffer: the length word, the value. */
-function inlineAt(f, p) {
+/** An inline value at p of the bytes buffer (the length word, then the
+ * value); a bytes value as a view of copy, which holds the payload's bytes
+ * from the bytes buffer's offset `at` on. */
+function inlineAt(f, p, copy, at) {
   const n = bytesBuf.readUInt32LE(p);
   if (n > f.capacity) {
     throw new RangeError(`${f.what}: an inline field holds more than its capacity`);
   }
   if (f.type === T.istring) return bytesBuf.toString('utf8', p + 4, p + 4 + n);
-  const b = Buffer.allocUnsafe(n);
-  bytesBuf.copy(b, 0, p + 4, p + 4 + n);
-  return b;
+  return copy.subarray(p + 4 - at, p + 4 - at + n);
 }
 
 /** The i64 at p, a number (RangeError beyond 2^53 - 1, as a getter). */
@@ -48,10 +49,10 @@ function i64At(f, p) {
   throw unsafeInteger(f, bytesBuf.readBigInt64LE(p));
 }
 
-function valueAt(f, p) {
+function valueAt(f, p, copy, at) {
   switch (f.type) {
     case T.ibytes:
-    case T.istring: return inlineAt(f, p);
+    case T.istring: return inlineAt(f, p, copy, at);
     case T.bool: return bytesBuf[p] !== 0;
     case T.i8: return bytesBuf.readInt8(p);
     case T.i16: return bytesBuf.readInt16LE(p);
@@ -63,20 +64,33 @@ function valueAt(f, p) {
   }
 }
 
-// Where a payload starts in its object (the object header's size, UH_OBJHDR_SIZE):
-// field offsets count from the object's start.
+// Where a payload starts in its object (the object header's size,
+// UH_OBJHDR_SIZE): field offsets count from the object's start.
 const OBJHDR = 16;
 
-/** The fields of the payload at `at` of the bytes buffer, of layout L. */
-function decode(L, at) {
-  const out = {};
-  const fields = L.fields;
-  const base = at - OBJHDR;
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i];
-    out[f.name] = valueAt(f, base + f.offset);
+/** The decoder of flat layout L (made once): (at, copy) -> { name: value }
+ * of the payload at `at` of the bytes buffer, generated as one object
+ * literal (a property store per field by a computed name costs several
+ * times more). */
+function decoderOf(L) {
+  if (L.decoder) return L.decoder;
+  const props = L.fields.map((f, i) => `${JSON.stringify(f.name)}: valueAt(F[${i}], ` +
+    `at + ${f.offset - OBJHDR}, copy, at)`);
+  L.decoder = new Function('valueAt', 'F', `return (at, copy) => ({ ${props.join(', ')} });`)(
+    valueAt, L.fields);
+  return L.decoder;
+}
+
+/** The fields of the len-byte payload at `at` of the bytes buffer, of
+ * layout L. Bytes values are views of one copy of the payload (one copy
+ * and a view per value cost less than a Buffer and a copy per value). */
+function decode(L, at, len) {
+  let copy = null;
+  if (L.hasBytes) {
+    copy = Buffer.allocUnsafe(len);
+    bytesBuf.copy(copy, 0, at, at + len);
   }
-  return out;
+  return decoderOf(L)(at, copy);
 }
 
 /** The fields of the record under key in map m (sorted: a PSortedMap),
@@ -86,7 +100,7 @@ function getFields(st, o, g, sorted, kind, key, slow) {
   if (n === undefined) return undefined;
   if (n >= 0) {
     const L = layoutIn(st, scratch[2]);
-    if (flat(L)) return decode(L, 0);
+    if (flat(L)) return decode(L, 0, n);
   }
   return slow();
 }
@@ -119,7 +133,7 @@ function rangeFields(st, o, g, kind, state, to, limit, slow) {
         continue;
       }
       const L = layoutIn(st, r[i + 2]);
-      out.push([r[i], flat(L) ? decode(L, at) : slow(r[i])]);
+      out.push([r[i], flat(L) ? decode(L, at, len) : slow(r[i])]);
       at = (at + len + 7) & ~7;
     }
   }
