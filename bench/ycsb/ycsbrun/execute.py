@@ -35,6 +35,7 @@ class Run:
     gc_cycles: int = 0      # ... cycles done meanwhile
     gc_given_up: int = 0    # ... cycles given up meanwhile
     heapd_cpu_s: float = 0.0    # CPU time heapd used while the client ran (uniheap)
+    client_cpu_s: float = 0.0   # CPU time (user + system) of the client process itself
 
     @property
     def ok(self):
@@ -82,12 +83,24 @@ class Client:
                 status = after.split(" [", 1)[0].strip().rstrip(";")
                 print(f"      {self.label}: {secs} s, {status}", flush=True)
 
+    def _reap(self, timeout):
+        """Wait for the client with wait4, which gives its CPU time too;
+        False if it is still running after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while True:     # bounded by the deadline
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.run.client_cpu_s = usage.ru_utime + usage.ru_stime
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
     def wait(self, timeout):
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        if not self._reap(timeout):
             self.proc.kill()            # ours, by its own handle
-            self.proc.wait()
+            self._reap(60)
             self.run.problems.append(f"timed out after {timeout} s")
         for t in self._threads:
             t.join(timeout=10)

@@ -18,7 +18,7 @@ LANG_ORDER = ("java", "python", "node")
 def write_csv(runs, path):
     cols = ["block", "durability", "language", "backend", "loader", "phase", "workload",
             "threads", "records", "operations", "status", "throughput_ops_s", "runtime_ms",
-            "wall_s", "exit_status", "gc", "gc_cycles", "gc_given_up", "heapd_cpu_s"]
+            "wall_s", "exit_status", "gc", "gc_cycles", "gc_given_up", "heapd_cpu_s", "client_cpu_s"]
     for op in LATENCY_OPS:
         cols += [f"{op}_avg_us", f"{op}_p95_us", f"{op}_p99_us"]
     cols += ["verify_ok", "problems"]
@@ -31,7 +31,8 @@ def write_csv(runs, path):
                    r.threads, r.records, r.operations, status, f"{r.throughput:.1f}",
                    r.report.get("OVERALL", {}).get("RunTime(ms)", ""), f"{r.seconds:.2f}",
                    r.exit_status, r.gc, r.gc_cycles if r.gc else "",
-                   r.gc_given_up if r.gc else "", f"{r.heapd_cpu_s:.2f}" if r.heapd_cpu_s else ""]
+                   r.gc_given_up if r.gc else "", f"{r.heapd_cpu_s:.2f}" if r.heapd_cpu_s else "",
+                   f"{r.client_cpu_s:.2f}" if r.client_cpu_s else ""]
             for op in LATENCY_OPS:
                 row += [r.latency(op, m) if r.latency(op, m) is not None else ""
                         for m in ("AverageLatency(us)", "95thPercentileLatency(us)",
@@ -56,6 +57,13 @@ def _index(runs, block, gc=""):
             for r in runs if r.block == block and r.ok and r.gc == gc}
 
 
+def _per_cpu(run):
+    """Operations per CPU second of the client process, or None."""
+    if not run or not run.client_cpu_s:
+        return None
+    return run.operations / run.client_cpu_s
+
+
 def gc_table(runs):
     """uniheap with GC cycles back to back against without (YCSB_GC)."""
     if not any(r.gc for r in runs if r.block == "matrix"):
@@ -64,15 +72,21 @@ def gc_table(runs):
     by = {(r.durability, r.language, r.workload, r.gc): r
           for r in runs if r.block == "matrix" and r.backend == "uniheap" and r.ok}
     lines = ["| class | workload | language | ops/s without | ops/s with GC loop "
-             "| with ÷ without | cycles done (given up) | heapd CPU s without, with |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| with ÷ without | cycles done (given up) | heapd CPU s without, with "
+             "| client CPU s without, with | ops per client CPU s, with ÷ without |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for (d, lang, b, w), v in sorted(loop.items(), key=lambda kv: (
             kv[0][0], ROWS.index(kv[0][3]), LANG_ORDER.index(kv[0][1]))):
         u = plain.get((d, lang, b, w))
         g, p = by.get((d, lang, w, "loop")), by.get((d, lang, w, ""))
         cpu = f"{p.heapd_cpu_s:.1f}, " if p else "—, "
+        ccpu = f"{p.client_cpu_s:.1f}, " if p else "—, "
+        # Throughput per CPU second of the client: what the barrier costs
+        # the client itself, apart from the cores the collector takes.
+        per = _ratio(_per_cpu(g), _per_cpu(p)) if p else "—"
         lines.append(f"| {d} | {w.upper()} | {lang} | {_fmt(u)} | {_fmt(v)} | {_ratio(v, u)} "
-                     f"| {g.gc_cycles} ({g.gc_given_up}) | {cpu}{g.heapd_cpu_s:.1f} |")
+                     f"| {g.gc_cycles} ({g.gc_given_up}) | {cpu}{g.heapd_cpu_s:.1f} "
+                     f"| {ccpu}{g.client_cpu_s:.1f} | {per} |")
     return "\n".join(lines)
 
 
