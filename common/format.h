@@ -32,16 +32,17 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 8u
+#define UH_FORMAT_VERSION 9u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
  * a u32, references had zero high bits), format 2 is format 3 without an
  * object of kind PACKED, format 3 is format 4 whose logs are marked
  * APPLIED before their locks are released (no lazy logs, checksums
  * without new objects), format 4 is format 5 whose log checksum runs in
  * one lane, format 5 is format 6 without packed sorted-map leaves,
- * format 6 is format 7 without inline string and bytes fields, and format
- * 7 is format 8 without an arena of the size classes version 8 added:
- * heapd upgrades all seven in place. */
+ * format 6 is format 7 without inline string and bytes fields, format
+ * 7 is format 8 without an arena of the size classes version 8 added,
+ * and format 8 is format 9 that has not grown past its pool (its growth
+ * words say so or are 0): heapd upgrades all eight in place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
 #define UH_FORMAT_VERSION_V3 3u
@@ -49,6 +50,7 @@
 #define UH_FORMAT_VERSION_V5 5u
 #define UH_FORMAT_VERSION_V6 6u
 #define UH_FORMAT_VERSION_V7 7u
+#define UH_FORMAT_VERSION_V8 8u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
@@ -96,7 +98,13 @@ struct uh_hdr {
 	uint32_t reserved1;		/* 284 */
 	uint64_t heapd_starts;		/* 288 heapd opens of this heap: a new heapd bumps it
 					 * before recovery (clients check it at commit) */
-	uint8_t pad1[24];		/* 296 */
+	/* Growth (FORMAT.md 1.1): the file's bytes now (pool + extension),
+	 * the most they may become, the extension's chunk map. All three 0
+	 * in a heap that predates them: read them through uh_hdr_cur_size
+	 * and uh_hdr_max_size. */
+	uint64_t cur_size;		/* 296 */
+	uint64_t max_size;		/* 304 */
+	uint64_t chunk_map_off;		/* 312 */
 
 	/* Global version clock (time-based STM), own cache line. Advanced by
 	 * committers with an atomic add; recovery persists max(version)+1. */
@@ -145,6 +153,23 @@ struct uh_hdr {
 };
 
 #define UH_HDR_CHECKSUM_LEN 160u
+
+/* A heap file stays inside libpmemobj's first zone (~16 GiB past the
+ * pool's start): a longer file makes libpmemobj take the rest for a zone
+ * of its own (FORMAT.md 1.1). */
+#define UH_GROW_FILE_MAX (15ull << 30)
+
+/* The file's size now and the most it may grow to; a heap whose words
+ * are still the zero padding is its pool, and does not grow. */
+static inline uint64_t uh_hdr_cur_size(const struct uh_hdr *h)
+{
+	return h->cur_size ? h->cur_size : h->heap_size;
+}
+
+static inline uint64_t uh_hdr_max_size(const struct uh_hdr *h)
+{
+	return h->max_size ? h->max_size : uh_hdr_cur_size(h);
+}
 
 /* ------------------------------------------------------------------ */
 /* Class table. uh_hdr.class_tab_off holds u64[class_cap]; entry i is the
@@ -490,9 +515,12 @@ _Static_assert(offsetof(struct uh_hdr, hdr_checksum) == UH_HDR_CHECKSUM_LEN,
 _Static_assert(offsetof(struct uh_hdr, class_count) == 256, "mutable part");
 _Static_assert(offsetof(struct uh_hdr, gen_seed) == 280, "generation seed");
 _Static_assert(offsetof(struct uh_hdr, heapd_starts) == 288, "heapd starts");
-_Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(offsetof(struct uh_hdr, lazy_logs) == 384, "lazy logs");
 _Static_assert(offsetof(struct uh_hdr, waiters) == 328, "waiters");
+_Static_assert(offsetof(struct uh_hdr, cur_size) == 296, "current size");
+_Static_assert(offsetof(struct uh_hdr, max_size) == 304, "maximum size");
+_Static_assert(offsetof(struct uh_hdr, chunk_map_off) == 312, "chunk map");
+_Static_assert(offsetof(struct uh_hdr, clock) == 320, "clock line");
 _Static_assert(offsetof(struct uh_hdr, gc_state) == 640, "gc state");
 _Static_assert(offsetof(struct uh_hdr, gc_session) == 656, "gc session");
 _Static_assert(offsetof(struct uh_hdr, waiting) == 512, "waiting sessions");

@@ -9,9 +9,9 @@
  *      (gc.c's online mark, which never writes the heap). Grey roots: the
  *      root map, every session's pins [0, pin_hwm) and nursery, every ring.
  *   4-5. Mark and drain the rings until the stack and every ring are
- *      empty at once. gc_state = (c+1, SWEEP); handshake H2: each session
- *      is out of its busy section or has seen SWEEP (one that loaded MARK
- *      may still push: a pin's grey push, old values it overwrites); then the rings are drained and marked
+ *      empty at once. gc_state = (c+1, SWEEP); handshake H2: no session is
+ *      still in a busy section that loaded MARK (it may still push the
+ *      old values it overwrites); then the rings are drained and marked
  *      once more. A ring that overflowed, or a dead session's log replayed
  *      meanwhile (that replay has no barrier), gives the cycle up.
  *   6. Sweep in batches, with the Dekker protocol against uh_pin: take
@@ -185,17 +185,14 @@ static int read_sessions(struct cycle *cy)
 	return v ? 0 : UH_ENOMEM;
 }
 
-/* Wait until every session is out of its busy section or has stored
- * `want` (the state this handshake follows) in seen. H1 waits so for
- * MARK, H2 for SWEEP: a section stores seen only after it loaded the
- * state, so a busy session whose seen is still older may have loaded MARK
- * and not yet said so -- for H2 one that may still push (a pin's grey
- * push, whose object's children only that push marks). Bounded by
- * GC_HANDSHAKE_NS per session. Returns 0, or -1 if one did not answer
- * (or, waiting, the cycle was given up). The rings are drained while it
- * waits (into cy->early in H1): a section that loaded MARK may be waiting
- * for room in its full ring, which only this thread makes. */
-static int handshake(struct cycle *cy, uint64_t want)
+/* Wait until every session s is out of its busy section or, if
+ * want_seen, has seen the current state; with !want_seen, until none is
+ * busy in a section that loaded `stale`. Bounded by GC_HANDSHAKE_NS per
+ * session. Returns 0, or -1 if one did not answer (or, waiting, the
+ * cycle was given up). The rings are drained while it waits (into
+ * cy->early in H1): a section that loaded MARK may be waiting for room
+ * in its full ring, which only this thread makes. */
+static int handshake(struct cycle *cy, uint64_t stale, int want_seen)
 {
 	for (uint32_t k = 0; k < cy->nsess; k++) {	/* bounded by the sessions */
 		struct uh_gc_sess *gs = hd_gc_sess(cy->hd, cy->sess[k]);
@@ -203,7 +200,7 @@ static int handshake(struct cycle *cy, uint64_t want)
 		for (;;) {	/* bounded by GC_HANDSHAKE_NS */
 			uint32_t busy = __atomic_load_n(&gs->busy, __ATOMIC_ACQUIRE);
 			uint64_t seen = __atomic_load_n(&gs->seen, __ATOMIC_ACQUIRE);
-			if (!busy || seen == want)
+			if (!busy || (want_seen ? seen == cy->state : seen != stale))
 				break;
 			if (hd_mono_ns() - t0 > GC_HANDSHAKE_NS)
 				return -1;
@@ -334,7 +331,7 @@ static void mark_phase(struct cycle *cy)
 	pthread_mutex_unlock(&hd->mu);
 	/* Sessions attached from here on load MARK in their first busy
 	 * section; those listed before must acknowledge it. */
-	if (read_sessions(cy) || handshake(cy, cy->state)) {
+	if (read_sessions(cy) || handshake(cy, 0, 1)) {
 		cy->why = "given up: a session did not acknowledge the mark";
 		return;
 	}
@@ -365,10 +362,9 @@ static void mark_phase(struct cycle *cy)
 	if (!rc && !cy->why) {
 		/* From SWEEP on, busy sections push nothing; wait for those that
 		 * loaded MARK, then take what they pushed. */
-		uint64_t sweep = uh_gc_state_make(c, UH_GC_SWEEP);
-		set_state(hd, sweep);
+		set_state(hd, uh_gc_state_make(c, UH_GC_SWEEP));
 		cy->fig->phase = UH_GC_SWEEP;
-		if ((read_sessions(cy) || handshake(cy, sweep)) && !cy->why)
+		if ((read_sessions(cy) || handshake(cy, cy->state, 0)) && !cy->why)
 			cy->why = "given up: a session stayed in a busy section";
 		else
 			rc = mark_until_quiet(cy);

@@ -136,6 +136,16 @@ static int check_create_opts(const struct hd_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* The growth words (FORMAT.md 1.1, 2.2) of a heap that has no extension:
+ * the file is the pool and may not grow. Inside a transaction that has
+ * added the words' range. */
+static void size_words_fill(struct uh_hdr *h)
+{
+	h->cur_size = h->heap_size;
+	h->max_size = h->heap_size;
+	h->chunk_map_off = 0;
+}
+
 /* Header fields, tables and checksum; runs inside the creation tx. */
 static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 {
@@ -164,6 +174,7 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	h->session_cap = UH_SESSION_CAP;
 	h->arena_cap = (uint32_t)arena_cap;
 	h->log_size = o->log_size ? o->log_size : UH_LOG_SIZE_DEFAULT;
+	size_words_fill(h);
 	/* The three tables share one allocation: libpmemobj carves each size
 	 * class out of its own run of chunks, and three classes of runs do
 	 * not fit the ~4 MiB a minimum-size (8 MiB) pool leaves. Each table
@@ -301,15 +312,17 @@ static void gc_state_idle(struct hd *hd)
  * or rolled back every log, by the rules of the heap's own version),
  * format 5 is format 6 without a class-15 sorted-map leaf (the class
  * itself was added by upgrade_datatype_classes), format 6 is format 7
- * without an inline field in its class table, and format 7 is format 8
- * without an arena of a size class version 8 added, so the upgrade is one
+ * without an inline field in its class table, format 7 is format 8
+ * without an arena of a size class version 8 added, and format 8 is
+ * format 9 that has not grown past its pool, so the upgrade is one
  * transaction: the version and the checksum that covers it (FORMAT.md
- * 13), and the generation seed of a version 1 heap. A client of the
+ * 13), the generation seed of a version 1 heap, and the growth words (the
+ * pool, no growth). A client of the
  * previous heapd still running maps the heap as its old version (without
  * generations, with a library that cannot read packed maps or packed
  * sorted-map leaves, that sums its logs by an older rule, that knows no
- * inline field, or whose heapd would refuse the new size classes): the upgrade
- * waits for it. */
+ * inline field, whose heapd would refuse the new size classes, or that
+ * would not map what the heap grows by): the upgrade waits for it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
 	struct uh_hdr *h = hd->hdr;
@@ -324,7 +337,10 @@ static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 	TX_BEGIN(hd->pop) {
 		pmemobj_tx_add_range_direct(h, UH_HDR_CHECKSUM_LEN + sizeof(h->hdr_checksum));
 		pmemobj_tx_add_range_direct(&h->gen_seed, sizeof(h->gen_seed));
+		pmemobj_tx_add_range_direct(&h->cur_size, 3 * sizeof(uint64_t));
 		h->format_version = UH_FORMAT_VERSION;
+		if (!h->cur_size)
+			size_words_fill(h);
 		if (from == UH_FORMAT_VERSION_V1)
 			h->gen_seed = 1;	/* every slot of a version 1 heap is at generation 0 */
 		h->hdr_checksum = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT);
@@ -503,10 +519,11 @@ static int open_failed(const char *path, uint64_t file_size, int e, const char *
 		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s (heapd needs read and write)",
 			      path, strerror(e));
 	struct uh_hdr h;
-	if (find_header(path, file_size, &h) && h.heap_size != file_size)
+	if (find_header(path, file_size, &h) && uh_hdr_cur_size(&h) != file_size)
 		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
-			      path, file_size < h.heap_size ? "truncated" : "resized",
-			      (unsigned long long)h.heap_size, (unsigned long long)file_size);
+			      path, file_size < uh_hdr_cur_size(&h) ? "truncated" : "resized",
+			      (unsigned long long)uh_hdr_cur_size(&h),
+			      (unsigned long long)file_size);
 	return hd_err(err, errlen, UH_EIO,
 		      "%s is damaged: libpmemobj cannot open it (%s)", path,
 		      msg && msg[0] ? msg : strerror(e));
@@ -561,13 +578,32 @@ static int check_header_bounds(struct hd *hd, char *err, size_t errlen)
 	return 0;
 }
 
+/* The pool and the growth words (FORMAT.md 1.1, 2.2). This heapd does
+ * not place arenas past the pool yet, so a heap that has grown is one it
+ * cannot serve: refused by name rather than read with wrong bounds. */
+static int check_sizes(struct hd *hd, char *err, size_t errlen)
+{
+	const struct uh_hdr *h = hd->hdr;
+	uint64_t cur = uh_hdr_cur_size(h), max = uh_hdr_max_size(h);
+	if (h->heap_size >= UH_HEAP_SIZE_MAX || cur < h->heap_size || max < cur ||
+	    max >= UH_HEAP_SIZE_MAX)
+		return hd_err(err, errlen, UH_EIO, "heap header of %s is corrupt (bad heap size)",
+			      hd->path);
+	if (cur != h->heap_size)
+		return hd_err(err, errlen, UH_EIO,
+			      "%s has grown past its pool (%llu of %llu bytes); this heapd serves "
+			      "only heaps that have not grown", hd->path,
+			      (unsigned long long)h->heap_size, (unsigned long long)cur);
+	return 0;
+}
+
 static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t errlen)
 {
 	const struct uh_hdr *h = hd->hdr;
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	/* Versions 1 to 5 are read too: hd_open upgrades them after recovery. */
+	/* Versions 1 to 8 are read too: hd_open upgrades them after recovery. */
 	if (h->format_version < UH_FORMAT_VERSION_V1 || h->format_version > UH_FORMAT_VERSION)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */
@@ -579,14 +615,15 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (!sum_ok)
 		return hd_err(err, errlen, UH_EIO,
 			      "heap header of %s is corrupt (checksum mismatch)", hd->path);
-	if (h->heap_size != file_size)
+	uint64_t cur = uh_hdr_cur_size(h);
+	if (cur != file_size)
 		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
-			      hd->path, file_size < h->heap_size ? "truncated" : "resized",
-			      (unsigned long long)h->heap_size, (unsigned long long)file_size);
-	if (h->heap_size >= UH_HEAP_SIZE_MAX)
-		return hd_err(err, errlen, UH_EIO, "heap header of %s is corrupt (bad heap size)",
-			      hd->path);
-	hd->heap_size = h->heap_size;
+			      hd->path, file_size < cur ? "truncated" : "resized",
+			      (unsigned long long)cur, (unsigned long long)file_size);
+	int rc = check_sizes(hd, err, errlen);
+	if (rc)
+		return rc;
+	hd->heap_size = cur;
 	return check_header_bounds(hd, err, errlen);
 }
 

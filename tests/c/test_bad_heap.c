@@ -3,7 +3,9 @@
  * without --create, a truncated file, wrong magic, another format version
  * (with a correct checksum, so only the version is wrong), a corrupt
  * header byte (checksum mismatch), a file of random bytes, a too small
- * --size. Each must make heapd exit non-zero (not by a signal) with a
+ * --size, growth words (FORMAT.md 1.1, 2.2) that disagree with the file
+ * or with each other, a heap that has grown past its pool (which this
+ * heapd does not serve yet). Each must make heapd exit non-zero (not by a signal) with a
  * short message naming the problem, and leave the file as it was.
  *
  * The corrupt variants are patched copies of a freshly created heap; the
@@ -124,7 +126,8 @@ static void patched(const char *what, void (*fix)(char *img, size_t len, long hd
 	}
 	fix(img, len, hdr);
 	snprintf(path, sizeof(path), "%s/case%d.uh", d.dir, ++ncase);
-	if (write_file(path, img, len) != 0) {
+	if (write_file(path, img, len) != 0 ||
+	    truncate(path, (off_t)((struct uh_hdr *)(img + hdr))->cur_size) != 0) {
 		th_fail(__FILE__, __LINE__, "%s: write %s: %s", what, path, strerror(errno));
 	} else {
 		size_t len2;
@@ -133,7 +136,7 @@ static void patched(const char *what, void (*fix)(char *img, size_t len, long hd
 		/* libpmemobj's open rewrites some of its own metadata; the
 		 * uniheap header must be exactly as it was. */
 		after = th_read_file(path, &len2);
-		TH_CHECK(after && len2 == len &&
+		TH_CHECK(after && len2 == ((struct uh_hdr *)(img + hdr))->cur_size &&
 			 memcmp(after + hdr, img + hdr, sizeof(struct uh_hdr)) == 0);
 		free(after);
 	}
@@ -166,6 +169,48 @@ static void fix_checksum(char *img, size_t len, long hdr)
 	struct uh_hdr *h = (void *)(img + hdr);
 
 	h->hdr_checksum ^= 1;
+}
+
+/* The file as long as cur_size says, then heapd on it: the patched
+ * copies end there, so a case that moves cur_size gets a file to match. */
+static void fix_cur_past_max(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->cur_size = h->heap_size + (1u << 20);
+}
+
+static void fix_max_below_pool(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->max_size = h->heap_size - 4096;
+}
+
+static void fix_grown(char *img, size_t len, long hdr)
+{
+	struct uh_hdr *h = (void *)(img + hdr);
+
+	h->cur_size = h->heap_size + (2u << 20);
+	h->max_size = h->heap_size + (4u << 20);
+}
+
+/* A fresh heap is its pool and does not grow (the default --max-size). */
+static void check_fresh_sizes(void)
+{
+	size_t len;
+	char *img = th_read_file(fresh, &len);
+	long hdr = img ? th_find_uh_header(img, len) : -1;
+
+	TH_CHECK(hdr >= 0);
+	if (hdr >= 0) {
+		const struct uh_hdr *h = (const void *)(img + hdr);
+		TH_CHECK_EQ(h->heap_size, len);
+		TH_CHECK_EQ(h->cur_size, len);
+		TH_CHECK_EQ(h->max_size, len);
+		TH_CHECK_EQ(h->chunk_map_off, 0);
+	}
+	free(img);
 }
 
 static void truncated(const char *what, size_t keep, const char *keywords)
@@ -231,6 +276,10 @@ int main(void)
 	patched("corrupt header byte", fix_name_byte, "checksum");
 	patched("corrupt checksum", fix_checksum, "checksum");
 	random_file();
+	check_fresh_sizes();
+	patched("size past maximum", fix_cur_past_max, "corrupt");
+	patched("maximum below pool", fix_max_below_pool, "corrupt");
+	patched("grown heap", fix_grown, "grown past its pool");
 
 	snprintf(path, sizeof(path), "%s/tiny.uh", d.dir);
 	expect_refusal("too small --size", path, "--create --size 1M --durability memory",

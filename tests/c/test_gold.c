@@ -7,8 +7,9 @@
  *  2. each checked-in tests/gold/v<N>/basic.heap.gz, gunzipped to a temp
  *     dir and opened (not created) by today's heapd, checked by the same
  *     prog_gold_check: today's code still reads what every version wrote.
- *     heapd upgrades the v1 to v5 files to version 6 in place when it
- *     opens them (and adds the built-in classes they lack).
+ *     heapd upgrades the v1 to v8 files to version 9 in place when it
+ *     opens them (and adds the built-in classes and growth words they
+ *     lack).
  *  3. maps: tests/gold/v2/maps.heap.gz holds hash maps and sorted maps
  *     written by the format 2 code (prog_gold_maps.c): checked, changed
  *     (old nodes and entries meet the encodings of today), checked again
@@ -21,7 +22,7 @@
  *     exactly those two logs, the committed one's writes not in place yet.
  *     Then today's heapd must replay the one by its version's rules (its
  *     checksum: FNV-1a, the word sum), roll the other back and upgrade to
- *     6: prog_gold_pending --check finds exactly the committed state, also
+ *     9: prog_gold_pending --check finds exactly the committed state, also
  *     after a restart. The same on a heap today's code leaves that way.
  *
  * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file of
@@ -40,7 +41,7 @@
 
 #define GOLD_ARGS "--size 32M"
 
-#define GOLD_VERSION_NOW 8	/* what regenerate() writes */
+#define GOLD_VERSION_NOW 9	/* what regenerate() writes */
 
 /* tests/gold/v<version>/<set>.heap.gz next to this source file. */
 static void gold_path(char *buf, size_t len, int version, const char *set)
@@ -171,6 +172,27 @@ static int unpack(int version, const char *set, struct th_heapd *d)
 	return 0;
 }
 
+/* Every heap heapd has opened has its growth words (FORMAT.md 2.2): one
+ * that predates them is its pool and does not grow. */
+static void check_size_words(const char *path, int version)
+{
+	size_t n;
+	char *b = th_read_file(path, &n);
+	long off = b ? th_find_uh_header(b, n) : -1;
+
+	if (off < 0) {
+		th_fail(__FILE__, __LINE__, "golden heap v%d: no header after heapd opened it",
+			version);
+	} else {
+		const struct uh_hdr *h = (const struct uh_hdr *)(b + off);
+		TH_CHECK_EQ(h->cur_size, h->heap_size);
+		TH_CHECK_EQ(h->max_size, h->heap_size);
+		TH_CHECK_EQ(h->chunk_map_off, 0);
+		TH_CHECK_EQ(h->heap_size, n);
+	}
+	free(b);
+}
+
 static void checked_in(int version)
 {
 	struct th_heapd d = { 0 };
@@ -179,6 +201,7 @@ static void checked_in(int version)
 	if (unpack(version, "basic", &d) == 0) {
 		snprintf(what, sizeof(what), "golden heap v%d", version);
 		run_check(&d, what);
+		check_size_words(d.heap, version);
 		/* And once more after this heapd's own recovery wrote to it. */
 		snprintf(what, sizeof(what), "golden heap v%d, reopened", version);
 		if (th_heapd_restart(&d) == 0)
@@ -241,7 +264,7 @@ static void maps(void)
 /* What a heap file holds before any heapd recovered it, read from its
  * bytes (FORMAT.md 2.1, 7, 8.1, 8.2), so that the pending step cannot pass
  * on a file whose logs were already recovered. The fields read here sit
- * at the same offsets in versions 3 to 6. */
+ * at the same offsets in versions 3 to 9. */
 struct file_logs {
 	uint32_t version;
 	int committed, active, other;	/* logs of active sessions, by state */
@@ -252,7 +275,7 @@ struct file_logs {
 /* The log checksum as FORMAT.md 8.3 words it, written from the text and
  * not from libuniheap's code, so that the format's rule and the code that
  * writes logs are checked against each other: the word sum, the lane sum
- * (versions 5 and 6) and FNV-1a (version 3). */
+ * (versions 5 to 9) and FNV-1a (version 3). */
 #define SPEC_M 0x9e3779b97f4a7c15ull
 
 static uint64_t spec_word_sum(const unsigned char *p, uint64_t n, uint64_t h)
