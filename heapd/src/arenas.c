@@ -84,7 +84,7 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	PMEMoid oid = pmemobj_tx_zalloc(bytes, HD_TYPE_ARENA);
 	struct uh_arena_hdr *ah = (struct uh_arena_hdr *)(hd->base + oid.off);
 	/* New memory needs no undo copy, only a flush at commit. */
-	pmemobj_tx_xadd_range_direct(ah, uh_arena_first_slot_rel(nslots), POBJ_XADD_NO_SNAPSHOT);
+	hd_tx_xadd(hd, ah, uh_arena_first_slot_rel(nslots), POBJ_XADD_NO_SNAPSHOT);
 	ah->magic = UH_ARENA_MAGIC;
 	ah->slot_size = slot_size;
 	ah->nslots = nslots;
@@ -95,18 +95,18 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	 * arena advances: memory heapd freed (a large region) and handed out
 	 * again never restarts a slot at a generation an old reference may
 	 * still carry (FORMAT.md 6.3). */
-	pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
+	hd_tx_add(hd, &hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
 	ah->gen_seed = hd->hdr->gen_seed & UH_GEN_MASK;
 	hd->hdr->gen_seed = (ah->gen_seed + 1) & UH_GEN_MASK;
 
-	pmemobj_tx_add_range_direct(&dir[idx], sizeof(dir[idx]));
+	hd_tx_add(hd, &dir[idx], sizeof(dir[idx]));
 	dir[idx].off = oid.off;
 	dir[idx].kind = kind;
 	dir[idx].owner = owner;
 	dir[idx].slot_size = slot_size;
 	dir[idx].nslots = nslots;
 	dir[idx].size = bytes;
-	pmemobj_tx_add_range_direct(&hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
+	hd_tx_add(hd, &hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
 	hd->hdr->arena_count++;
 	*dir_index = idx;
 	return oid.off;
@@ -204,7 +204,7 @@ static int set_owner(struct hd *hd, uint32_t idx, uint32_t owner)
 	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
 	volatile int rc = 0;
 	TX_BEGIN(hd->pop) {
-		pmemobj_tx_add_range_direct(&e->owner, sizeof(e->owner));
+		hd_tx_add(hd, &e->owner, sizeof(e->owner));
 		e->owner = owner;
 	} TX_ONABORT {
 		rc = UH_EINTERNAL;
@@ -483,11 +483,11 @@ static int64_t arena_index_of(struct hd *hd, uint64_t arena_off)
 static void arena_free_tx(struct hd *hd, uint32_t idx)
 {
 	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
-	PMEMoid oid = pmemobj_oid(hd->base + e->off);
+	PMEMoid oid = hd_oid(hd, hd->base + e->off);
 	pmemobj_tx_free(oid);
-	pmemobj_tx_add_range_direct(e, sizeof(*e));
+	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
-	pmemobj_tx_add_range_direct(&hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
+	hd_tx_add(hd, &hd->hdr->arena_count, sizeof(hd->hdr->arena_count));
 	hd->hdr->arena_count--;
 }
 
@@ -499,7 +499,7 @@ static int arena_free_locked(struct hd *hd, uint32_t idx, uint32_t seed, int64_t
 	volatile int rc = 0;
 	TX_BEGIN(hd->pop) {
 		if (reach >= 0 && ((hd->hdr->gen_seed - seed) & UH_GEN_MASK) <= (uint64_t)reach) {
-			pmemobj_tx_add_range_direct(&hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
+			hd_tx_add(hd, &hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
 			hd->hdr->gen_seed = (seed + (uint32_t)reach + 1) & UH_GEN_MASK;
 		}
 		arena_free_tx(hd, idx);
@@ -625,7 +625,7 @@ void hd_arenas_release_tx(struct hd *hd, uint32_t session)
 			arena_free_tx(hd, i);
 			continue;
 		}
-		pmemobj_tx_add_range_direct(&dir[i].owner, sizeof(dir[i].owner));
+		hd_tx_add(hd, &dir[i].owner, sizeof(dir[i].owner));
 		dir[i].owner = 0;
 	}
 }

@@ -67,7 +67,7 @@ int hd_class_write_tx(struct hd *hd, uint32_t class_id, uint32_t kind, const cha
 	/* Aborts the caller's transaction when the pool is full. */
 	PMEMoid oid = pmemobj_tx_zalloc(size, HD_TYPE_CLASS);
 	struct uh_class_desc *d = (struct uh_class_desc *)(hd->base + oid.off);
-	pmemobj_tx_xadd_range_direct(d, size, POBJ_XADD_NO_SNAPSHOT);
+	hd_tx_xadd(hd, d, size, POBJ_XADD_NO_SNAPSHOT);
 	d->magic = UH_CLASS_MAGIC;
 	d->class_id = class_id;
 	d->kind = kind;
@@ -79,10 +79,10 @@ int hd_class_write_tx(struct hd *hd, uint32_t class_id, uint32_t kind, const cha
 		memcpy(d->fields, fields, (size_t)nfields * sizeof(*fields));
 
 	uint64_t *tab = hd_class_tab(hd);
-	pmemobj_tx_add_range_direct(&tab[class_id], sizeof(tab[class_id]));
+	hd_tx_add(hd, &tab[class_id], sizeof(tab[class_id]));
 	tab[class_id] = oid.off;
 	if (class_id > hd->hdr->class_count) {
-		pmemobj_tx_add_range_direct(&hd->hdr->class_count, sizeof(hd->hdr->class_count));
+		hd_tx_add(hd, &hd->hdr->class_count, sizeof(hd->hdr->class_count));
 		hd->hdr->class_count = class_id;
 	}
 	return 0;

@@ -75,7 +75,15 @@
 struct hd {
 	pthread_mutex_t mu;
 	PMEMobjpool *pop;
-	char *base;			/* pool start: offsets are from here */
+	/* heapd's own view of the file (FORMAT.md 1.1): a reservation of
+	 * max_size bytes of address space whose first heap_size bytes map the
+	 * file, shared, so that a grown part maps in after them and no
+	 * pointer ever moves. libpmemobj keeps its own mapping of the same
+	 * file for its calls: transactions name ranges by {pool uuid,
+	 * offset} (hd_tx_add), never by a pointer into base. */
+	char *base;			/* file start: offsets are from here */
+	uint64_t reserved;		/* bytes of address space at base */
+	uint64_t pool_uuid_lo;		/* for PMEMoids of offsets */
 	struct uh_hdr *hdr;		/* the root object */
 	uint64_t hdr_off;
 	uint64_t heap_size;
@@ -178,6 +186,22 @@ int hd_err(char *err, size_t errlen, int code, const char *fmt, ...)
 const char *hd_fmt_bytes(char *buf, size_t len, uint64_t n);
 /* Nonzero if [off, off+len) lies inside the heap (overflow-safe). */
 int hd_in_heap(const struct hd *hd, uint64_t off, uint64_t len);
+
+/* Transactions name a range of the heap by its offset: a pointer into
+ * heapd's view is not one libpmemobj knows (struct hd). */
+static inline PMEMoid hd_oid(const struct hd *hd, const void *p)
+{
+	PMEMoid o = { hd->pool_uuid_lo, (uint64_t)((const char *)p - hd->base) };
+	return o;
+}
+static inline void hd_tx_add(struct hd *hd, const void *p, size_t len)
+{
+	pmemobj_tx_add_range(hd_oid(hd, p), 0, len);
+}
+static inline void hd_tx_xadd(struct hd *hd, const void *p, size_t len, uint64_t flags)
+{
+	pmemobj_tx_xadd_range(hd_oid(hd, p), 0, len, flags);
+}
 
 /* Tables of the header, as pointers into the mapping. */
 static inline uint64_t *hd_class_tab(struct hd *hd)

@@ -640,7 +640,7 @@ static int gc_finish_header(struct hd *hd, uint64_t maxv)
 	__atomic_add_fetch(&h->clock, 1, __ATOMIC_ACQ_REL);
 	uh_persist_range(&hd->persist, &h->clock, sizeof(h->clock));
 	TX_BEGIN(hd->pop) {
-		pmemobj_tx_add_range_direct(&h->gc_runs, 16);	/* gc_runs, last_recovery_ns */
+		hd_tx_add(hd, &h->gc_runs, 16);	/* gc_runs, last_recovery_ns */
 		h->gc_runs++;
 		h->last_recovery_ns = hd_now_ns();
 	} TX_ONABORT {

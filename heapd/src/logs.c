@@ -67,12 +67,12 @@ static uint64_t new_extent(struct hd *hd, uint32_t session, uint64_t size, uint6
 		 * the transaction when the pool is full. */
 		PMEMoid oid = pmemobj_tx_alloc(size, HD_TYPE_LOG);
 		struct uh_log_ext *x = (struct uh_log_ext *)(hd->base + oid.off);
-		pmemobj_tx_xadd_range_direct(x, sizeof(*x), POBJ_XADD_NO_SNAPSHOT);
+		hd_tx_xadd(hd, x, sizeof(*x), POBJ_XADD_NO_SNAPSHOT);
 		memset(x, 0, sizeof(*x));
 		x->magic = UH_LOG_EXT_MAGIC;
 		x->session = session;
 		x->size = size;
-		pmemobj_tx_add_range_direct(link, sizeof(*link));
+		hd_tx_add(hd, link, sizeof(*link));
 		*link = oid.off;
 		at = oid.off;
 	} TX_ONABORT {
@@ -136,10 +136,10 @@ void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log
 		if (!x)
 			break;
 		uint64_t after = x->next;
-		pmemobj_tx_free(pmemobj_oid(x));
+		pmemobj_tx_free(hd_oid(hd, x));
 		next = after;
 	}
-	pmemobj_tx_add_range_direct(&log->next, sizeof(log->next));
+	hd_tx_add(hd, &log->next, sizeof(log->next));
 	log->next = 0;
 }
 

@@ -17,6 +17,11 @@
  * opens it, the root object is a uniheap header (magic, format version,
  * checksum), and every table it names lies inside the heap.
  *
+ * Once open, heapd reads and writes the heap through a view of its own
+ * (map_view: a reservation of max_size bytes, FORMAT.md 1.1), not through
+ * libpmemobj's mapping, so that a heap grown past its pool can map in
+ * after it; transactions name ranges by offset (hd_tx_add).
+ *
  * heapd uses HD_NLANES of libpmemobj's 1024 lanes (PMEMOBJ_NLANES, set by
  * hd_open), so that the probe can try every lane it will use.
  *
@@ -33,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,7 +165,7 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	 * copy needs a log extension that a minimum-size pool cannot spare.
 	 * The rest of a fresh root object is zero already. */
 	size_t used = offsetof(struct uh_hdr, clock) + sizeof(h->clock);
-	pmemobj_tx_add_range_direct(h, used);
+	hd_tx_add(hd, h, used);
 	memset(h, 0, used);
 	memcpy(h->magic, UH_MAGIC, 8);
 	h->format_version = UH_FORMAT_VERSION;
@@ -279,7 +285,7 @@ static int count_start(struct hd *hd, char *err, size_t errlen)
 	volatile int rc = 0;
 
 	TX_BEGIN(hd->pop) {
-		pmemobj_tx_add_range_direct(&h->heapd_starts, sizeof(h->heapd_starts));
+		hd_tx_add(hd, &h->heapd_starts, sizeof(h->heapd_starts));
 		__atomic_add_fetch(&h->heapd_starts, 1, __ATOMIC_SEQ_CST);
 	} TX_ONABORT {
 		rc = hd_err(err, errlen, UH_EIO, "cannot update the header of %s: %s", hd->path,
@@ -335,9 +341,9 @@ static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 			      "still use it; stop them, then start heapd again to upgrade it "
 			      "to version %u", hd->path, from, UH_FORMAT_VERSION);
 	TX_BEGIN(hd->pop) {
-		pmemobj_tx_add_range_direct(h, UH_HDR_CHECKSUM_LEN + sizeof(h->hdr_checksum));
-		pmemobj_tx_add_range_direct(&h->gen_seed, sizeof(h->gen_seed));
-		pmemobj_tx_add_range_direct(&h->cur_size, 3 * sizeof(uint64_t));
+		hd_tx_add(hd, h, UH_HDR_CHECKSUM_LEN + sizeof(h->hdr_checksum));
+		hd_tx_add(hd, &h->gen_seed, sizeof(h->gen_seed));
+		hd_tx_add(hd, &h->cur_size, 3 * sizeof(uint64_t));
 		h->format_version = UH_FORMAT_VERSION;
 		if (!h->cur_size)
 			size_words_fill(h);
@@ -411,6 +417,7 @@ static int create_pool(struct hd *hd, const struct hd_opts *o, char *err, size_t
 	} else {
 		hd->hdr = (struct uh_hdr *)pmemobj_direct(root);
 		hd->hdr_off = root.off;
+		hd->pool_uuid_lo = root.pool_uuid_lo;
 		rc = hd_pool_init_locked(hd, o, err, errlen);
 	}
 	if (rc) {
@@ -659,6 +666,7 @@ static int open_root(struct hd *hd, const struct hd_opts *o, uint64_t file_size,
 			      hd->path, (unsigned long long)root.off, (unsigned long long)file_size);
 	hd->hdr = (struct uh_hdr *)pmemobj_direct(root);
 	hd->hdr_off = root.off;
+	hd->pool_uuid_lo = root.pool_uuid_lo;
 	if (!header_is_zero(hd->hdr))
 		return check_header(hd, file_size, err, errlen);
 	if (!o->create)
@@ -694,9 +702,49 @@ static int open_pool(struct hd *hd, const struct hd_opts *o, const struct stat *
 
 /* ------------------------------------------------------------------ */
 
+/* heapd's own view of the file (struct hd, FORMAT.md 1.1): reserve
+ * max_size bytes of address space, map the file's heap_size bytes at its
+ * start, shared, and read and write the heap there from now on. Until
+ * then base is libpmemobj's mapping (creation and the header's checks ran
+ * there). On DAX the mapping is synchronous, as libpmemobj's is, so that
+ * a cache flush alone makes a store durable; elsewhere an msync of either
+ * mapping writes back the same page-cache pages. */
+static int map_view(struct hd *hd, char *err, size_t errlen)
+{
+	uint64_t max = uh_hdr_max_size(hd->hdr);
+	int fd = open(hd->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", hd->path, strerror(errno));
+	char *r = mmap(NULL, (size_t)max, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	void *v = MAP_FAILED;
+	if (r != MAP_FAILED) {
+		int prot = PROT_READ | PROT_WRITE;
+		if (hd->hdr->durability == UH_DUR_PMEM)
+			v = mmap(r, (size_t)hd->heap_size, prot,
+				 MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED, fd, 0);
+		if (v == MAP_FAILED)	/* not DAX, or not asked for pmem */
+			v = mmap(r, (size_t)hd->heap_size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+	}
+	int e = errno;
+	close(fd);	/* the mapping keeps the file */
+	if (v == MAP_FAILED) {
+		if (r != MAP_FAILED)
+			munmap(r, (size_t)max);
+		return hd_err(err, errlen, UH_EIO, "cannot map %s (%llu bytes reserved): %s",
+			      hd->path, (unsigned long long)max, strerror(e));
+	}
+	hd->base = r;
+	hd->reserved = max;
+	hd->hdr = (struct uh_hdr *)(hd->base + hd->hdr_off);
+	return 0;
+}
+
 static void hd_free(struct hd *hd)
 {
 	hd_gcfile_close(hd);
+	if (hd->reserved)
+		munmap(hd->base, (size_t)hd->reserved);
 	if (hd->pop)
 		pmemobj_close(hd->pop);
 	uh_arena_index_free(&hd->ix);
@@ -756,6 +804,8 @@ int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
 	snprintf(nlanes, sizeof(nlanes), "%d", HD_NLANES);
 	setenv("PMEMOBJ_NLANES", nlanes, 1);
 	int rc = open_or_create(hd, o, err, errlen);
+	if (!rc)
+		rc = map_view(hd, err, errlen);
 	if (!rc) {
 		persist_setup(hd);
 		uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);

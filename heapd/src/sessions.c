@@ -118,13 +118,13 @@ static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 		/* Aborts the transaction when the pool is full. */
 		PMEMoid oid = pmemobj_tx_zalloc(log_size, HD_TYPE_LOG);
 		struct uh_log_hdr *lh = (struct uh_log_hdr *)(hd->base + oid.off);
-		pmemobj_tx_xadd_range_direct(lh, sizeof(*lh), POBJ_XADD_NO_SNAPSHOT);
+		hd_tx_xadd(hd, lh, sizeof(*lh), POBJ_XADD_NO_SNAPSHOT);
 		lh->magic = UH_LOG_MAGIC;
 		lh->state = UH_LOG_IDLE;
 		lh->session = slot;
 		log_off = oid.off;
 	}
-	pmemobj_tx_add_range_direct(e, sizeof(*e));
+	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
 	e->state = UH_SESS_ACTIVE;
 	e->pid = pid;
@@ -162,7 +162,7 @@ static void transfer_tx(struct hd *hd, uint32_t from, uint32_t to)
 	for (uint32_t i = 0; i < hd->hdr->arena_cap; i++) {	/* bounded by arena_cap */
 		if (dir[i].kind == UH_ARENA_UNUSED || dir[i].owner != from)
 			continue;
-		pmemobj_tx_add_range_direct(&dir[i].owner, sizeof(dir[i].owner));
+		hd_tx_add(hd, &dir[i].owner, sizeof(dir[i].owner));
 		dir[i].owner = to;
 	}
 }
@@ -371,8 +371,8 @@ static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
 	if (log)
 		hd_log_extents_free_tx(hd, slot, log);
 	if (e->log_off && hd_in_heap(hd, e->log_off, e->log_size))
-		pmemobj_tx_free(pmemobj_oid(hd->base + e->log_off));
-	pmemobj_tx_add_range_direct(e, sizeof(*e));
+		pmemobj_tx_free(hd_oid(hd, hd->base + e->log_off));
+	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
 }
 
