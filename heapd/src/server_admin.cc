@@ -75,7 +75,9 @@ grpc::Status Service::Status(grpc::ServerContext *ctx, const pb::StatusRequest *
 		const char *path = hd_heap_path(hd_);
 		resp->set_heap_path(utf8_clean(path, strlen(path)));
 		resp->set_heap_name(utf8_clean(hdr->name, strnlen(hdr->name, sizeof(hdr->name))));
-		resp->set_heap_size(hdr->heap_size);
+		resp->set_heap_size(uh_hdr_cur_size(hdr));
+		resp->set_pool_size(hdr->heap_size);
+		resp->set_max_size(uh_hdr_max_size(hdr));
 		resp->set_format_version(hdr->format_version);
 		resp->set_protocol_version(1);
 		resp->set_durability(static_cast<pb::Durability>(hdr->durability));

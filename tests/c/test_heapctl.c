@@ -59,7 +59,7 @@ static int populate(const struct th_heapd *d)
 int main(void)
 {
 	static struct th_heapd d;
-	static const char *const st[] = { "heap.uh", "memory", NULL };
+	static const char *const st[] = { "heap.uh", "memory", "does not grow", NULL };
 	static const char *const cl[] = { "CtlThing", "count", NULL };
 	static const char *const ro[] = { "ctl.visible.root", "CtlThing", NULL };
 	static const char *const sa[] = { "attaches", "sessions reaped", NULL };
@@ -89,6 +89,11 @@ int main(void)
 	expect(&d, "--json roots", 0, jro);
 	expect(&d, "--json stats", 0, jsa);
 	expect(&d, "status --json", 0, jst);	/* options anywhere */
+	/* The sizes (FORMAT.md 1.1): a heap created without --max-size is its
+	 * pool and does not grow. */
+	uint64_t hs = th_status_u64(&d, "heap_size");
+	TH_CHECK_EQ(th_status_u64(&d, "pool_size"), hs);
+	TH_CHECK_EQ(th_status_u64(&d, "max_size"), hs);
 
 	/* usage errors: exit 64 with a message naming the problem */
 	static const char *const unk[] = { "frobnicate", NULL };

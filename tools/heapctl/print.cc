@@ -188,13 +188,25 @@ void print_gc(FILE *out, const pb::GcResponse &r)
 	});
 }
 
+/* The file's size now; then the pool and the cap when the heap may grow
+ * past its pool (FORMAT.md 1.1). A heapd that predates them sends 0. */
+static std::string heap_size(const pb::StatusResponse &s)
+{
+	std::string r = bytes(s.heap_size());
+	if (s.max_size() > s.pool_size())
+		r += ", pool " + bytes(s.pool_size()) + ", grows to at most " + bytes(s.max_size());
+	else if (s.max_size())
+		r += ", does not grow";
+	return r;
+}
+
 void print_status(FILE *out, const pb::StatusResponse &s)
 {
 	const pb::RecoveryReport &r = s.last_recovery();
 	print_table(out, {
 		{"heap path", s.heap_path()},
 		{"heap name", s.heap_name()},
-		{"heap size", bytes(s.heap_size())},
+		{"heap size", heap_size(s)},
 		{"durability", durability(s.durability())},
 		{"format version", num(s.format_version())},
 		{"protocol version", num(s.protocol_version())},
