@@ -32,6 +32,35 @@ int uh_default_socket(char *buf, size_t len)
 
 /* ---- connect ---- */
 
+/* The most the heap may grow to, from its header's growth words
+ * (FORMAT.md 2.2), read before the file is mapped: the reservation is
+ * made first. A header that cannot be read here, or words out of order,
+ * reserve just the file; check_header judges the header afterwards. */
+static uint64_t max_size_of(int fd, const struct uhc_welcome *w)
+{
+	struct uh_hdr hh;
+	if (w->header_off > w->heap_size || w->heap_size - w->header_off < sizeof(hh) ||
+	    pread(fd, &hh, sizeof(hh), (off_t)w->header_off) != (ssize_t)sizeof(hh))
+		return w->heap_size;
+	uint64_t max = uh_hdr_max_size(&hh);
+	return max >= w->heap_size && max < UH_HEAP_SIZE_MAX ? max : w->heap_size;
+}
+
+/* Reserve the heap's address space and configure the mapping into its
+ * start (FORMAT.md 1.1). The reservation is a multiple of the source's
+ * alignment (a page, or 2 MiB on DAX). */
+static int reserve(struct uh_mapping *m, struct pmem2_config *cfg, const struct uhc_welcome *w)
+{
+	size_t align = 0;
+	if (pmem2_source_alignment(m->src, &align) || align == 0)
+		return -1;
+	uint64_t max = max_size_of(m->fd, w);
+	m->reserved = (max + align - 1) / align * align;
+	if (pmem2_vm_reservation_new(&m->rsv, NULL, (size_t)m->reserved))
+		return -1;
+	return pmem2_config_set_vm_reservation(cfg, m->rsv, 0);
+}
+
 /* Map the heap file heapd named in w into a new struct uh_mapping. */
 static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 {
@@ -56,7 +85,7 @@ static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 	if (pmem2_config_set_required_store_granularity(cfg, g) ||
 	    pmem2_config_set_protection(cfg, m->readonly ? PMEM2_PROT_READ :
 					PMEM2_PROT_READ | PMEM2_PROT_WRITE) ||
-	    pmem2_config_set_sharing(cfg, PMEM2_SHARED) ||
+	    pmem2_config_set_sharing(cfg, PMEM2_SHARED) || reserve(m, cfg, w) ||
 	    pmem2_map_new(&m->map, cfg, m->src))
 		goto pmem_err;
 	pmem2_config_delete(&cfg);
@@ -78,6 +107,8 @@ static void mapping_put(struct uh_mapping *m)
 	uh_gc_unmap(m);
 	if (m->map)
 		pmem2_map_delete(&m->map);
+	if (m->rsv)
+		pmem2_vm_reservation_delete(&m->rsv);	/* empty now */
 	if (m->src)
 		pmem2_source_delete(&m->src);
 	if (m->fd >= 0)

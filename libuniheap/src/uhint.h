@@ -185,8 +185,13 @@ struct uh_mapping {
 	int fd;
 	struct pmem2_source *src;	/* owned */
 	struct pmem2_map *map;		/* owned */
+	/* The address space the heap may grow into (FORMAT.md 1.1): max_size
+	 * bytes reserved at connect, the file mapped at its start, so that a
+	 * grown part maps in after it and base never moves. Owned. */
+	struct pmem2_vm_reservation *rsv;
+	uint64_t reserved;		/* bytes of rsv */
 	char *base;
-	uint64_t size;
+	uint64_t size;			/* bytes mapped from base */
 	uint64_t header_off;
 	uint64_t dev, ino;		/* the mapped file, to tell another heap */
 	int readonly;			/* mapped without PROT_WRITE */
