@@ -158,6 +158,9 @@ struct uh_hdr {
  * pool's start): a longer file makes libpmemobj take the rest for a zone
  * of its own (FORMAT.md 1.1). */
 #define UH_GROW_FILE_MAX (15ull << 30)
+/* Chunks of the extension are max(arena_size, UH_CHUNK_MIN) bytes: a
+ * multiple of the 2 MiB a DAX mapping is aligned to (FORMAT.md 1.1). */
+#define UH_CHUNK_MIN (2ull << 20)
 
 /* The file's size now and the most it may grow to; a heap whose words
  * are still the zero padding is its pool, and does not grow. */

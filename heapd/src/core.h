@@ -84,6 +84,7 @@ struct hd {
 	char *base;			/* file start: offsets are from here */
 	uint64_t reserved;		/* bytes of address space at base */
 	uint64_t pool_uuid_lo;		/* for PMEMoids of offsets */
+	uint64_t last_grow_us;		/* the last growth's time (grow.c) */
 	struct uh_hdr *hdr;		/* the root object */
 	uint64_t hdr_off;
 	uint64_t heap_size;
@@ -244,6 +245,13 @@ uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
 /* Fill a freshly created (all-zero) root object: header, tables, built-in
  * classes, root map. One transaction. */
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
+
+/* ---- grow.c ---- */
+/* Bytes of a chunk of the extension (FORMAT.md 1.1). */
+uint64_t hd_chunk_size(const struct uh_hdr *h);
+/* The file grown to at least want bytes and the size published; caller
+ * holds hd->mu. */
+int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen);
 
 /* ---- probe.c ---- */
 /* Run libpmemobj's check of path, then a transaction on each of the

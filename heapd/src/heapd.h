@@ -30,6 +30,8 @@ struct hd_opts {
 	const char *heap_path;
 	int create;		/* create when the file is missing */
 	uint64_t size;		/* with create: pool size in bytes */
+	uint64_t max_size;	/* with create: the most the file may grow to
+				 * (FORMAT.md 1.1); 0 = size, no growth */
 	uint32_t durability;	/* with create: UH_DUR_*; 0 = sync */
 	const char *name;	/* with create: heap name, NULL = file name */
 	uint32_t log_size;	/* with create: bytes per session log; 0 = default */
@@ -148,6 +150,12 @@ struct hd_status {
 	struct hd_recovery last_recovery;
 };
 void hd_status_get(struct hd *hd, struct hd_status *out);
+/* Grow the heap file to at least want bytes (FORMAT.md 1.1: whole chunks,
+ * at most max_size); *size is its size after, *us the time of the last
+ * growth. UH_ENOSPC naming the limit past max_size or when the file
+ * system is full. */
+int hd_grow(struct hd *hd, uint64_t want, uint64_t *size, uint64_t *us, char *err,
+	    size_t errlen);
 
 struct hd_stats {
 	uint64_t attaches, detaches, sessions_reaped, reattaches;

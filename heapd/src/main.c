@@ -43,6 +43,8 @@ static const char usage_text[] = USAGE_LINES
 	"  --create           create FILE if it does not exist\n"
 	"  --size SIZE        size of a new heap (default 256M, minimum 12M);\n"
 	"                     SIZE takes a K, M or G suffix\n"
+	"  --max-size SIZE    the most a new heap may grow to, while clients run, on\n"
+	"                     heapctl grow (default: --size, no growth; at most 15G)\n"
 	"  --durability MODE  of a new heap: pmem (DAX file), sync (default: survives\n"
 	"                     power loss) or memory (survives process crashes only)\n"
 	"  --name NAME        name of a new heap (default: the file name)\n"
@@ -84,6 +86,7 @@ struct args {
 	gid_t group;		/* HD_NO_GROUP unless --group */
 	const char *metrics;	/* --metrics HOST:PORT, NULL: none */
 	const char *size_arg;
+	const char *max_arg;	/* --max-size */
 	int create_only;	/* an option that only means something with --create */
 };
 
@@ -196,6 +199,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "heap", required_argument, NULL, 'h' },
 		{ "create", no_argument, NULL, 'c' },
 		{ "size", required_argument, NULL, 's' },
+		{ "max-size", required_argument, NULL, 'm' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "durability", required_argument, NULL, 'd' },
 		{ "name", required_argument, NULL, 'n' },
@@ -217,6 +221,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'h': a->o.heap_path = optarg; break;
 		case 'c': a->o.create = 1; break;
 		case 's': a->size_arg = optarg; a->create_only = 1; break;
+		case 'm': a->max_arg = optarg; a->create_only = 1; break;
 		case 'S': a->socket = optarg; break;
 		case 'd': a->o.durability = parse_durability(optarg); a->create_only = 1; break;
 		case 'n': a->o.name = optarg; a->create_only = 1; break;
@@ -254,6 +259,8 @@ static void check_args(struct args *a)
 	a->o.size = DEFAULT_SIZE;
 	if (a->size_arg && parse_size(a->size_arg, &a->o.size))
 		usage_error("--size: '%s' is not a size (e.g. 256M)", a->size_arg);
+	if (a->max_arg && parse_size(a->max_arg, &a->o.max_size))
+		usage_error("--max-size: '%s' is not a size (e.g. 4G)", a->max_arg);
 	uint64_t min = hd_min_heap_size(a->o.log_size, a->o.arena_size);
 	if (a->o.size < min) {
 		char m[32];

@@ -126,6 +126,15 @@ static int check_create_opts(const struct hd_opts *o, char *err, size_t errlen)
 	if (o->size >= UH_HEAP_SIZE_MAX)
 		return hd_err(err, errlen, UH_EINVAL, "heap size %s is too big: references "
 			      "hold 48-bit offsets", hd_fmt_bytes(a, sizeof(a), o->size));
+	if (o->max_size && o->max_size < o->size)
+		return hd_err(err, errlen, UH_EINVAL, "--max-size %s is below --size %s",
+			      hd_fmt_bytes(a, sizeof(a), o->max_size),
+			      hd_fmt_bytes(b, sizeof(b), o->size));
+	if (o->max_size > o->size && o->max_size > UH_GROW_FILE_MAX)
+		return hd_err(err, errlen, UH_EINVAL, "--max-size %s is too big: a heap file "
+			      "grows to at most %s (FORMAT.md 1.1)",
+			      hd_fmt_bytes(a, sizeof(a), o->max_size),
+			      hd_fmt_bytes(b, sizeof(b), UH_GROW_FILE_MAX));
 	if (o->durability > UH_DUR_MEMORY)
 		return hd_err(err, errlen, UH_EINVAL, "unknown durability mode %u", o->durability);
 	if (o->name && (!o->name[0] || strlen(o->name) > 63))
@@ -152,12 +161,28 @@ static void size_words_fill(struct uh_hdr *h)
 	h->chunk_map_off = 0;
 }
 
+/* A new heap that may grow to max bytes: its cap, and its chunk map (one
+ * bit per chunk of the extension, all clear), in the creation tx. */
+static void size_words_grow_tx(struct uh_hdr *h, uint64_t max)
+{
+	uint64_t chunk = hd_chunk_size(h), ext = UH_ALIGN_UP(h->heap_size, chunk);
+	h->max_size = max;
+	if (max <= ext)
+		return;
+	uint64_t words = ((max - ext) / chunk + 63) / 64;
+	if (words)
+		h->chunk_map_off = pmemobj_tx_zalloc(words * 8, HD_TYPE_TABLE).off;
+}
+
 /* Header fields, tables and checksum; runs inside the creation tx. */
 static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 {
 	struct uh_hdr *h = hd->hdr;
 	uint32_t arena_size = o->arena_size ? o->arena_size : UH_ARENA_SIZE_DEFAULT;
-	uint64_t arena_cap = hd->heap_size / arena_size + 64;
+	/* Sized for the largest the heap may grow to: the directory never
+	 * moves (FORMAT.md 1.1). */
+	uint64_t max = o->max_size > hd->heap_size ? o->max_size : hd->heap_size;
+	uint64_t arena_cap = max / arena_size + 64;
 	if (arena_cap > UINT32_MAX)
 		arena_cap = UINT32_MAX;
 
@@ -181,6 +206,8 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	h->arena_cap = (uint32_t)arena_cap;
 	h->log_size = o->log_size ? o->log_size : UH_LOG_SIZE_DEFAULT;
 	size_words_fill(h);
+	if (max > h->heap_size)
+		size_words_grow_tx(h, max);
 	/* The three tables share one allocation: libpmemobj carves each size
 	 * class out of its own run of chunks, and three classes of runs do
 	 * not fit the ~4 MiB a minimum-size (8 MiB) pool leaves. Each table
@@ -585,23 +612,31 @@ static int check_header_bounds(struct hd *hd, char *err, size_t errlen)
 	return 0;
 }
 
-/* The pool and the growth words (FORMAT.md 1.1, 2.2). This heapd does
- * not place arenas past the pool yet, so a heap that has grown is one it
- * cannot serve: refused by name rather than read with wrong bounds. */
+/* The pool and the growth words (FORMAT.md 1.1, 2.2), in order. */
 static int check_sizes(struct hd *hd, char *err, size_t errlen)
 {
 	const struct uh_hdr *h = hd->hdr;
 	uint64_t cur = uh_hdr_cur_size(h), max = uh_hdr_max_size(h);
 	if (h->heap_size >= UH_HEAP_SIZE_MAX || cur < h->heap_size || max < cur ||
-	    max >= UH_HEAP_SIZE_MAX)
+	    max >= UH_HEAP_SIZE_MAX || (max > h->heap_size && max > UH_GROW_FILE_MAX))
 		return hd_err(err, errlen, UH_EIO, "heap header of %s is corrupt (bad heap size)",
 			      hd->path);
-	if (cur != h->heap_size)
-		return hd_err(err, errlen, UH_EIO,
-			      "%s has grown past its pool (%llu of %llu bytes); this heapd serves "
-			      "only heaps that have not grown", hd->path,
-			      (unsigned long long)h->heap_size, (unsigned long long)cur);
 	return 0;
+}
+
+/* A file longer than cur_size, up to max_size, is a growth that did not
+ * publish its size (FORMAT.md 1.1, step 4): cut back to cur_size.
+ * libpmemobj uses no byte past its pool, so its mapping of the longer
+ * file never reads the cut part. Returns the file's size after. */
+static uint64_t trim_unpublished(struct hd *hd, uint64_t file_size)
+{
+	const struct uh_hdr *h = hd->hdr;
+	uint64_t cur = uh_hdr_cur_size(h);
+	if (file_size <= cur || file_size > uh_hdr_max_size(h) || truncate(hd->path, (off_t)cur))
+		return file_size;
+	hd_log("info", "grow", "heap=%s trimmed=%llu reason=unpublished_growth", hd->path,
+	       (unsigned long long)(file_size - cur));
+	return cur;
 }
 
 static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t errlen)
@@ -623,6 +658,7 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 		return hd_err(err, errlen, UH_EIO,
 			      "heap header of %s is corrupt (checksum mismatch)", hd->path);
 	uint64_t cur = uh_hdr_cur_size(h);
+	file_size = trim_unpublished(hd, file_size);
 	if (cur != file_size)
 		return hd_err(err, errlen, UH_EIO, "%s is %s: header says %llu bytes, file has %llu",
 			      hd->path, file_size < cur ? "truncated" : "resized",

@@ -192,6 +192,23 @@ grpc::Status Service::Gc(grpc::ServerContext *ctx, const pb::GcRequest *req, pb:
 	});
 }
 
+grpc::Status Service::Grow(grpc::ServerContext *ctx, const pb::GrowRequest *req,
+			   pb::GrowResponse *resp)
+{
+	return guard("Grow", [&] {
+		char err[512] = "";
+		uint64_t size = 0, us = 0;
+		int rc = hd_grow(hd_, req->size(), &size, &us, err, sizeof(err));
+		if (rc)
+			return uh_to_status(rc, err);
+		const struct uh_hdr *hdr = hd_header(hd_);
+		resp->set_heap_size(size);
+		resp->set_max_size(uh_hdr_max_size(hdr));
+		resp->set_grow_us(us);
+		return grpc::Status::OK;
+	});
+}
+
 grpc::Status Service::Check(grpc::ServerContext *ctx, const pb::CheckRequest *req,
 			    pb::CheckResponse *resp)
 {

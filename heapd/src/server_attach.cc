@@ -87,7 +87,8 @@ void Service::welcome(const struct hd_session_info &si, pb::Welcome *w)
 	w->set_session(si.session);
 	w->set_token(si.token);
 	w->set_heap_path(utf8_clean(hd_heap_path(hd_), strlen(hd_heap_path(hd_))));
-	w->set_heap_size(hdr->heap_size);
+	w->set_heap_size(uh_hdr_cur_size(hdr));
+	w->set_max_size(uh_hdr_max_size(hdr));
 	w->set_header_off(hd_header_off(hd_));
 	w->set_format_version(hdr->format_version);
 	w->set_durability(static_cast<pb::Durability>(hdr->durability));

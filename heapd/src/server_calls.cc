@@ -15,7 +15,7 @@ namespace heapd {
 
 uint64_t Service::heap_size()
 {
-	return hd_header(hd_)->heap_size;
+	return uh_hdr_cur_size(hd_header(hd_));
 }
 
 grpc::Status Service::check_ref(const pb::SessionRef &ref, bool present)

@@ -66,6 +66,8 @@ public:
 			uniheap::v1::GcResponse *resp) override;
 	grpc::Status Check(grpc::ServerContext *ctx, const uniheap::v1::CheckRequest *req,
 			   uniheap::v1::CheckResponse *resp) override;
+	grpc::Status Grow(grpc::ServerContext *ctx, const uniheap::v1::GrowRequest *req,
+			  uniheap::v1::GrowResponse *resp) override;
 
 private:
 	typedef grpc::ServerReaderWriter<uniheap::v1::ServerMessage, uniheap::v1::ClientMessage>

@@ -58,7 +58,15 @@ static int reserve(struct uh_mapping *m, struct pmem2_config *cfg, const struct 
 	m->reserved = (max + align - 1) / align * align;
 	if (pmem2_vm_reservation_new(&m->rsv, NULL, (size_t)m->reserved))
 		return -1;
-	return pmem2_config_set_vm_reservation(cfg, m->rsv, 0);
+	if (pmem2_config_set_vm_reservation(cfg, m->rsv, 0))
+		return -1;
+	/* The whole file, unless it is longer than the heap (a growth under
+	 * way): then the heap's bytes, which end on a chunk boundary. */
+	struct stat st;
+	if (fstat(m->fd, &st) != 0 || (uint64_t)st.st_size == w->heap_size)
+		return 0;
+	uint64_t len = (w->heap_size + align - 1) / align * align;
+	return pmem2_config_set_length(cfg, (size_t)len);
 }
 
 /* Map the heap file heapd named in w into a new struct uh_mapping. */
@@ -72,7 +80,9 @@ static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 	if (m->fd < 0)
 		return uh_err_set(UH_EIO, "cannot open heap file %s: %s", w->heap_path,
 				  strerror(errno));
-	if (fstat(m->fd, &st) != 0 || (uint64_t)st.st_size != w->heap_size)
+	/* Longer is a growth under way (FORMAT.md 1.1): its part is not the
+	 * heap's until heapd publishes it, and is not mapped. */
+	if (fstat(m->fd, &st) != 0 || (uint64_t)st.st_size < w->heap_size)
 		return uh_err_set(UH_EIO, "heap file %s has %lld bytes, heapd says %llu",
 				  w->heap_path, (long long)st.st_size,
 				  (unsigned long long)w->heap_size);
@@ -91,6 +101,8 @@ static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 	pmem2_config_delete(&cfg);
 	m->base = pmem2_map_get_address(m->map);
 	m->size = pmem2_map_get_size(m->map);
+	if (m->size > w->heap_size)
+		m->size = w->heap_size;	/* the rest of the last page is not the heap's */
 	m->header_off = w->header_off;
 	return 0;
 pmem_err:

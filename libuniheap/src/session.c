@@ -17,7 +17,7 @@ int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w)
 	struct stat st;
 
 	if (stat(w->heap_path, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino ||
-	    w->heap_size != m->size || w->header_off != m->header_off)
+	    w->heap_size < m->size || w->header_off != m->header_off)
 		return uh_err_set(UH_EIO, "heapd at %s now serves %s, not the heap this "
 				  "process mapped; connect anew with uh_connect()",
 				  m->socket, w->heap_path);

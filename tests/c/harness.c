@@ -557,7 +557,8 @@ static void heapd_child(const struct th_heapd *d, char **argv)
 /* Options heapd accepts only with --create (each takes a value). */
 static int creation_only(const char *opt)
 {
-	static const char *const opts[] = { "--size", "--durability", "--name", "--log-size" };
+	static const char *const opts[] = { "--size", "--max-size", "--durability", "--name",
+					    "--log-size" };
 
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		size_t n = strlen(opts[i]);

@@ -4,8 +4,8 @@
  * (with a correct checksum, so only the version is wrong), a corrupt
  * header byte (checksum mismatch), a file of random bytes, a too small
  * --size, growth words (FORMAT.md 1.1, 2.2) that disagree with the file
- * or with each other, a heap that has grown past its pool (which this
- * heapd does not serve yet). Each must make heapd exit non-zero (not by a signal) with a
+ * or with each other or a maximum past what one file may hold. Each must
+ * make heapd exit non-zero (not by a signal) with a
  * short message naming the problem, and leave the file as it was.
  *
  * The corrupt variants are patched copies of a freshly created heap; the
@@ -187,12 +187,11 @@ static void fix_max_below_pool(char *img, size_t len, long hdr)
 	h->max_size = h->heap_size - 4096;
 }
 
-static void fix_grown(char *img, size_t len, long hdr)
+static void fix_max_past_file_limit(char *img, size_t len, long hdr)
 {
 	struct uh_hdr *h = (void *)(img + hdr);
 
-	h->cur_size = h->heap_size + (2u << 20);
-	h->max_size = h->heap_size + (4u << 20);
+	h->max_size = UH_GROW_FILE_MAX + (2u << 20);
 }
 
 /* A fresh heap is its pool and does not grow (the default --max-size). */
@@ -279,7 +278,7 @@ int main(void)
 	check_fresh_sizes();
 	patched("size past maximum", fix_cur_past_max, "corrupt");
 	patched("maximum below pool", fix_max_below_pool, "corrupt");
-	patched("grown heap", fix_grown, "grown past its pool");
+	patched("maximum past file limit", fix_max_past_file_limit, "corrupt");
 
 	snprintf(path, sizeof(path), "%s/tiny.uh", d.dir);
 	expect_refusal("too small --size", path, "--create --size 1M --durability memory",

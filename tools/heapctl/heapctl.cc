@@ -53,6 +53,8 @@ const char kUsage[] =
 	"  health    the standard gRPC health check (exit 0 when SERVING)\n"
 	"  gc        start an online GC cycle (or report the one running); with\n"
 	"            --wait, wait for it to end and print what it did\n"
+	"  grow SIZE grow the heap file to at least SIZE bytes (K, M or G suffix)\n"
+	"            while clients run, up to the --max-size it was created with\n"
 	"  check     walk the heap from its roots: objects, references, maps and\n"
 	"            sorted maps (runs the uniheap-check program installed with\n"
 	"            heapctl)\n"
@@ -78,6 +80,7 @@ const char kUsage[] =
 struct Args {
 	std::string socket;
 	std::string command;
+	std::string operand;	/* grow SIZE */
 	std::string listen;	/* metrics --listen */
 	bool json = false;
 	bool wait = false;	/* gc --wait */
@@ -140,6 +143,8 @@ int parse_args(int argc, char **argv, Args *a)
 			a->listen = argv[i];
 		} else if (arg[0] == '-' && arg[1]) {
 			return usage_error("unknown option %s", arg);
+		} else if (a->command == "grow" && a->operand.empty()) {
+			a->operand = arg;
 		} else if (!a->command.empty()) {
 			return usage_error("one command at a time (extra argument '%s')", arg);
 		} else {
@@ -148,6 +153,8 @@ int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->command.empty())
 		return usage_error("%s", "no command given");
+	if (a->command == "grow" && a->operand.empty())
+		return usage_error("%s", "grow needs a SIZE");
 	if (!a->listen.empty() && a->command != "metrics")
 		return usage_error("%s", "--listen goes with the command metrics");
 	if (a->wait && a->command != "gc")
@@ -361,6 +368,47 @@ int run_gc(const Args &a, pb::Heapd::Stub *stub)
 	return any_given_up ? kExitFailed : kExitOk;
 }
 
+/* "64M" -> bytes; false when it is not a size. */
+bool parse_size(const std::string &s, uint64_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = strtoull(s.c_str(), &end, 10);
+	if (s.empty() || s[0] == '-' || end == s.c_str() || errno)
+		return false;
+	int shift = 0;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	}
+	if (*end || (shift && v > (~0ull >> shift)))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+/* grow SIZE: one Grow request. A growth allocates the new part's blocks,
+ * which takes time in proportion (on tmpfs ~0.3 s a GiB): no deadline. */
+int run_grow(const Args &a, pb::Heapd::Stub *stub)
+{
+	pb::GrowRequest req;
+	pb::GrowResponse resp;
+	grpc::ClientContext ctx;
+	uint64_t size = 0;
+	if (!parse_size(a.operand, &size))
+		return usage_error("grow: '%s' is not a size (e.g. 1G)", a.operand.c_str());
+	req.set_size(size);
+	grpc::Status s = stub->Grow(&ctx, req, &resp);
+	if (!s.ok())
+		return rpc_failed(a, "Grow", s);
+	if (a.json)
+		return print_json(resp);
+	heapctl::print_grow(stdout, resp);
+	return kExitOk;
+}
+
 int dispatch(const Args &a)
 {
 	if (a.command == "check")
@@ -385,6 +433,8 @@ int dispatch(const Args &a)
 		return run_health(a, ch.get());
 	if (c == "gc")
 		return run_gc(a, stub.get());
+	if (c == "grow")
+		return run_grow(a, stub.get());
 	if (c == "metrics")
 		return run_metrics(a, stub.get());
 	return usage_error("unknown command '%s'", c.c_str());

@@ -226,6 +226,15 @@ void print_status(FILE *out, const pb::StatusResponse &s)
 		fprintf(out, "  %s\n", gc_line(c).c_str());
 }
 
+void print_grow(FILE *out, const pb::GrowResponse &r)
+{
+	print_table(out, {
+		{"heap size", bytes(r.heap_size())},
+		{"max size", bytes(r.max_size())},
+		{"last growth", us(r.grow_us() * 1000)},
+	});
+}
+
 void print_classes(FILE *out, const pb::ListClassesResponse &r)
 {
 	Table t = {{"ID", "KIND", "PAYLOAD", "NAME", "FIELDS"}};

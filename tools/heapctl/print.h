@@ -12,6 +12,7 @@
 namespace heapctl {
 
 void print_status(FILE *out, const uniheap::v1::StatusResponse &s);
+void print_grow(FILE *out, const uniheap::v1::GrowResponse &r);
 void print_classes(FILE *out, const uniheap::v1::ListClassesResponse &r);
 void print_roots(FILE *out, const uniheap::v1::ListRootsResponse &r);
 void print_stats(FILE *out, const uniheap::v1::StatsResponse &s);
