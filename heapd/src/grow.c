@@ -109,8 +109,11 @@ int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen)
 	uh_arena_index_free(&hd->ix);
 	uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	hd->last_grow_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000u +
-			   (uint64_t)(t1.tv_nsec - t0.tv_nsec) / 1000u;
+	/* Signed: tv_nsec of the end is below that of the start whenever a
+	 * second boundary lies between them. */
+	int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+		     (int64_t)(t1.tv_nsec - t0.tv_nsec);
+	hd->last_grow_us = (uint64_t)ns / 1000u;
 	hd_log("info", "grow", "heap=%s from=%llu to=%llu max=%llu us=%llu", hd->path,
 	       (unsigned long long)from, (unsigned long long)to, (unsigned long long)max,
 	       (unsigned long long)hd->last_grow_us);
