@@ -50,6 +50,8 @@ void uh_arena_index_init(struct uh_arena_index *ix, const char *base,
 	ix->pm = NULL;
 	ix->npages = 0;
 	/* Pages of 1 MiB (an arena's size), fewer but bigger beyond 1 TiB. */
+	ix->more = NULL;
+	ix->more_ctx = NULL;
 	ix->pm_shift = 20;
 	while ((heap_size >> ix->pm_shift) > (1u << 20))	/* bound: 28 doublings */
 		ix->pm_shift++;
@@ -173,6 +175,11 @@ const struct uh_arena_span *uh_arena_slot_of(struct uh_arena_index *ix, uint64_t
 	 * large region, or a small arena the online GC emptied, FORMAT.md
 	 * 6.3) may cover a new arena of another layout: its directory entry
 	 * no longer names it. Rebuild then, as on a miss. */
+	if (!s && ix->more && off >= ix->heap_size) {
+		uint64_t size = ix->more(ix->more_ctx);
+		if (size > ix->heap_size)
+			ix->heap_size = size;
+	}
 	if ((!s || !span_current(ix, s)) && uh_arena_index_build(ix) == 0)
 		s = uh_arena_lookup(ix, off);
 	return s && uh_span_slot(s, off, slot) ? s : NULL;

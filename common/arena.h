@@ -45,6 +45,11 @@ struct uh_arena_index {
 	uint32_t *pm;			/* owned; npages entries */
 	uint64_t npages;
 	uint32_t pm_shift;
+	/* A heap that grows (FORMAT.md 1.1): on a miss at or past heap_size,
+	 * more maps what the heap has grown by and returns the bytes mapped
+	 * now (set by libuniheap; NULL: the size is fixed). */
+	uint64_t (*more)(void *ctx);
+	void *more_ctx;
 };
 
 /* Bind ix to a mapping (no allocation; can't fail). */

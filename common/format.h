@@ -158,9 +158,11 @@ struct uh_hdr {
  * pool's start): a longer file makes libpmemobj take the rest for a zone
  * of its own (FORMAT.md 1.1). */
 #define UH_GROW_FILE_MAX (15ull << 30)
-/* Chunks of the extension are max(arena_size, UH_CHUNK_MIN) bytes: a
- * multiple of the 2 MiB a DAX mapping is aligned to (FORMAT.md 1.1). */
-#define UH_CHUNK_MIN (2ull << 20)
+/* The extension starts at the first multiple of UH_GROW_ALIGN at or past
+ * the pool's end, and a growth ends on one (or at max_size): the 2 MiB a
+ * DAX mapping is aligned to. Its chunks are arena_size bytes, so that a
+ * small arena takes one (FORMAT.md 1.1). */
+#define UH_GROW_ALIGN (2ull << 20)
 
 /* The file's size now and the most it may grow to; a heap whose words
  * are still the zero padding is its pool, and does not grow. */

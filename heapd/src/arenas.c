@@ -2,11 +2,13 @@
  * arenas.c -- leasing arenas (slabs of one slot size) and large-object
  * regions to sessions, and taking them back.
  *
- * An arena is a zeroed libpmemobj allocation: struct uh_arena_hdr, then the
- * slot bitmap, then slots from first_slot (64-byte aligned). Its directory
- * entry in the heap header says who leases it. Allocation, header and
- * directory entry are made in one libpmemobj transaction, so a crash
- * leaves either a complete arena with its entry or neither.
+ * An arena is a zeroed libpmemobj allocation, or, when the pool has no
+ * room, zeroed chunks of a grown heap's extension (chunks.c): struct
+ * uh_arena_hdr, then the slot bitmap, then slots from first_slot (64-byte
+ * aligned). Its directory entry in the heap header says who leases it.
+ * Allocation (or the chunks' bits), header and directory entry are made
+ * in one libpmemobj transaction, so a crash leaves either a complete
+ * arena with its entry or neither.
  *
  * Zeroed matters: recovery GC treats any slot whose header has the valid
  * bit as an object, so an arena must never expose old pool contents.
@@ -80,11 +82,19 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 		nslots = 1;
 		bytes = uh_arena_first_slot_rel(1) + slot_size;
 	}
-	/* Aborts the transaction with ENOMEM when the pool is full. */
-	PMEMoid oid = pmemobj_tx_zalloc(bytes, HD_TYPE_ARENA);
+	/* The pool first; when it has no room, the extension of a grown
+	 * heap (FORMAT.md 1.1), which aborts the transaction with ENOMEM
+	 * when it has none either. */
+	PMEMoid oid = pmemobj_tx_xalloc(bytes, HD_TYPE_ARENA,
+					POBJ_XALLOC_ZERO | POBJ_XALLOC_NO_ABORT);
+	int ext = OID_IS_NULL(oid);
+	if (ext)
+		oid.off = hd_chunks_alloc_tx(hd, bytes);
 	struct uh_arena_hdr *ah = (struct uh_arena_hdr *)(hd->base + oid.off);
-	/* New memory needs no undo copy, only a flush at commit. */
-	hd_tx_xadd(hd, ah, uh_arena_first_slot_rel(nslots), POBJ_XADD_NO_SNAPSHOT);
+	/* New memory needs no undo copy, only a flush at commit; libpmemobj
+	 * flushes no extension byte, so those are persisted below. */
+	if (!ext)
+		hd_tx_xadd(hd, ah, uh_arena_first_slot_rel(nslots), POBJ_XADD_NO_SNAPSHOT);
 	ah->magic = UH_ARENA_MAGIC;
 	ah->slot_size = slot_size;
 	ah->nslots = nslots;
@@ -98,6 +108,8 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	hd_tx_add(hd, &hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
 	ah->gen_seed = hd->hdr->gen_seed & UH_GEN_MASK;
 	hd->hdr->gen_seed = (ah->gen_seed + 1) & UH_GEN_MASK;
+	if (ext)
+		uh_persist_range(&hd->persist, ah, uh_arena_first_slot_rel(nslots));
 
 	hd_tx_add(hd, &dir[idx], sizeof(dir[idx]));
 	dir[idx].off = oid.off;
@@ -483,8 +495,10 @@ static int64_t arena_index_of(struct hd *hd, uint64_t arena_off)
 static void arena_free_tx(struct hd *hd, uint32_t idx)
 {
 	struct uh_arena_ent *e = &hd_arena_dir(hd)[idx];
-	PMEMoid oid = hd_oid(hd, hd->base + e->off);
-	pmemobj_tx_free(oid);
+	if (hd_in_ext(hd, e->off))
+		hd_chunks_mark_tx(hd, e->off, e->size, 0);
+	else
+		pmemobj_tx_free(hd_oid(hd, hd->base + e->off));
 	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
 	hd_tx_add(hd, &hd->hdr->arena_count, sizeof(hd->hdr->arena_count));

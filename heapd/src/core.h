@@ -247,11 +247,23 @@ uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
 
 /* ---- grow.c ---- */
-/* Bytes of a chunk of the extension (FORMAT.md 1.1). */
+/* Bytes of a chunk of the extension, arena_size (FORMAT.md 1.1). */
 uint64_t hd_chunk_size(const struct uh_hdr *h);
 /* The file grown to at least want bytes and the size published; caller
  * holds hd->mu. */
 int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen);
+
+/* ---- chunks.c ---- */
+/* Where the extension starts (FORMAT.md 1.1); whether off lies in it. */
+uint64_t hd_ext_start(const struct uh_hdr *h);
+int hd_in_ext(const struct hd *hd, uint64_t off);
+/* A zeroed, durable room of bytes in the extension, its chunks marked in
+ * the caller's transaction; aborts it with ENOMEM when there is none.
+ * Caller holds hd->mu. */
+uint64_t hd_chunks_alloc_tx(struct hd *hd, uint64_t bytes);
+/* Mark (on) or clear the chunks of [off, off + bytes) in the caller's
+ * transaction. */
+void hd_chunks_mark_tx(struct hd *hd, uint64_t off, uint64_t bytes, int on);
 
 /* ---- probe.c ---- */
 /* Run libpmemobj's check of path, then a transaction on each of the

@@ -21,16 +21,15 @@
 
 uint64_t hd_chunk_size(const struct uh_hdr *h)
 {
-	return h->arena_size > UH_CHUNK_MIN ? h->arena_size : UH_CHUNK_MIN;
+	return h->arena_size;
 }
 
-/* Growth goes in whole chunks of the extension, the last one cut at
- * max_size. */
+/* Growth goes in multiples of UH_GROW_ALIGN past the extension's start,
+ * the last one cut at max_size. */
 static uint64_t grow_target(const struct uh_hdr *h, uint64_t want)
 {
-	uint64_t chunk = hd_chunk_size(h), max = uh_hdr_max_size(h);
-	uint64_t ext = UH_ALIGN_UP(h->heap_size, chunk);
-	uint64_t t = want <= ext ? ext : ext + UH_ALIGN_UP(want - ext, chunk);
+	uint64_t max = uh_hdr_max_size(h), ext = hd_ext_start(h);
+	uint64_t t = want <= ext ? ext : ext + UH_ALIGN_UP(want - ext, UH_GROW_ALIGN);
 	return t < max ? t : max;
 }
 

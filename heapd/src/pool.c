@@ -165,7 +165,7 @@ static void size_words_fill(struct uh_hdr *h)
  * bit per chunk of the extension, all clear), in the creation tx. */
 static void size_words_grow_tx(struct uh_hdr *h, uint64_t max)
 {
-	uint64_t chunk = hd_chunk_size(h), ext = UH_ALIGN_UP(h->heap_size, chunk);
+	uint64_t chunk = hd_chunk_size(h), ext = hd_ext_start(h);
 	h->max_size = max;
 	if (max <= ext)
 		return;

@@ -74,6 +74,10 @@ static int add_arena(uh_heap *h, struct uh_size_arenas *sa, const struct uhc_are
 		sa->v = v;
 		sa->cap = cap;
 	}
+	/* An arena in what the heap has grown by since we mapped it. */
+	int rc = a->first_slot + (uint64_t)a->slot_size * a->nslots > h->size ? uh_map_more(h) : 0;
+	if (rc)
+		return rc;
 	if (a->first_slot > h->size || (uint64_t)a->slot_size * a->nslots > h->size - a->first_slot)
 		return uh_err_set(UH_EPROTO, "heapd leased an arena outside the heap");
 	sa->v[sa->n] = (struct uh_arena_ref){ a->arena_off, a->first_slot, a->slot_size,
@@ -243,6 +247,8 @@ static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const vo
 		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
 	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
 		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
+	if (rc == 0 && a.first_slot + (uint64_t)a.slot_size > h->size)
+		rc = uh_map_more(h);	/* a region in what the heap has grown by */
 	if (rc)
 		return rc;
 	if (a.nslots != 1 || a.first_slot > h->size || a.slot_size < UH_OBJHDR_SIZE + payload ||

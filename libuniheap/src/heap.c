@@ -101,6 +101,8 @@ static int map_heap(struct uh_mapping *m, const struct uhc_welcome *w)
 	pmem2_config_delete(&cfg);
 	m->base = pmem2_map_get_address(m->map);
 	m->size = pmem2_map_get_size(m->map);
+	m->mapped = m->size;
+	m->gran = (int)g;
 	if (m->size > w->heap_size)
 		m->size = w->heap_size;	/* the rest of the last page is not the heap's */
 	m->header_off = w->header_off;
@@ -117,6 +119,7 @@ static void mapping_put(struct uh_mapping *m)
 	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	uh_gc_unmap(m);
+	uh_map_more_unmap(m);
 	if (m->map)
 		pmem2_map_delete(&m->map);
 	if (m->rsv)
@@ -205,6 +208,7 @@ static int open_session(const char *socket, int readonly, int timeout_ms,
 	free(w);
 	uh_barrier_init(h);
 	uh_arena_index_init(&h->ix, h->base, h->size, h->hdr);
+	uh_map_more_hook(h);
 	*out = h;
 	return 0;
 }

@@ -278,6 +278,8 @@ int uh_root_next(uh_heap *h, uint64_t *cursor, const char **name, size_t *name_l
 		return rc;
 	if (!cursor || !name || !name_len || !value)
 		return uh_err_set(UH_EINVAL, "uh_root_next: NULL argument");
+	if ((rc = uh_map_more(h)) != 0)	/* names may lie in a grown part */
+		return rc;
 	rc = uh_rootmap_next(h->base, h->size, h->hdr->rootmap_off, cursor, name, name_len,
 			     value);
 	return rc ? uh_err_set(rc, "no more roots") : 0;

@@ -178,6 +178,10 @@ struct uh_logchain {
  * into as few msync calls as possible). */
 struct uh_range { uint64_t start, end; };
 
+/* Pieces a mapping may grow by: a growth doubles the heap by at most
+ * 1 GiB (FORMAT.md 1.1), so a 15 GiB heap from a 16 MiB one is ~21. */
+#define UH_MAP_PIECES 64
+
 /* One mapping of a heap file, shared by every session opened from it
  * (uh_session_open); unmapped when the last of them disconnects. */
 struct uh_mapping {
@@ -191,7 +195,15 @@ struct uh_mapping {
 	struct pmem2_vm_reservation *rsv;
 	uint64_t reserved;		/* bytes of rsv */
 	char *base;
-	uint64_t size;			/* bytes mapped from base */
+	uint64_t size;			/* bytes of the heap mapped from base; atomic */
+	/* The parts a heap grew by while mapped (mapmore.c), each mapped
+	 * right after the one before; mapped is where the last one ends (a
+	 * multiple of the source's alignment, or the first mapping's end). */
+	struct pmem2_map *more[UH_MAP_PIECES];	/* owned */
+	uint32_t nmore;
+	uint64_t mapped;
+	int gran;			/* enum pmem2_granularity of every piece */
+	int grow_lock;			/* spin lock of more, nmore, mapped, size */
 	uint64_t header_off;
 	uint64_t dev, ino;		/* the mapped file, to tell another heap */
 	int readonly;			/* mapped without PROT_WRITE */
@@ -293,6 +305,15 @@ void uh_barrier(uh_heap *h);
 void uh_lazy_mark(uh_heap *h);
 void uh_lazy_flush(uh_heap *h);
 void uh_barrier_init(uh_heap *h);
+
+/* mapmore.c (FORMAT.md 1.1): map what the heap has grown by since the
+ * handle last looked (cur_size), and update h->size and its arena index;
+ * 0 when nothing new or mapped, UH_EIO when the mapping failed. The hook
+ * makes the arena index call it on a miss past h->size; unmap deletes the
+ * pieces before the reservation. */
+int uh_map_more(uh_heap *h);
+void uh_map_more_hook(uh_heap *h);
+void uh_map_more_unmap(struct uh_mapping *m);
 /* The log header of session s, if the session table names one inside the
  * mapping; else NULL. */
 const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s);
