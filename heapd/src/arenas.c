@@ -383,21 +383,59 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 	return ran > 0;
 }
 
-static int gc_then_retry(struct hd *hd, uint32_t session, int tx_errno,
-			 struct hd_space_try *tried)
+/* A growth on demand (FORMAT.md 1.1): double the heap, by at most
+ * HD_GROW_STEP_MAX but at least by what the lease needs and a chunk, up
+ * to max_size. 0, or the error of a heap at its maximum size or of a full
+ * file system (err says which). */
+static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
+{
+	char a[32], b[32];
+	uint64_t cur = hd->heap_size, max = uh_hdr_max_size(hd->hdr);
+	if (cur >= max)
+		return hd_err(err, errlen, UH_ENOSPC, "heap full: %s is at its maximum size, %s "
+			      "(heapd --create --max-size); %s in arenas", hd->path,
+			      hd_fmt_bytes(a, sizeof(a), max),
+			      hd_fmt_bytes(b, sizeof(b), hd_arena_bytes_locked(hd, NULL)));
+	uint64_t step = cur < HD_GROW_STEP_MAX ? cur : HD_GROW_STEP_MAX;
+	if (step < need + hd_chunk_size(hd->hdr))
+		step = need + hd_chunk_size(hd->hdr);
+	uint64_t want = max - cur < step ? max : cur + step;
+	int rc = hd_grow_locked(hd, want, err, errlen);
+	if (!rc)	/* the fill trigger measures the grown heap (collector.c) */
+		__atomic_store_n(&hd->gc_arena_cap, 0, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* No space (hd->mu held): first what a GC cycle and the sessions' give-
+ * back free (hd_gc_for_space_locked: one round when the heap may grow,
+ * up to LEASE_CYCLES when it may not), then, once, a growth of a heap
+ * that may grow (FORMAT.md 1.1, collect first, then grow). Says whether
+ * to try once more; *why is the growth's error when it was refused (err
+ * says why). */
+static int make_room(struct hd *hd, uint32_t session, int tx_errno, uint64_t need,
+		     struct hd_space_try *t, int *why, char *err, size_t errlen)
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
-	__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL), __ATOMIC_RELAXED);
-	return hd_gc_for_space_locked(hd, session, tried);
+	int may_grow = uh_hdr_max_size(hd->hdr) > hd->hdr->heap_size;
+	if (!t->grew)	/* the fill trigger's measure (grow_for resets it) */
+		__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL),
+				 __ATOMIC_RELAXED);
+	if ((!may_grow || !t->tried) && hd_gc_for_space_locked(hd, session, t))
+		return 1;
+	if (t->grew || !may_grow)
+		return 0;	/* a heap created without --max-size does not grow */
+	t->grew = 1;
+	*why = grow_for(hd, need, err, errlen);
+	return *why == 0;
 }
 
 static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_size,
 			      uint64_t *off, char *err, size_t errlen)
 {
-	int rc;
-	struct hd_space_try tried = { 0, 0 };
-	for (;;) {	/* at most LEASE_CYCLES + 1 times (gc_then_retry) */
+	int rc, why = 0;
+	struct hd_space_try tried = { 0, 0, 0 };
+	for (;;) {	/* bounded: make_room says yes LEASE_CYCLES + 1 times at most */
 		if ((rc = check_writer(hd, session, err, errlen)))
 			return rc;
 		int64_t idx = find_reusable(hd, slot_size, tried.tried ? session : 0);
@@ -411,8 +449,9 @@ static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_siz
 		int e = 0;
 		if (!new_arena(hd, UH_ARENA_SMALL, slot_size, session, off, &e))
 			return 0;
-		if (!gc_then_retry(hd, session, e, &tried))
-			return heap_full(hd, e, "arena", hd->hdr->arena_size, err, errlen);
+		if (!make_room(hd, session, e, hd->hdr->arena_size, &tried, &why, err, errlen))
+			return why ? why : heap_full(hd, e, "arena", hd->hdr->arena_size, err,
+						     errlen);
 	}
 }
 
@@ -455,12 +494,16 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	}
 	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
 	uint64_t off;
-	int e = 0;
-	struct hd_space_try tried = { 0, 0 };
-	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 1 */
-		if (gc_then_retry(hd, session, e, &tried) && !(rc = check_writer(hd, session, err, errlen)))
+	int e = 0, why = 0;
+	struct hd_space_try tried = { 0, 0, 0 };
+	uint64_t need = uh_arena_first_slot_rel(1) + slot;
+	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 2 */
+		if (make_room(hd, session, e, need, &tried, &why, err, errlen) &&
+		    !(rc = check_writer(hd, session, err, errlen)))
 			continue;
-		if (!rc)
+		if (why)
+			rc = why;
+		else if (!rc)
 			rc = heap_full(hd, e, "region for a large object",
 				       uh_arena_first_slot_rel(1) + slot + HD_PMEMOBJ_ALLOC_HDR,
 				       err, errlen);

@@ -247,6 +247,9 @@ uint64_t hd_min_heap_size(uint32_t log_size, uint32_t arena_size);
 int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_t errlen);
 
 /* ---- grow.c ---- */
+/* The most one growth on demand adds (FORMAT.md 1.1): a block waits on
+ * its posix_fallocate, about 0.5 s for 1 GiB on tmpfs. */
+#define HD_GROW_STEP_MAX (1ull << 30)
 /* Bytes of a chunk of the extension, arena_size (FORMAT.md 1.1). */
 uint64_t hd_chunk_size(const struct uh_hdr *h);
 /* The file grown to at least want bytes and the size published; caller
@@ -339,6 +342,7 @@ int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 struct hd_space_try {
 	int tried;		/* cycles run for this request */
 	uint64_t c0;		/* the last cycle swept when the first one began */
+	int grew;		/* the heap was grown for it (arenas.c) */
 };
 int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t);
 /* Give every small arena that no session leases and that holds no object

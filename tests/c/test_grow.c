@@ -14,7 +14,10 @@
  * blocks fill the pool and then the extension (the writer maps the new
  * part when heapd leases it an arena there, the reader when a reference
  * leads there) until the heap is full; every block is there, also after
- * a restart, and heapctl check finds the heap sound.
+ * a restart, and heapctl check finds the heap sound; the space of dropped
+ * blocks is reused. And growth on demand: a writer fills a 16M heap that
+ * may grow to 64M with no heapctl grow, and meets HeapFull naming the
+ * limit only at 64M.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +108,8 @@ static void root_name(char *buf, size_t len, int i)
 	snprintf(buf, len, "b%d", i);
 }
 
+static char full_msg[1024];	/* what the last fill's HeapFull said */
+
 /* Blocks of 100 records from a writer until the heap is full; how many. */
 static int fill(uh_heap *w)
 {
@@ -116,7 +121,8 @@ static int fill(uh_heap *w)
 			break;
 	}
 	TH_CHECK_EQ(rc, UH_ENOSPC);
-	printf("block %d: %s\n", n, uh_errmsg());
+	snprintf(full_msg, sizeof(full_msg), "%s", uh_errmsg());
+	printf("block %d: %s\n", n, full_msg);
 	return n;
 }
 
@@ -188,6 +194,35 @@ static void extension(void)
 	check(r, name, (int64_t)(n - 1) * 100);
 	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
 	uh_disconnect(r);
+	uh_disconnect(w);
+}
+
+/* Growth on demand: a 16M heap that may grow to 64M, filled by a writer
+ * with no heapctl grow, grows by itself (a GC cycle first, then a
+ * doubling) to its maximum; the lease that finds it there fails with
+ * HeapFull naming the limit and --max-size; every block is there. */
+static void on_demand(void)
+{
+	uh_heap *w = NULL;
+	static char out[8192];
+	char name[32];
+
+	TH_CHECK_RC(th_connect(&d, 0, &w));
+	if (!w)
+		return;
+	uh_field_spec f[] = { { "value", UH_T_I64, 0 }, { "next", UH_T_REF, 0 } };
+	TH_CHECK_RC(uh_class_register(w, "GrowRec", f, 2, &cls));
+	int n = fill(w);
+	TH_CHECK_EQ(th_status_u64(&d, "heap_size"), 64 * MIB);
+	TH_CHECK_EQ(file_size(), 64 * MIB);
+	if (!strstr(full_msg, "maximum size") || !strstr(full_msg, "64 MiB") ||
+	    !strstr(full_msg, "--max-size"))
+		th_fail(__FILE__, __LINE__, "HeapFull at the maximum says: %s", full_msg);
+	for (int i = 0; i < n; i++) {	/* bound: the blocks published */
+		root_name(name, sizeof(name), i);
+		check(w, name, (int64_t)i * 100);
+	}
+	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
 	uh_disconnect(w);
 }
 
@@ -263,6 +298,12 @@ int main(void)
 	memset(&d, 0, sizeof(d));
 	if (th_heapd_start(&d, "--size 16M --max-size 40M") == 0)
 		extension();
+	else
+		th_fail(__FILE__, __LINE__, "heapd did not start");
+	th_heapd_cleanup(&d);
+	memset(&d, 0, sizeof(d));
+	if (th_heapd_start(&d, "--size 16M --max-size 64M") == 0)
+		on_demand();
 	else
 		th_fail(__FILE__, __LINE__, "heapd did not start");
 
