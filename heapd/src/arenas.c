@@ -63,6 +63,25 @@ const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx)
 	return ah;
 }
 
+/* In a heap that may grow, arenas take at most a quarter of the pool: the
+ * rest stays for what only the pool holds (session logs and their
+ * extents, class descriptors, and libpmemobj's own overhead), else a new
+ * writer could not attach once arenas filled the pool, however large the
+ * extension (FORMAT.md 1.1). Half was not enough for a 16 MiB pool with
+ * five 1 MiB logs. */
+static int pool_has_room(struct hd *hd, uint64_t bytes)
+{
+	const struct uh_hdr *h = hd->hdr;
+	if (uh_hdr_max_size(h) <= h->heap_size)
+		return 1;
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint64_t ext = hd_ext_start(h), used = bytes;
+	for (uint32_t i = 0; i < h->arena_cap; i++)	/* bounded by arena_cap */
+		if (dir[i].kind != UH_ARENA_UNUSED && dir[i].off < ext)
+			used += dir[i].size + HD_PMEMOBJ_ALLOC_HDR;
+	return used <= h->heap_size / 4;
+}
+
 uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
 			 uint32_t *dir_index)
 {
@@ -85,7 +104,9 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	/* The pool first; when it has no room, the extension of a grown
 	 * heap (FORMAT.md 1.1), which aborts the transaction with ENOMEM
 	 * when it has none either. */
-	PMEMoid oid = pmemobj_tx_xalloc(bytes, HD_TYPE_ARENA,
+	PMEMoid oid = OID_NULL;
+	if (pool_has_room(hd, bytes))
+		oid = pmemobj_tx_xalloc(bytes, HD_TYPE_ARENA,
 					POBJ_XALLOC_ZERO | POBJ_XALLOC_NO_ABORT);
 	int ext = OID_IS_NULL(oid);
 	if (ext)
