@@ -15,6 +15,11 @@
 
 #include "core.h"
 
+uint64_t hd_chunk_size(const struct uh_hdr *h)
+{
+	return h->arena_size;
+}
+
 uint64_t hd_ext_start(const struct uh_hdr *h)
 {
 	return UH_ALIGN_UP(h->heap_size, UH_GROW_ALIGN);

@@ -250,13 +250,13 @@ int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_
 /* The most one growth on demand adds (FORMAT.md 1.1): a block waits on
  * its posix_fallocate, about 0.5 s for 1 GiB on tmpfs. */
 #define HD_GROW_STEP_MAX (1ull << 30)
-/* Bytes of a chunk of the extension, arena_size (FORMAT.md 1.1). */
-uint64_t hd_chunk_size(const struct uh_hdr *h);
 /* The file grown to at least want bytes and the size published; caller
  * holds hd->mu. */
 int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen);
 
 /* ---- chunks.c ---- */
+/* Bytes of a chunk of the extension, arena_size (FORMAT.md 1.1). */
+uint64_t hd_chunk_size(const struct uh_hdr *h);
 /* Where the extension starts (FORMAT.md 1.1); whether off lies in it. */
 uint64_t hd_ext_start(const struct uh_hdr *h);
 int hd_in_ext(const struct hd *hd, uint64_t off);

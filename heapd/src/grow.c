@@ -19,11 +19,6 @@
 
 #include "core.h"
 
-uint64_t hd_chunk_size(const struct uh_hdr *h)
-{
-	return h->arena_size;
-}
-
 /* Growth goes in multiples of UH_GROW_ALIGN past the extension's start,
  * the last one cut at max_size. */
 static uint64_t grow_target(const struct uh_hdr *h, uint64_t want)
