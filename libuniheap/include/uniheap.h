@@ -241,13 +241,24 @@ int uh_default_socket(char *buf, size_t len);
 
 /** What uh_heap_info() reports. */
 typedef struct uh_info {
-	uint64_t heap_size;		/**< bytes of the heap file */
+	uint64_t heap_size;		/**< bytes of the heap this session has mapped
+					 * from base: its size at connect, more once a
+					 * lease or a reference reached past that */
 	uint32_t format_version;
 	uint32_t durability;		/**< UH_DUR_PMEM/SYNC/MEMORY */
 	uint32_t session;		/**< this session's slot */
 	uint32_t readonly;
 	char name[64];			/**< heap name */
 	char path[4096];		/**< heap file path */
+	/* A heap that grows (FORMAT.md 1.1); heapctl status shows the same. */
+	uint64_t cur_size;		/**< bytes of the heap now (heapd may have
+					 * grown it past heap_size) */
+	uint64_t max_size;		/**< the most it may grow to (cur_size: it
+					 * does not grow) */
+	uint64_t used_size;		/**< bytes held by arenas */
+	uint64_t reserved;		/**< bytes of address space reserved at base
+					 * (>= max_size): a view of them never moves;
+					 * only [base, base + heap_size) may be read */
 } uh_info;
 
 #define UH_DUR_PMEM 1u
