@@ -159,6 +159,10 @@ int uhpy_heap_adopt(HeapObject *hp);
 /* close(): the heap is closed at once; its session ends now, or when the
  * last exported view is released (uhpy_heap_export_end). */
 void uhpy_heap_disconnect(HeapObject *hp);
+/* hp->size := the bytes libuniheap has mapped now: a reference check past
+ * them maps what a grown heap has added (FORMAT.md 1.1), and direct reads
+ * may then reach that part too. */
+void uhpy_heap_mapped(HeapObject *hp);
 /* A view's buffer was released: the last one of a closed heap ends its
  * session. */
 void uhpy_heap_export_end(HeapObject *hp);

@@ -74,6 +74,14 @@ static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 	return 0;
 }
 
+void uhpy_heap_mapped(HeapObject *hp)
+{
+	uh_info info;
+
+	if (hp->h && uh_heap_info(hp->h, &info) == 0 && info.heap_size > hp->size)
+		hp->size = info.heap_size;
+}
+
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	HeapObject *hp = (HeapObject *)type->tp_alloc(type, 0);
@@ -170,11 +178,13 @@ static PyObject *heap_info(HeapObject *hp, PyObject *unused)
 	(void)unused;
 	UHPY_USABLE(hp);
 	uh_heap_info(hp->h, &i);
-	return Py_BuildValue("{s:K,s:I,s:s,s:I,s:O,s:s,s:s}", "heap_size",
+	return Py_BuildValue("{s:K,s:I,s:s,s:I,s:O,s:s,s:s,s:K,s:K,s:K}", "heap_size",
 			     (unsigned long long)i.heap_size, "format_version", i.format_version,
 			     "durability", uh_durability_name(i.durability), "session", i.session,
 			     "readonly", i.readonly ? Py_True : Py_False, "name", i.name, "path",
-			     i.path);
+			     i.path, "cur_size", (unsigned long long)i.cur_size, "max_size",
+			     (unsigned long long)i.max_size, "used_size",
+			     (unsigned long long)i.used_size);
 }
 
 static PyObject *heap_stats(HeapObject *hp, PyObject *unused)

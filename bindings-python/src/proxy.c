@@ -112,8 +112,11 @@ PyObject *uhpy_wrap_ref(HeapObject *hp, uh_off off)
 
 	if (off == 0)
 		Py_RETURN_NONE;
-	if (!class_direct(hp, off, &cls) && (rc = uh_obj_class(hp->h, off, &cls)) != 0)
-		return uhpy_raise(rc, "reference");
+	if (!class_direct(hp, off, &cls)) {
+		if ((rc = uh_obj_class(hp->h, off, &cls)) != 0)
+			return uhpy_raise(rc, "reference");
+		uhpy_heap_mapped(hp);	/* the check may have mapped more of a grown heap */
+	}
 	if (cls == UH_CLASS_STRING)
 		return uhpy_string_at(hp, off, UH_T_STRING);
 	if (cls == UH_CLASS_BYTES)

@@ -44,6 +44,7 @@ int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
 		return 0;
 	if ((rc = uh_bytes_get(hp->h, b, data, len)) != 0)
 		return uhpy_raise(rc, "bytes"), -1;
+	uhpy_heap_mapped(hp);
 	return 0;
 }
 

@@ -134,8 +134,9 @@ class HeapD:
     DIR/heapd.log. start() creates the heap when the file is missing and
     reopens it otherwise, so stop()+start() (restart()) keeps the heap."""
 
-    def __init__(self, directory, size="64M", durability="memory"):
+    def __init__(self, directory, size="64M", durability="memory", create_args=()):
         self.dir = Path(directory)
+        self.create_args = list(create_args)    # more --create options (--max-size)
         self.heap = self.dir / "heap.uh"
         self.sock = str(self.dir / "heapd.sock")
         self.log = self.dir / "heapd.log"
@@ -155,7 +156,8 @@ class HeapD:
         assert not self.running(), "heapd already running"
         argv = [binary("heapd"), "--heap", str(self.heap), "--socket", self.sock]
         if not self.heap.exists():
-            argv += ["--create", "--size", self.size, "--durability", self.durability]
+            argv += ["--create", "--size", self.size, "--durability", self.durability,
+                     *self.create_args]
         with open(self.log, "ab") as log:
             self.proc = track(subprocess.Popen(
                 [sys.executable, "-S", "-c", _LAUNCHER, str(os.getpid())] + argv,

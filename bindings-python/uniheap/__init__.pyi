@@ -141,7 +141,7 @@ class Heap:
     def max_tries(self) -> int: ...       # tries of atomic(fn, ...) before Conflict (default 100)
     @max_tries.setter
     def max_tries(self, n: int) -> None: ...
-    def info(self) -> dict[str, Any]: ...  # heap_size, format_version, durability, session, readonly, name, path
+    def info(self) -> dict[str, Any]: ...  # heap_size (mapped), format_version, durability, session, readonly, name, path, cur_size, max_size, used_size
     def stats(self) -> dict[str, int]: ... # libuniheap counters (allocs, commits, aborts, conflicts, barriers, ...;
                                            # online GC: pins (held now, one per live proxy or view), gc_cycles,
                                            # gc_greys, gc_busy_waits)
