@@ -254,6 +254,8 @@ export class Roots implements Iterable<[string, PObject | PCollection]> {
 }
 
 export interface HeapInfo {
+  /** Bytes of the heap this process has mapped (more once it reached a
+   * part the heap grew into). */
   heapSize: number;
   formatVersion: number;
   durability: 'pmem' | 'sync' | 'memory';
@@ -261,6 +263,11 @@ export interface HeapInfo {
   readonly: boolean;
   name: string;
   path: string;
+  /** Bytes of the heap now, the most it may grow to, bytes held by arenas
+   * (as `heapctl status` shows them). */
+  curSize: number;
+  maxSize: number;
+  usedSize: number;
 }
 
 export interface HeapStats {

@@ -58,7 +58,7 @@ class State {
     this.doomed = false;	// an exception left an inner atomic() level
     this.closed = false;
     this.maxTries = DEFAULT_TRIES;
-    this.map = new Mapping(session.buffer(), session.info().heapSize);
+    this.map = new Mapping(session.buffer(), session.info().heapSize, session);
     this.types = new Map();	// class id -> proxy class
     this.ids = new Map();	// declared class -> class id
     this.registering = new Set();
@@ -248,8 +248,9 @@ class Heap {
     this.close();
   }
 
-  /** Heap facts: heapSize, formatVersion, durability, session, readonly,
-   * name, path. */
+  /** Heap facts: heapSize (bytes mapped), formatVersion, durability,
+   * session, readonly, name, path; curSize, maxSize and usedSize (the
+   * heap's size now, the most it may grow to, bytes in arenas). */
   info() {
     return this.#open().s.info();
   }

@@ -38,7 +38,7 @@ function check(obj) {
 /** The class id of the live object at (off, gen) read from its header, or
  * -1 when that is not a live object of that generation. */
 function classAt(st, off, gen) {
-  if (off + 16 > st.map.size) return -1;
+  if (off + 16 > st.map.size && !st.map.reach(off, gen)) return -1;
   const w = st.map.window(off);
   const b = off - w.start;
   const word = w.u32[(b + 8) >>> 2];

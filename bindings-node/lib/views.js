@@ -17,8 +17,8 @@ let STEP = 2 ** 31;
 let SPAN = 2 ** 32;
 
 class Window {
-  constructor(buffer, start, size) {
-    const len = Math.min(SPAN, size - start);
+  constructor(buffer, start) {
+    const len = Math.min(SPAN, buffer.byteLength - start);
     this.start = start;
     this.u8 = new Uint8Array(buffer, start, len);
     this.i8 = new Int8Array(buffer, start, len);
@@ -30,17 +30,32 @@ class Window {
   }
 }
 
+// A heap that grows (FORMAT.md 1.1): the buffer spans the most it may
+// grow to (its base never moves, src/session.cc), but only the first
+// `size` bytes are mapped. A reference past them is checked by libuniheap
+// (reach()), which maps the part the heap grew by first; windows cover the
+// buffer, so proxies and views made before stay as they are.
 class Mapping {
-  constructor(buffer, size) {
+  constructor(buffer, size, session) {
     this.buffer = buffer;
     this.size = size;
+    this.s = session;
     this.windows = [];
   }
 
   /** The window to read the object at offset off through (made once). */
   window(off) {
     const k = Math.floor(off / STEP);
-    return this.windows[k] || (this.windows[k] = new Window(this.buffer, k * STEP, this.size));
+    return this.windows[k] || (this.windows[k] = new Window(this.buffer, k * STEP));
+  }
+
+  /** True once the object header at (off, gen) lies in what is mapped,
+   * after libuniheap mapped what the heap has grown by, if it had. */
+  reach(off, gen) {
+    if (off + 16 <= this.size) return true;
+    const n = this.s.mapped(off, gen);
+    if (n > this.size) this.size = n;
+    return off + 16 <= this.size;
   }
 }
 

@@ -16,7 +16,8 @@ namespace uhn {
 Napi::Function Session::Define(Napi::Env env)
 {
 	return DefineClass(env, "Session", {
-		M("close", Close), M("buffer", Buffer), M("info", Info), M("stats", Stats), M("pin", Pin),
+		M("close", Close), M("buffer", Buffer), M("info", Info), M("mapped", Mapped),
+		M("stats", Stats), M("pin", Pin),
 		M("sweepPins", SweepPins),
 		M("heapCheck", HeapCheck), M("begin", Begin), M("commit", Commit),
 		M("abort", Abort), M("inBlock", InBlock), M("retryWait", RetryWait),
@@ -69,7 +70,7 @@ Session::Session(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Session>(inf
 		return;
 	}
 	uh_heap_info(h, &in);
-	size = in.heap_size;
+	size = in.max_size > in.heap_size ? in.max_size : in.heap_size;
 }
 
 /* Collected without close(): nothing can reach the mapping any more. */
@@ -111,7 +112,9 @@ Napi::Value Session::Close(const Napi::CallbackInfo &info)
 	return info.Env().Undefined();
 }
 
-/* buffer(): the mapping as one external ArrayBuffer (made once). The
+/* buffer(): the mapping as one external ArrayBuffer (made once), of the
+ * most the heap may grow to: bytes past mapped() are reserved address
+ * space, not yet readable. The
  * buffer keeps its session (a property holds the Session object) and the
  * session holds the buffer weakly: whatever still reaches the buffer (a
  * window, a view of a bytes value, its .buffer) keeps the mapping mapped,
@@ -148,7 +151,28 @@ Napi::Value Session::Info(const Napi::CallbackInfo &info)
 	o.Set("readonly", Napi::Boolean::New(env, in.readonly != 0));
 	o.Set("name", Napi::String::New(env, in.name));
 	o.Set("path", Napi::String::New(env, in.path));
+	o.Set("curSize", Napi::Number::New(env, (double)in.cur_size));
+	o.Set("maxSize", Napi::Number::New(env, (double)in.max_size));
+	o.Set("usedSize", Napi::Number::New(env, (double)in.used_size));
 	return o;
+}
+
+/* mapped(off, gen) -> the bytes of the heap mapped from base once the
+ * reference (off, gen) has been checked: the check maps what a grown heap
+ * added, when the reference lies there (its error is the caller's to find
+ * again: it reads the header next). */
+Napi::Value Session::Mapped(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off ref;
+	uint32_t cls;
+	uh_info in;
+
+	if (!open(env) || !arg_ref(info, 0, &ref))
+		return env.Undefined();
+	(void)uh_obj_class(h, ref, &cls);
+	uh_heap_info(h, &in);
+	return Napi::Number::New(env, (double)in.heap_size);
 }
 
 Napi::Value Session::Stats(const Napi::CallbackInfo &info)

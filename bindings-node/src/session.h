@@ -49,6 +49,7 @@ private:
 	Napi::Value Close(const Napi::CallbackInfo &info);
 	Napi::Value Buffer(const Napi::CallbackInfo &info);
 	Napi::Value Info(const Napi::CallbackInfo &info);
+	Napi::Value Mapped(const Napi::CallbackInfo &info);
 	Napi::Value Stats(const Napi::CallbackInfo &info);
 	Napi::Value Pin(const Napi::CallbackInfo &info);
 	Napi::Value SweepPins(const Napi::CallbackInfo &info);

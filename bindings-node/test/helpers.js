@@ -98,8 +98,9 @@ async function stopProcess(proc, sig = 'SIGTERM', ms = 5000) {
  * the heap when the file is missing and reopens it otherwise, so a
  * restart keeps the heap. */
 class HeapD {
-  constructor(dir = tempDir(), { size = '64M', durability = 'memory' } = {}) {
+  constructor(dir = tempDir(), { size = '64M', durability = 'memory', createArgs = [] } = {}) {
     this.dir = dir;
+    this.createArgs = createArgs;	// more --create options (--max-size)
     this.heap = path.join(dir, 'heap.uh');
     this.sock = path.join(dir, 'heapd.sock');
     this.log = path.join(dir, 'heapd.log');
@@ -111,7 +112,8 @@ class HeapD {
   async start(timeoutMs = 10000) {
     const argv = [binary('heapd'), '--heap', this.heap, '--socket', this.sock];
     if (!fs.existsSync(this.heap)) {
-      argv.push('--create', '--size', this.size, '--durability', this.durability);
+      argv.push('--create', '--size', this.size, '--durability', this.durability,
+        ...this.createArgs);
     }
     const log = fs.openSync(this.log, 'a');
     this.proc = track(spawn('python3', ['-S', '-c', LAUNCHER, String(process.pid), ...argv],
