@@ -33,9 +33,10 @@ final class Blobs {
      * @throws TypeMismatchException if ref names a live object of another class
      */
     static byte[] tryRead(Heap heap, long ref, int cls, String what) {
-        MemorySegment s = heap.seg;
         long o = ref & ProxyBase.OFFSET_MASK;
         try {
+            heap.reach(ref);
+            MemorySegment s = heap.seg;
             long w = (long) ProxyBase.LONG_AT.getAcquire(s, o + 8);
             int word = (int) w;
             int size = (int) (w >>> 32);

@@ -57,9 +57,10 @@ public final class BytesView {
         if (type != Values.BYTES || bits == 0)
             throw new TypeMismatchException("view(): the value is not bytes but "
                     + (bits == 0 && type >= Values.REF ? "null" : FieldType.nameOf(type)));
-        MemorySegment s = heap.seg;
         long o = bits & ProxyBase.OFFSET_MASK;
         try {
+            heap.reach(bits);
+            MemorySegment s = heap.seg;
             long w = (long) ProxyBase.LONG_AT.getAcquire(s, o + 8);
             if ((w & HEADER_MASK) != headerOf(bits))
                 return Values.CHANGED;   // freed (and maybe reused) since the lookup

@@ -135,6 +135,7 @@ final class DataTypes {
         if (heap.isClosed())
             return false;
         try {
+            heap.reach(ref);
             long w = (long) ProxyBase.LONG_AT.getAcquire(heap.seg, (ref & ProxyBase.OFFSET_MASK) + 8);
             return (w & mask) == hdr;
         } catch (IllegalStateException e) {

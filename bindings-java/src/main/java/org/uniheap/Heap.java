@@ -73,10 +73,14 @@ public final class Heap implements AutoCloseable {
         }
     };
 
-    /** The whole mapping; closed (accesses throw) when the heap closes. */
-    final MemorySegment seg;
+    /** What is mapped of the heap, from base; closed (accesses throw) when
+     * the heap closes. A heap may grow while it is connected (FORMAT.md
+     * 1.1): libuniheap maps the part it grew by when a reference check
+     * first reaches there, into a reservation whose base never moves, and
+     * {@link #reach(long)} then replaces seg by a longer segment of the
+     * same arena, so that slices taken from an earlier one stay valid. */
+    volatile MemorySegment seg;
     final long base;
-    private final long size;
     private final boolean readOnly;
     private final Arena arena;
     private final SessionPool pool;
@@ -151,10 +155,9 @@ public final class Heap implements AutoCloseable {
             throw Errors.rethrow(t);
         }
         this.base = b;
-        this.size = first.scratch.get(JAVA_LONG, Session.INFO);
         this.readOnly = readOnly;
         this.arena = Arena.ofShared();
-        this.seg = Native.mapping(base, size, arena);
+        this.seg = Native.mapping(base, first.scratch.get(JAVA_LONG, Session.INFO), arena);
         this.pool = new SessionPool(first, readOnly ? UH_READONLY : 0, maxSessions);
         this.blocks = new Blocks(this, pool);
         // A wait writes nothing: its sessions are read-only, so heapd
@@ -427,6 +430,7 @@ public final class Heap implements AutoCloseable {
         long o = ref & ProxyBase.OFFSET_MASK;
         long w;
         try {
+            reach(ref);
             w = (long) ProxyBase.LONG_AT.getAcquire(seg, o + 8);
         } catch (IllegalStateException e) {
             throw closedError();
@@ -438,6 +442,40 @@ public final class Heap implements AutoCloseable {
         if ((int) (w >>> 32) >= 0 || (word >>> 16) != (int) (ref >>> 48))
             throw freed(ref);
         return classes.type(word & 0xffff);
+    }
+
+    /**
+     * True once the header of the object ref names lies in {@link #seg}.
+     * Past it, libuniheap checks the reference, which maps what the heap
+     * has grown by when ref lies there, and seg is made anew as long as
+     * what is mapped now (false: ref lies past the heap, or the check
+     * failed; the caller's read of the header then says what is wrong).
+     */
+    boolean reach(long ref) {
+        long end = (ref & ProxyBase.OFFSET_MASK) + 16;
+        if (end <= seg.byteSize())
+            return true;
+        if (closed)
+            return false;
+        BlockState b = current();
+        Session s = acquire(b);
+        long mapped;
+        try {
+            s.objClass(ref);
+            int rc = (int) Native.HEAP_INFO.invokeExact(s.h, s.at + Session.INFO);
+            if (rc != 0)
+                return false;
+            mapped = s.scratch.get(JAVA_LONG, Session.INFO);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        } finally {
+            release(b, s);
+        }
+        synchronized (this) {
+            if (mapped > seg.byteSize() && !closed)
+                seg = Native.mapping(base, mapped, arena);
+        }
+        return end <= seg.byteSize();
     }
 
     /* The object ref names is gone from the mapping. Inside a block ref was
@@ -714,7 +752,9 @@ public final class Heap implements AutoCloseable {
             long durName = (long) Native.DURABILITY_NAME.invokeExact(m.get(JAVA_INT, i + 12));
             return new HeapInfo(m.get(JAVA_LONG, i), m.get(JAVA_INT, i + 8),
                     Native.cString(durName, 64), m.get(JAVA_INT, i + 20) != 0,
-                    m.getString(i + 24), m.getString(i + 88), pool.opened());
+                    m.getString(i + 24), m.getString(i + 88), pool.opened(),
+                    m.get(JAVA_LONG, i + 4184), m.get(JAVA_LONG, i + 4192),
+                    m.get(JAVA_LONG, i + 4200));
         } catch (Throwable t) {
             throw Errors.rethrow(t);
         } finally {

@@ -155,7 +155,9 @@ final class Roots extends AbstractMap<String, PObject> {
                     throw Errors.of(rc, "roots");
                 long name = s.scratch.get(JAVA_LONG, r + 8);
                 int len = (int) s.scratch.get(JAVA_LONG, r + 16);
-                byte[] bytes = heap.seg.asSlice(name - heap.base, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                // libuniheap read the name, so it is mapped, maybe past
+                // heap.seg in a heap that grew (Heap.reach).
+                byte[] bytes = Native.at(name, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
                 out.add(Map.entry(new String(bytes, StandardCharsets.UTF_8), s.scratch.get(JAVA_LONG, r + 24)));
             }
         } catch (Throwable t) {

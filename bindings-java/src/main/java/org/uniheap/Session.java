@@ -29,7 +29,7 @@ final class Session {
     static final long FINFO = 184;    // uh_field_info (24 bytes)
     static final long PIN = 208;      // uh_pin's id (u32): apart from OUT, which a
                                       // call's caller may still read
-    static final long INFO = 512;     // uh_info (4184 bytes)
+    static final long INFO = 512;     // uh_info (4216 bytes)
     static final long KEYBUF = 4736;  // bytes of a string or bytes key
     static final int KEYBUF_CAP = 4104;   // > UH_KEY_MAX_LEN: too long is libuniheap's to say
     static final long DATA = 12288;   // small strings and bytes, names

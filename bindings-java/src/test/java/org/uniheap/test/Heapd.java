@@ -38,21 +38,25 @@ public final class Heapd implements AutoCloseable {
     public final Path socket;
     public final Path log;
     private final String size;
+    private final List<String> createArgs;
     private Process proc;
 
-    private Heapd(Path dir, String size) {
+    private Heapd(Path dir, String size, List<String> createArgs) {
         this.dir = dir;
         this.heapFile = dir.resolve("heap.uh");
         this.socket = dir.resolve("heapd.sock");
         this.log = dir.resolve("heapd.log");
         this.size = size;
+        this.createArgs = createArgs;
     }
 
-    /** A started heapd on a new heap of the given size ("64M"). */
-    public static Heapd start(String size) throws IOException {
+    /** A started heapd on a new heap of the given size ("64M"), made with
+     * more --create options if given ("--max-size", "1G"). */
+    public static Heapd start(String size, String... createArgs) throws IOException {
         Path base = Files.isWritable(Path.of("/dev/shm")) ? Path.of("/dev/shm")
                 : Path.of(System.getProperty("java.io.tmpdir"));
-        Heapd d = new Heapd(Files.createTempDirectory(base, "uniheap-java-"), size);
+        Heapd d = new Heapd(Files.createTempDirectory(base, "uniheap-java-"), size,
+                List.of(createArgs));
         d.start();
         return d;
     }
@@ -111,8 +115,10 @@ public final class Heapd implements AutoCloseable {
             throw new IllegalStateException("heapd already running");
         List<String> argv = new ArrayList<>(List.of(binary("heapd").toString(), "--heap",
                 heapFile.toString(), "--socket", socket.toString()));
-        if (!Files.exists(heapFile))
+        if (!Files.exists(heapFile)) {
             argv.addAll(List.of("--create", "--size", size, "--durability", "memory"));
+            argv.addAll(createArgs);
+        }
         proc = spawn(argv, log, null);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() < deadline) {
