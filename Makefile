@@ -166,6 +166,9 @@ deps:
 # tests/notify: a commit in each language wakes a waiter in each other one.
 # tests/gc_model: C, Python, Node and Java processes share and re-link
 # object graphs while GC cycles run back to back (UH_GC_MODEL_SECONDS).
+# tests/grow: C, Python, Java and Node writers fill a 16 MiB heap that grows
+# (to UH_GROW_TARGET, default 256M; 1G for the acceptance run) while a
+# reader of each language checks it, then again with heapd SIGKILLed.
 # ispn-test: the Infinispan store's contract tests and a three-JVM cluster.
 test: deps all ycsb-java
 	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
@@ -175,7 +178,7 @@ test: deps all ycsb-java
 	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python JAVA25_HOME=$(JAVA25_HOME) \
-		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify tests/gc_model -q \
+		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify tests/gc_model tests/grow -q \
 		-p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \
