@@ -153,7 +153,7 @@ public abstract class ProxyBase implements PObject {
     @Override
     public final boolean isLive() {
         try {
-            return !heap.isClosed() && live(heap.seg);
+            return !heap.isClosed() && live(seg());
         } catch (IllegalStateException e) {
             return false;
         }
@@ -399,9 +399,20 @@ public abstract class ProxyBase implements PObject {
         return ((long) LONG_AT.getAcquire(s, offset + 8) & hdrMask) == hdr;
     }
 
+    /** The heap's segment, made to reach this object first if it lies in a
+     * part the heap grew into that the segment does not cover yet (an
+     * object this process made there: its lease mapped that part). */
+    private MemorySegment seg() {
+        MemorySegment s = heap.seg;
+        if (offset + 16 <= s.byteSize())
+            return s;
+        heap.reach(ref);
+        return heap.seg;
+    }
+
     /** The mapping, once the header says the object is still ours. */
     private MemorySegment checked() {
-        MemorySegment s = heap.seg;
+        MemorySegment s = seg();
         if (!live(s))
             throw gone();
         return s;

@@ -6,12 +6,13 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.uniheap.Heap;
 import org.uniheap.HeapInfo;
 import org.uniheap.PObject;
+import org.uniheap.Persistent;
 
 /**
  * A heap that grows while this JVM is connected (FORMAT.md 1.1): the
@@ -32,25 +33,70 @@ class GrowTest {
     private static final int REC = 200;
     private static final int BLOCKS = 1500;   // ~18 MiB of records: past the 16 MiB pool
 
-    private static Heapd heapd;
+    private Heapd heapd;
 
-    @BeforeAll
-    static void startHeapd() throws Exception {
+    /** prog_grow_fill's record class. */
+    @Persistent("GrowFill")
+    public interface GrowFill extends PObject {
+        long value();     void value(long v);
+        GrowFill next();  void next(GrowFill v);
+        long a();         void a(long v);
+        long b();         void b(long v);
+        long c();         void c(long v);
+        long d();         void d(long v);
+    }
+
+    @BeforeEach
+    void startHeapd() throws Exception {
         heapd = Heapd.start("16M", "--max-size", "256M", "--log-size", "256K");
     }
 
-    @AfterAll
-    static void stopHeapd() {
+    @AfterEach
+    void stopHeapd() {
         if (heapd != null)
             heapd.close();
         heapd = null;
     }
 
-    private static Procs.Result prog(String... args) throws Exception {
+    private Procs.Result prog(String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of(Heapd.binary("prog_grow_fill").toString(),
                 heapd.socket.toString()));
         argv.addAll(List.of(args));
         return Procs.run(heapd, argv, 300);
+    }
+
+    /** Objects this JVM makes past what the heap was when it connected
+     * (its leases grew the heap) are read outside blocks too. */
+    @Test
+    void objectsThisProcessMadePastTheStartSizeRead() {
+        try (Heap heap = Heap.connect(heapd.socket)) {
+            long start = heap.info().curSize();
+            GrowFill last = null;
+            for (int k = 0; k < 4000 && (last == null || (last.ref() & OFFSET) < start); k++) {
+                final long kk = k;
+                last = heap.atomic(() -> {
+                    GrowFill prev = null;
+                    for (int i = 0; i < REC; i++) {
+                        final GrowFill p = prev;
+                        final long v = kk * 1000 + i;
+                        prev = heap.create(GrowFill.class, g -> {
+                            g.value(v);
+                            g.next(p);
+                        });
+                    }
+                    heap.roots().put("java." + kk, prev);
+                    return prev;
+                });
+            }
+            assertTrue((last.ref() & OFFSET) >= start, "no object past " + start);
+            assertTrue(last.isLive());
+            long k = last.value() / 1000;
+            int n = 0;
+            for (GrowFill g = last; g != null; g = g.next(), n++)
+                assertEquals(k * 1000 + REC - 1 - n, g.value());
+            assertEquals(REC, n);
+            assertTrue(heap.info().curSize() > start);
+        }
     }
 
     @Test
