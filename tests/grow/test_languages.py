@@ -19,13 +19,16 @@ every reader read every block, the heap grew by itself to the target,
 heapd_starts in its status, are the same at the end).
 
 test_heapd_killed_while_the_heap_grows: the same writers (half the
-blocks), and heapd SIGKILLed once the heap has grown to an eighth of the
-target (64 MiB at least), while the
-writers keep leasing (the next growth under way or close) and restarted on
-the same heap. The writers' and readers' sessions attach anew on their own
-(uniheap.h: a block open when heapd ended is rolled back as a conflict and
-run again); every block each writer acknowledged is there, readers started
-afterwards read them all, and the heap checks sound.
+blocks); once the heap has grown by itself to an eighth of the target (64
+MiB at least), `heapctl grow` doubles it and heapd is SIGKILLed as soon as
+the file is longer than the size it has published (FORMAT.md 1.1: a growth
+under way), while the writers keep leasing; heapd is restarted on the
+same heap, which opens no smaller than before that growth. The writers'
+and readers' sessions attach anew on their own (uniheap.h: a block open
+when heapd ended is rolled back as a conflict and run again); every block
+each writer acknowledged is there, the readers that ran through the
+restart and readers started afterwards read them all, and the heap checks
+sound.
 
 The writers share the blocks out so that the C writer, the fastest, makes
 most of the bytes (~70%), Java 16% and Python and Node 7% each; a block is
@@ -300,17 +303,34 @@ def test_heapd_killed_while_the_heap_grows(heapd, java_classes):
     writers = start_writers(heapd, java_classes, KILL_PART)
     later = []
     try:
-        # Kill heapd as soon as the heap has grown to kill_at: writers are
-        # leasing, each lease past the pool's end a growth or close to one.
+        # Once the heap has grown to kill_at by itself, heapctl grow doubles
+        # it and heapd is SIGKILLed GROW_KILL_DELAY s into that growth
+        # (a step of 64 MiB or more takes longer than that on tmpfs), while
+        # the writers go on leasing.
         deadline = time.monotonic() + WAIT
         while int(heapd.status()["heap_size"]) < kill_at:
             assert time.monotonic() < deadline and all(
                 w.proc.poll() is None for w in writers), finish(writers)
             time.sleep(0.005)
+        before = int(heapd.status()["heap_size"])
+        grow = subprocess.Popen([str(build_dir() / "heapctl"), "--socket", heapd.sock, "grow",
+                                 str(min(2 * before, MAX_SIZE))], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Step 1 of a growth makes the file longer, the last one publishes
+        # the size (FORMAT.md 1.1): kill as soon as the file is longer than
+        # the published size, or when heapctl grow is done (too late).
+        heap_file = heapd.dir / "heap.uh"
+        stop = time.monotonic() + 60
+        while (grow.poll() is None and heap_file.stat().st_size <= before
+               and time.monotonic() < stop):
+            time.sleep(0.0002)
+        file_size = heap_file.stat().st_size
         heapd.stop(signal.SIGKILL)
+        grow_out = grow.communicate(timeout=120)[0]
         heapd.start()
         st = heapd.status()
         size_killed = int(st["heap_size"])
+        assert size_killed >= before, st
         assert int(st["heapd_starts"]) == 2, st
         report = finish(writers)
         acked = {}
@@ -327,6 +347,8 @@ def test_heapd_killed_while_the_heap_grows(heapd, java_classes):
         stop_all(writers + readers + later)
     checked = check_sound(heapd)
     st = heapd.status()
-    print(f"heapd killed at {kill_at >> 20} MiB, reopened at {size_killed >> 20} MiB; "
+    print(f"heapd killed at {before >> 20} MiB growing to {min(2 * before, MAX_SIZE) >> 20} "
+          f"MiB, its file {file_size >> 20} MiB (heapctl grow: exit {grow.returncode}, "
+          f"{grow_out.strip()[:60]!r}), reopened at {size_killed >> 20} MiB; "
           f"{sum(acked.values())} blocks acknowledged and read; heap "
           f"{int(st['heap_size']) >> 20} MiB; {checked}")
