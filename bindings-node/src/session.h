@@ -43,7 +43,7 @@ private:
 
 	/* The mapping, held weakly (it holds the session), detached at close. */
 	Napi::Reference<Napi::ArrayBuffer> buf;
-	uint64_t size = 0;
+	uint64_t size = 0;	/* bytes it spans: the most the heap may grow to */
 
 	/* session.cc */
 	Napi::Value Close(const Napi::CallbackInfo &info);
