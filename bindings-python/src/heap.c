@@ -74,14 +74,6 @@ static int heap_init(HeapObject *hp, PyObject *args, PyObject *kw)
 	return 0;
 }
 
-void uhpy_heap_mapped(HeapObject *hp)
-{
-	uh_info info;
-
-	if (hp->h && uh_heap_info(hp->h, &info) == 0 && info.heap_size > hp->size)
-		hp->size = info.heap_size;
-}
-
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	HeapObject *hp = (HeapObject *)type->tp_alloc(type, 0);

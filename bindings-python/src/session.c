@@ -71,6 +71,16 @@ static void end_session(HeapObject *hp, uh_heap *h)
 	}
 }
 
+/* A heap may grow while it is connected (FORMAT.md 1.1): direct reads
+ * trust hp->size, brought up here to what libuniheap has mapped since. */
+void uhpy_heap_mapped(HeapObject *hp)
+{
+	uh_info info;
+
+	if (hp->h && uh_heap_info(hp->h, &info) == 0 && info.heap_size > hp->size)
+		hp->size = info.heap_size;
+}
+
 void uhpy_heap_disconnect(HeapObject *hp)
 {
 	uh_heap *h = hp->h;
