@@ -8,7 +8,8 @@
  *   java --enable-native-access=ALL-UNNAMED -cp <jar>:<classes> GrowPeer \
  *       SOCKET write ID BLOCKS [FIRST] | SOCKET read WRITERS DIR
  *
- * write: blocks FIRST..BLOCKS-1 of 200 GrowFill records, block k under the
+ * write: "ready" once connected, then (if $UH_GROW_GO names a file, once it
+ * exists) blocks FIRST..BLOCKS-1 of 200 GrowFill records, block k under the
  * root "w<ID>.<k>"; prints "blocks N" (acknowledged in all); exit 0, 3
  * after HeapFull, 1 after another error. read: read-only; prints "ready"
  * once connected, follows and checks every writer's blocks until DIR/done
@@ -45,7 +46,17 @@ public final class GrowPeer {
         return me * 1_000_000_000L + k * 1000 + i;
     }
 
-    static int write(Heap heap, int me, long blocks, long first) {
+    /** Connected: say so, then wait for $UH_GROW_GO (a file), if set. */
+    static void waitGo() throws InterruptedException {
+        System.out.println("ready");
+        System.out.flush();
+        String go = System.getenv("UH_GROW_GO");
+        while (go != null && !Files.exists(Path.of(go)))
+            Thread.sleep(5);
+    }
+
+    static int write(Heap heap, int me, long blocks, long first) throws InterruptedException {
+        waitGo();
         Map<String, PObject> roots = heap.roots();
         long k = first;
         try {

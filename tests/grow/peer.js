@@ -6,7 +6,8 @@
 //   node peer.js SOCKET write ID BLOCKS [FIRST]
 //   node peer.js SOCKET read WRITERS DIR
 //
-// write: blocks FIRST..BLOCKS-1 of 200 GrowFill records, block k under the
+// write: "ready" once connected, then (if $UH_GROW_GO names a file, once it
+// exists) blocks FIRST..BLOCKS-1 of 200 GrowFill records, block k under the
 // root "w<ID>.<k>"; prints "blocks N" (acknowledged in all); exit 0, 3 after
 // HeapFull, 1 after another error. read: read-only; prints "ready" once
 // connected, follows and checks every writer's blocks until DIR/done exists,
@@ -25,7 +26,16 @@ function value(me, k, i) {
   return me * 1e9 + k * 1000 + i;
 }
 
+/** Connected: say so, then wait for $UH_GROW_GO (a file), if set. */
+function waitGo() {
+  console.log('ready');
+  const go = process.env.UH_GROW_GO;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (go && !fs.existsSync(go)) Atomics.wait(pause, 0, 0, 5);
+}
+
 function write(heap, me, blocks, first) {
+  waitGo();
   const GrowFill = heap.defineClass('GrowFill',
     { value: 'i64', next: 'ref', a: 'i64', b: 'i64', c: 'i64', d: 'i64' });
   let k = first;

@@ -5,7 +5,8 @@
     peer.py SOCKET write ID BLOCKS [FIRST]
     peer.py SOCKET read WRITERS DIR
 
-write: publishes blocks FIRST.. BLOCKS - 1 (FIRST: 0), block k a chain of
+write: prints "ready" once connected and, if $UH_GROW_GO names a file,
+  waits for it; then publishes blocks FIRST.. BLOCKS - 1 (FIRST: 0), block k a chain of
   200 GrowFill records valued ID * 1e9 + k * 1000 + i (the head holds i =
   199), under the root "w<ID>.<k>", one block each; prints "blocks N", N
   the blocks acknowledged (committed) in all, and exits 0, or 3 after a
@@ -41,7 +42,16 @@ def value(me, k, i):
     return me * 1000000000 + k * 1000 + i
 
 
+def wait_go():
+    """Connected: say so, then wait for $UH_GROW_GO (a file), if set."""
+    print("ready", flush=True)
+    go = os.environ.get("UH_GROW_GO")
+    while go and not os.path.exists(go):
+        time.sleep(0.005)
+
+
 def write(heap, me, blocks, first):
+    wait_go()
     k = first
     roots = heap.roots
 
