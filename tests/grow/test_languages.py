@@ -118,7 +118,7 @@ def peer_argv(lang, java_classes, sock, *args):
         prog = build_dir() / "tests" / "c" / "prog_grow_fill"
         return [str(prog), *args] if prog.exists() else None
     if lang == "python":
-        return [sys.executable, str(HERE / "peer.py"), *args]
+        return [sys.executable, "-X", "faulthandler", str(HERE / "peer.py"), *args]
     if lang == "node":
         node = shutil.which("node")
         return [node, str(HERE / "peer.js"), *args] if node else None
