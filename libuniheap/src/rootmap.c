@@ -4,8 +4,8 @@
  * new object under a name commits atomically with the object itself.
  *
  * Writers lock the root map object first, so concurrent setters in other
- * sessions serialize on it; readers do plain loads (a block's own writes
- * are seen through its redo log).
+ * sessions serialize on it; readers outside a block read optimistically
+ * (optread.c), inside one through the block's validated reads.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,18 +130,40 @@ static int check_name(const char *name, size_t *len)
 	return 0;
 }
 
-int uh_root_get(uh_heap *h, const char *name, uh_off *out)
-{
-	struct probe p;
+struct get_op {
+	const char *name;
 	size_t len;
-	int rc = uh_check_handle(h);
+	uh_off value;
+};
 
-	if (rc || (rc = check_name(name, &len)) != 0 || (rc = probe_checked(h, name, len, &p)) != 0)
+static int get_body(uh_heap *h, void *arg)
+{
+	struct get_op *g = arg;
+	struct probe p;
+	int rc = probe_checked(h, g->name, g->len, &p);
+
+	if (rc)
 		return rc;
 	if (!p.found)
-		return uh_err_set(UH_ENOTFOUND, "no root named '%s'", name);
-	*out = uh_rd64(h, p.table, pair_off(p.table, p.slot) + 8);
+		return uh_err_set(UH_ENOTFOUND, "no root named '%s'", g->name);
+	g->value = uh_rd64(h, p.table, pair_off(p.table, p.slot) + 8);
 	return h->tx.doomed ? uh_err_set(h->tx.doomed, "block was rolled back") : 0;
+}
+
+/* Outside a block the probe and the value are read optimistically
+ * (optread.c) and validated: plain loads alone could pair a name with a
+ * value of another state of the table (a commit applying the pair, name
+ * first; a table being replaced by a larger one and freed), and return 0
+ * for a root that has a value. */
+int uh_root_get(uh_heap *h, const char *name, uh_off *out)
+{
+	struct get_op g = { name, 0, 0 };
+	int rc = uh_check_handle(h);
+
+	if (rc || (rc = check_name(name, &g.len)) != 0 || (rc = uh_opt_run(h, get_body, &g)) != 0)
+		return rc;
+	*out = g.value;
+	return 0;
 }
 
 static int wr64(uh_heap *h, uh_off obj, uint64_t target, uint64_t v)
