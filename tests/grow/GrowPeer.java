@@ -1,6 +1,6 @@
 /*
  * GrowPeer.java -- the Java writer or reader of the cross-language growth
- * test (tests/grow/test_languages.py; the protocol is
+ * test (tests/grow/test_growth.py; the protocol is
  * tests/c/prog_grow_fill.c's, as peer.py describes it). It declares a
  * persistent interface, so it is compiled with the binding's annotation
  * processor (javac -proc:full, which the test does):

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // peer.js -- the Node writer or reader of the cross-language growth test
-// (tests/grow/test_languages.py; the protocol is tests/c/prog_grow_fill.c's,
+// (tests/grow/test_growth.py; the protocol is tests/c/prog_grow_fill.c's,
 // as peer.py describes it):
 //
 //   node peer.js SOCKET write ID BLOCKS [FIRST]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """peer.py -- the Python writer or reader of the cross-language growth test
-(tests/grow/test_languages.py; the protocol is tests/c/prog_grow_fill.c's):
+(tests/grow/test_growth.py; the protocol is tests/c/prog_grow_fill.c's):
 
     peer.py SOCKET write ID BLOCKS [FIRST]
     peer.py SOCKET read WRITERS DIR
