@@ -197,6 +197,10 @@ test: deps all ycsb-java
 # its exit status) go to $(ASAN_BUILD)/reports: any report fails the run.
 # SEGV/FPE/BUS are left to the default action: heapd's probe child is
 # meant to die of them on a damaged file, and a test sees any other one.
+# A report whose every line is LeakSanitizer's "Unable to get registers
+# from thread N" is dropped: LSan could not stop a thread that was exiting
+# while it checked the process at exit; that only takes roots away from
+# the check (a leak it then reports still fails the run), it finds nothing.
 # test_fork is left out: a forked child loads a second copy of libuniheap
 # with dlmopen (ctlcopy.h), and a second ASan runtime refuses to start
 # ("ASan runtime does not come first").
@@ -212,6 +216,9 @@ test-asan: deps
 	ASAN_OPTIONS=log_path=$$r/asan:detect_leaks=1:handle_segv=0:handle_sigfpe=0:handle_sigbus=0 \
 	UBSAN_OPTIONS=log_path=$$r/ubsan:print_stacktrace=1 \
 	$(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) $(CTEST_FLAGS) -E '$(ASAN_SKIP)'; c=$$?; \
+	for f in $$r/*; do \
+		[ -f "$$f" ] && ! grep -qv 'Unable to get registers from thread' "$$f" && rm -f "$$f"; \
+	done; \
 	if ls $$r/* >/dev/null 2>&1; then \
 		echo "test-asan: sanitizer reports:"; cat $$r/*; exit 1; \
 	fi; \
