@@ -56,6 +56,13 @@ enum { UH_GC_IDLE = 0, UH_GC_MARK = 1, UH_GC_SWEEP = 2 };
 #define uh_gc_phase(state) ((uint32_t)((state) & 3u))
 #define uh_gc_cycle(state) ((state) >> 2)
 #define uh_gc_state_make(cycle, phase) (((uint64_t)(cycle) << 2) | (phase))
+/* The last cycle whose sweep is over: the current one when IDLE, else the
+ * one before (a cycle begins only after the last one's sweep ended). */
+static inline uint64_t uh_gc_swept_cycle(uint64_t state)
+{
+	uint64_t c = uh_gc_cycle(state);
+	return uh_gc_phase(state) == UH_GC_IDLE || c == 0 ? c : c - 1;
+}
 
 struct uh_gc_filehdr {
 	uint32_t magic;			/* UH_GC_MAGIC */

@@ -289,14 +289,6 @@ static void leased(struct hd *hd, uint64_t bytes)
 #define LEASE_CYCLES 4
 #define LOOK_WAIT_NS 1000000000ull
 
-/* The cycle whose sweep is over: the current one when IDLE, else the one
- * before (a cycle begins only after the last one's sweep ended). */
-static uint64_t swept_cycle(uint64_t state)
-{
-	uint64_t c = uh_gc_cycle(state);
-	return uh_gc_phase(state) == UH_GC_IDLE || c == 0 ? c : c - 1;
-}
-
 /* A session that had a busy section (an allocation outside a block, a
  * commit's apply, a pin: its `seen` word, 9.3) in cycle c0 or later, c0
  * the last cycle swept when the request's first cycle began, is running;
@@ -366,7 +358,7 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 	if (t->tried >= LEASE_CYCLES || !hd->gc_full)
 		return 0;
 	if (!t->tried)
-		t->c0 = swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
+		t->c0 = uh_gc_swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
 	int (*full)(struct hd *) = hd->gc_full;
 	uint64_t returned0 = hd->stats.arenas_returned;
 	uint32_t cap = hd->hdr->session_cap;
@@ -385,7 +377,7 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 	int ran = full(hd);
 	pthread_mutex_lock(&hd->mu);
 	uint8_t *want = hd->gcf && hd->gc_asking && ran ? calloc(cap, 1) : NULL;
-	uint64_t c = swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
+	uint64_t c = uh_gc_swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
 	if (want && holders_locked(hd, session, t->c0, want)) {
 		pthread_mutex_unlock(&hd->mu);
 		wait_looks(hd, session, want, cap, c);

@@ -71,14 +71,6 @@ void uh_alloc_keep_leased(uh_heap *h)
 	}
 }
 
-/* The last cycle whose sweep is over: the current one when IDLE, else the
- * one before (a cycle begins only after the last one's sweep ended). */
-static uint64_t swept_cycle(uint64_t state)
-{
-	uint64_t c = uh_gc_cycle(state);
-	return uh_gc_phase(state) == UH_GC_IDLE || c == 0 ? c : c - 1;
-}
-
 static uint32_t used_slots(uh_heap *h, const struct uh_arena_ref *a)
 {
 	const uint64_t *bm = uh_arena_bitmap(h->base, a->arena_off);
@@ -140,7 +132,7 @@ static int space_asked(uh_heap *h)
 
 int uh_alloc_swept_since_look(uh_heap *h)
 {
-	return swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE)) !=
+	return uh_gc_swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE)) !=
 	       h->arenas_reviewed;
 }
 
@@ -155,7 +147,7 @@ static void say_looked(uh_heap *h, uint64_t done)
 
 void uh_alloc_give_back(uh_heap *h, int before_lease)
 {
-	uint64_t done = swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE));
+	uint64_t done = uh_gc_swept_cycle(__atomic_load_n(&h->hdr->gc_state, __ATOMIC_ACQUIRE));
 	if (!before_lease && done == h->arenas_reviewed)
 		return;
 	h->arenas_reviewed = done;
