@@ -22,8 +22,13 @@
                    back while each runs),
                    both (each workload runs without, then with the loop,
                    on the same table: the ratio in one run)
+    YCSB_GROW      a size (e.g. 16M): after each uniheap series, load a
+                   second table into a heap created that small, which
+                   grows while the load runs, up to the size the series'
+                   heap was created with (default: off)
 """
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +69,14 @@ def _int(name, default):
     return v
 
 
+def _size(name):
+    """A heapd size (digits, then K, M or G), or "" when unset."""
+    raw = os.environ.get(name, "").strip()
+    if raw and not re.fullmatch(r"[0-9]+[KMGkmg]?", raw):
+        raise ConfigError(f"{name}={raw!r} is not a size (e.g. 16M)")
+    return raw
+
+
 @dataclass
 class Config:
     records: int
@@ -79,6 +92,7 @@ class Config:
     timeout: int
     workloads: list
     gc: str
+    grow: str = ""
 
     def leaves_out(self, durability, backend):
         """Why quick mode leaves a series out, or None."""
@@ -113,4 +127,5 @@ def from_env():
         timeout=_int("YCSB_TIMEOUT", 1800),
         workloads=_list("YCSB_WORKLOADS", WORKLOADS, WORKLOADS),
         gc=_list("YCSB_GC", ("off",), GC_MODES)[0],
+        grow=_size("YCSB_GROW"),
     )

@@ -36,6 +36,8 @@ class Run:
     gc_given_up: int = 0    # ... cycles given up meanwhile
     heapd_cpu_s: float = 0.0    # CPU time heapd used while the client ran (uniheap)
     client_cpu_s: float = 0.0   # CPU time (user + system) of the client process itself
+    grow_steps: list = field(default_factory=list)  # µs of each growth of the heap (YCSB_GROW)
+    heap_bytes: int = 0         # the heap's size after the run (YCSB_GROW)
 
     @property
     def ok(self):

@@ -1,7 +1,9 @@
 """The runs of `make ycsb`: every language x backend x durability class
 (load, then workloads A-F on the loaded table), the cross-language runs on
 one uniheap table, and the mixed run of every language at once."""
+import json
 import os
+import re
 import subprocess
 
 from . import clients
@@ -87,7 +89,8 @@ def gc_modes(cfg, backend):
 
 
 def runs_per_series(cfg, backend):
-    return 1 + len(cfg.workloads) * len(gc_modes(cfg, backend))
+    grown = 1 if backend == "uniheap" and cfg.grow else 0
+    return 1 + len(cfg.workloads) * len(gc_modes(cfg, backend)) + grown
 
 
 def run_series(cfg, durability, lang, backend, progress):
@@ -111,7 +114,34 @@ def run_series(cfg, durability, lang, backend, progress):
                     run.skipped = "the load failed"
                 runs.append(execute(run, store, cfg, progress))
         _check_after(store, runs[-1])
+    if backend == "uniheap" and cfg.grow:
+        runs.append(run_grown_load(cfg, durability, lang, progress))
     return runs
+
+
+def run_grown_load(cfg, durability, lang, progress):
+    """The load of a series again, into a heap created at YCSB_GROW that
+    grows while the load runs (its maximum: the series' heap size)."""
+    run = Run("grow", durability, lang, "uniheap", "load", "load", cfg.threads, cfg.records,
+              cfg.records)
+    with open_store("uniheap", durability, cfg.build, cfg.base, cfg.records,
+                    grow_from=cfg.grow) as store:
+        execute(run, store, cfg, progress, what=f" into a heap grown from {cfg.grow}")
+        run.grow_steps = growth_steps(store.heapd.log)
+        st = store.heapd.heapctl("status", json=True)
+        if st.returncode == 0:
+            run.heap_bytes = int(json.loads(st.stdout).get("heap_size", 0))
+        _check_after(store, run)
+    return run
+
+
+def growth_steps(log):
+    """µs of each growth heapd logged (its "event=grow ... us=N" lines)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    return [int(m.group(1)) for m in re.finditer(r"event=grow .*?\bus=([0-9]+)", text)]
 
 
 def _check_after(store, run):

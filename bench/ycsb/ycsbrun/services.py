@@ -66,9 +66,11 @@ def build_dir(repo):
 
 
 class Heapd:
-    """heapd serving a new heap file in folder (created --durability mode)."""
+    """heapd serving a new heap file in folder (created --durability mode),
+    of size bytes that may grow to max_size (default: size, no growth)."""
 
-    def __init__(self, build, folder, durability="memory", size="1G", log_size=None):
+    def __init__(self, build, folder, durability="memory", size="1G", log_size=None,
+                 max_size=None):
         self.build = Path(build)
         self.folder = Path(folder)
         self.heap = self.folder / "ycsb.heap"
@@ -79,7 +81,8 @@ class Heapd:
             if not (self.build / b).exists():
                 raise ServiceError(f"{self.build / b} is missing: run make first")
         args = [str(self.build / "heapd"), "--heap", str(self.heap), "--create",
-                "--size", size, "--durability", durability, "--socket", str(self.socket)]
+                "--size", size, "--max-size", max_size or size,
+                "--durability", durability, "--socket", str(self.socket)]
         if log_size:
             args += ["--log-size", log_size]
         with open(self.log, "ab") as log:

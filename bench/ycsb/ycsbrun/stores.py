@@ -72,13 +72,17 @@ def heap_size(records):
     return f"{mib}M"
 
 
-def open_store(backend, durability, build, base, records):
-    """A fresh store of backend in durability class, under folder base."""
+def open_store(backend, durability, build, base, records, grow_from=None):
+    """A fresh store of backend in durability class, under folder base.
+    grow_from: a uniheap heap created that small, which may grow to the
+    size it is otherwise created with (YCSB_GROW)."""
     folder = temp_dir(f"ycsb-{backend}-", base) if backend != "memory" else None
     store = Store(backend, durability, folder)
     try:
         if backend == "uniheap":
-            store.heapd = Heapd(build, folder, durability=durability, size=heap_size(records))
+            full = heap_size(records)
+            store.heapd = Heapd(build, folder, durability=durability, size=grow_from or full,
+                                max_size=full)
             store.props["uniheap.socket"] = str(store.heapd.socket)
         elif backend == "lmdb":
             store.props["lmdb.path"] = str(folder)

@@ -90,6 +90,32 @@ def gc_table(runs):
     return "\n".join(lines)
 
 
+def grow_table(runs):
+    """uniheap's load into a heap that grows against one created at its
+    final size (YCSB_GROW)."""
+    grown = [r for r in runs if r.block == "grow"]
+    if not grown:
+        return ""
+    full = {(r.durability, r.language): r for r in runs
+            if r.block == "matrix" and r.backend == "uniheap" and r.phase == "load" and r.ok}
+    lines = ["| class | language | load ops/s, heap at full size | load ops/s, heap growing "
+             "| growing ÷ full size | growth steps | longest step ms | insert max latency "
+             "ms, full size, growing | heap after |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in grown:
+        f = full.get((r.durability, r.language))
+        ft = f.throughput if f else None
+        gt = r.throughput if r.ok else None
+        lat = [x.latency("INSERT", "MaxLatency(us)") if x else None for x in (f, r)]
+        lat = ", ".join(f"{v / 1000:.1f}" if v else "—" for v in lat)
+        longest = f"{max(r.grow_steps) / 1000:.1f}" if r.grow_steps else "—"
+        size = f"{r.heap_bytes / (1 << 20):,.0f} MiB" if r.heap_bytes else "—"
+        state = "" if r.ok else " (FAILED: " + "; ".join(r.problems)[:120] + ")"
+        lines.append(f"| {r.durability} | {r.language} | {_fmt(ft)} | {_fmt(gt)}{state} "
+                     f"| {_ratio(gt, ft)} | {len(r.grow_steps)} | {longest} | {lat} | {size} |")
+    return "\n".join(lines)
+
+
 def class_table(runs, durability):
     idx = _index(runs, "matrix")
     langs = [lang for lang in LANG_ORDER if any(k[1] == lang and k[0] == durability for k in idx)]
@@ -184,6 +210,15 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "a cycle as soon as the last one ended; the uniheap column of the "
                 "tables above is the run without. Both runs of a row load nothing: they "
                 "run on the table of that series, the one without first.", "", g, ""]
+    gr = grow_table(runs)
+    if gr:
+        out += ["## uniheap loading into a heap that grows", "",
+                f"YCSB_GROW: after each uniheap series, the same load into a heap created at "
+                f"{cfg.grow} (`--size {cfg.grow} --max-size` the series' size), which grows "
+                "while the client inserts (a lease that finds no space runs a GC cycle, then "
+                "grows the file). Growth steps and their times are heapd's `grow` log lines; "
+                "an insert's maximum latency bounds what a block waited on a growth.", "", gr,
+                ""]
     x = xlang_table(runs)
     if x:
         out += ["## One table, every language", "",
