@@ -167,8 +167,8 @@ deps:
 # tests/gc_model: C, Python, Node and Java processes share and re-link
 # object graphs while GC cycles run back to back (UH_GC_MODEL_SECONDS).
 # tests/grow: C, Python, Java and Node writers fill a 16 MiB heap that grows
-# (to UH_GROW_TARGET, default 256M; 1G for the acceptance run) while a
-# reader of each language checks it, then again with heapd SIGKILLed.
+# (to UH_GROW_TARGET, default 1G) while a reader of each language checks it,
+# then again with heapd SIGKILLed.
 # ispn-test: the Infinispan store's contract tests and a three-JVM cluster.
 test: deps all ycsb-java
 	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
