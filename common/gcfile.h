@@ -85,6 +85,11 @@ struct uh_gc_filehdr {
 	 * this changes gives back those a cycle left mostly empty. 0 from a
 	 * heapd that predates it (the word was padding): nobody gives back. */
 	uint64_t space_asked;
+	/* Clients: 0, or the session slot (bits 48..63) of a block that has
+	 * lost many tries in a row and the CLOCK_MONOTONIC microsecond
+	 * (bits 0..47) until which other sessions hold back new blocks for
+	 * it (FORMAT.md 9.3, libuniheap's starve.c). Advisory. */
+	uint64_t starving;
 };
 
 /* A session's control line, at the start of its area (64 bytes). */

@@ -780,6 +780,8 @@ int uh_begin(uh_heap *h)
 		return rc;
 	/* Read-only handles run read-only blocks (a consistent snapshot);
 	 * every write in them fails with UH_EREADONLY. */
+	if (h->tx.depth == 0)
+		uh_starve_wait(h);	/* a block that keeps losing goes first */
 	if (h->tx.depth++ == 0) {
 		h->tx.doomed = 0;
 		h->tx.rv = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);
@@ -945,7 +947,10 @@ int uh_commit(uh_heap *h)
 		h->tx.doomed = 0;
 		return uh_err_set(rc, "uh_commit: block was rolled back (%s)", uh_strerror(rc));
 	}
-	return tx_commit_outer(h);
+	rc = tx_commit_outer(h);
+	if (rc != UH_ECONFLICT)
+		uh_starve_release(h);	/* done, or failed for good: not retried */
+	return rc;
 }
 
 int uh_abort(uh_heap *h)
@@ -1008,9 +1013,11 @@ int uh_retry_wait(uh_heap *h, unsigned tries)
 		return rc;
 	if (tries == 0)
 		return 0;
+	h->st.retries++;
+	if (uh_starve_claim(h, tries))
+		return 0;	/* others hold back new blocks: retry at once */
 	for (unsigned i = 1; i < tries && us < 10000; i++)	/* bound: 10 doublings */
 		us *= 2;
-	h->st.retries++;
 	backoff_sleep(h, us < 10000 ? us : 10000);
 	return 0;
 }
@@ -1047,6 +1054,7 @@ int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries)
 		if (rc != UH_ECONFLICT)
 			return rc;
 	}
+	uh_starve_release(h);
 	return uh_err_set(UH_ECONFLICT, "uh_run: gave up after %u tries, each lost to a "
 			  "conflict with another session", max_tries);
 }

@@ -242,6 +242,7 @@ struct uh_heap {
 	uint64_t size;			/* m->size */
 	struct uh_hdr *hdr;		/* inside the mapping */
 	uint32_t session;
+	int starving;			/* starve.c: this session holds the GC file's word */
 	uint64_t token;			/* of the session: names it at re-attach */
 	uint64_t starts;		/* hdr->heapd_starts at attach */
 	uint32_t durability;
@@ -523,6 +524,14 @@ void uh_gc_unmap(struct uh_mapping *m);
  * session. mapping_too: also reset the mapping's inherited gc_lock (the
  * first rebuild of the mapping's handles in this process). */
 void uh_gc_forked(uh_heap *h, int mapping_too);
+
+/* starve.c: a block that has lost tries times in a row claims the GC
+ * file's starving word (1 if this session now holds it: retry at once);
+ * an outermost uh_begin waits while another session holds it (bounded);
+ * a commit or a give-up releases it. */
+int uh_starve_claim(uh_heap *h, unsigned tries);
+void uh_starve_wait(uh_heap *h);
+void uh_starve_release(uh_heap *h);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
  * segment emptied, then ACTIVE); reserve: room for need bytes in the
