@@ -26,6 +26,7 @@ struct hd;
 
 #define HD_GC_OFF UINT64_MAX
 #define HD_GC_FILL_DEFAULT 75	/* % of the pool in use: --gc-fill's default */
+#define HD_GC_NICE_DEFAULT 10	/* --gc-nice's default */
 struct hd_opts {
 	const char *heap_path;
 	int create;		/* create when the file is missing */
@@ -48,6 +49,9 @@ struct hd_opts {
 	 * no space always runs a cycle and tries again (arenas.c). */
 	uint64_t gc_every;
 	uint64_t gc_fill_pct;
+	/* The nice value of the thread that runs the cycles nobody waits for
+	 * (collector.c): 0 = heapd's own priority. */
+	int gc_nice;
 	/* Recovery's mark at start (FORMAT.md 9.4): HD_RECOVERY_AUTO leaves it
 	 * to an online cycle after serving when no power loss can have come
 	 * since the heap was last served; HD_RECOVERY_FULL always runs it. */

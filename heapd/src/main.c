@@ -30,7 +30,7 @@
 	"usage: heapd --heap FILE [--create] [--size SIZE] [--socket PATH]\n" \
 	"             [--durability pmem|sync|memory] [--name NAME] [--log-size SIZE]\n" \
 	"             [--group GROUP] [--gc-file PATH] [--gc-every SIZE|off]\n" \
-	"             [--gc-fill PCT|off] [--recovery-gc auto|full]\n" \
+	"             [--gc-fill PCT|off] [--gc-nice N] [--recovery-gc auto|full]\n" \
 	"             [--metrics HOST:PORT]\n" \
 	"       heapd --help | --version\n"
 
@@ -68,6 +68,10 @@ static const char usage_text[] = USAGE_LINES
 	"                     (uh_pin), or run with --gc-fill off.\n"
 	"  --gc-every SIZE    also run a GC cycle each time SIZE bytes of arenas\n"
 	"                     were leased since the last one (default off)\n"
+	"  --gc-nice N        the nice value (0..19, default 10) of the collector's\n"
+	"                     cycles that no client waits for, so that they take\n"
+	"                     the CPU clients leave; a cycle a client needs for\n"
+	"                     space runs at heapd's own priority\n"
 	"  --recovery-gc MODE auto (default): when no power loss can have come since\n"
 	"                     this heap file was last served (same boot, same file),\n"
 	"                     serve at once and leave recovery's mark to an online\n"
@@ -170,6 +174,15 @@ static uint64_t parse_gc_fill(const char *s)
 	return v;
 }
 
+static int parse_gc_nice(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!s[0] || *end || v > 19)
+		usage_error("--gc-nice: '%s' is not a nice value (0..19)", s);
+	return (int)v;
+}
+
 static int parse_recovery_gc(const char *s)
 {
 	if (!strcmp(s, "auto"))
@@ -209,6 +222,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "gc-file", required_argument, NULL, 'G' },
 		{ "gc-every", required_argument, NULL, 'E' },
 		{ "gc-fill", required_argument, NULL, 'F' },
+		{ "gc-nice", required_argument, NULL, 'N' },
 		{ "recovery-gc", required_argument, NULL, 'R' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'H' },
@@ -216,6 +230,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	opterr = 0;	/* our own messages, followed by the usage */
+	a->o.gc_nice = HD_GC_NICE_DEFAULT;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -231,6 +246,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case 'G': a->o.gc_path = optarg; break;
 		case 'E': a->o.gc_every = parse_gc_every(optarg); break;
 		case 'F': a->o.gc_fill_pct = parse_gc_fill(optarg); break;
+		case 'N': a->o.gc_nice = parse_gc_nice(optarg); break;
 		case 'R': a->o.recovery_gc = parse_recovery_gc(optarg); break;
 		case 'M': a->metrics = optarg; break;
 		case 'H': fputs(usage_text, stdout); exit(0);

@@ -816,6 +816,7 @@ static void gc_options(struct hd *hd, const struct hd_opts *o)
 	hd->gc_opts.gc_every = o->gc_every == HD_GC_OFF ? 0 : o->gc_every;
 	hd->gc_opts.gc_fill_pct = o->gc_fill_pct == HD_GC_OFF ? 0 :
 				  o->gc_fill_pct ? o->gc_fill_pct : HD_GC_FILL_DEFAULT;
+	hd->gc_opts.gc_nice = o->gc_nice;
 }
 
 int hd_open(const struct hd_opts *o, struct hd **out, char *err, size_t errlen)
