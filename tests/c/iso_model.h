@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "uniheap.h"
@@ -140,6 +141,35 @@ static inline int iso_open(uh_heap *h, int nw, struct iso_bank *b)
 	}
 	b->nw = nw;
 	return 0;
+}
+
+/* Microseconds of CLOCK_MONOTONIC. */
+static inline uint64_t iso_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* One increment of the counter object (an IsoLedger's first field) as a
+ * read-modify-write block body for uh_run, with dwell_us on the CPU
+ * between the read and the write (busy, not sleeping: a slow block keeps
+ * its read value on the CPU), so that blocks overlap. */
+struct iso_inc {
+	uh_off counter;
+	unsigned dwell_us;
+};
+
+static inline int iso_inc_body(uh_heap *h, void *arg)
+{
+	struct iso_inc *x = arg;
+	int64_t v;
+
+	ISO_TRY(uh_get_i64(h, x->counter, 0, &v));
+	for (uint64_t end = iso_now_us() + x->dwell_us; x->dwell_us && iso_now_us() < end;)
+		;
+	return uh_set_i64(h, x->counter, 0, v + 1);
 }
 
 /* xorshift64*: reproducible from a printed seed. *s must not be 0. */

@@ -22,31 +22,6 @@
 
 #define GIVE_UP_MS 30000
 
-struct inc {
-	uh_off counter;
-	unsigned dwell_us;
-};
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int inc_body(uh_heap *h, void *arg)
-{
-	struct inc *x = arg;
-	uint64_t end;
-	int64_t v;
-
-	ISO_TRY(uh_get_i64(h, x->counter, 0, &v));
-	/* Busy, not sleeping: keep the read value on the CPU. */
-	for (end = now_us() + x->dwell_us; x->dwell_us && now_us() < end;)
-		;
-	return uh_set_i64(h, x->counter, 0, v + 1);
-}
 
 static void fail(const char *what, int rc)
 {
@@ -57,7 +32,7 @@ static void fail(const char *what, int rc)
 int main(int argc, char **argv)
 {
 	const char *sock = NULL, *go = NULL, *result = NULL;
-	struct inc x = { 0 };
+	struct iso_inc x = { 0 };
 	long count = 0, done = 0;
 	uh_stats st;
 	uh_heap *h;
@@ -79,9 +54,9 @@ int main(int argc, char **argv)
 	while (go && access(go, F_OK) != 0)
 		usleep(1000);
 	for (; done < count; done++) {
-		uint64_t start = now_us();
-		while ((rc = uh_run(h, inc_body, &x, 0)) == UH_ECONFLICT)
-			if (now_us() - start > GIVE_UP_MS * 1000ull) {
+		uint64_t start = iso_now_us();
+		while ((rc = uh_run(h, iso_inc_body, &x, 0)) == UH_ECONFLICT)
+			if (iso_now_us() - start > GIVE_UP_MS * 1000ull) {
 				fprintf(stderr, "prog_iso_counter: no commit for %d ms: %s\n",
 					GIVE_UP_MS, uh_errmsg());
 				return ISO_EXIT_GAVE_UP;

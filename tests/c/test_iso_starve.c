@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "harness.h"
 #include "iso_model.h"
@@ -27,29 +26,6 @@
 #define ROUNDS 5
 #define DWELL_US 5000
 #define WARM_MS 20000	/* the writers' first increments: at most this long */
-
-struct slow {
-	uh_off counter;
-};
-
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int slow_body(uh_heap *h, void *arg)
-{
-	struct slow *s = arg;
-	int64_t v;
-	int rc = uh_get_i64(h, s->counter, 0, &v);
-	if (rc)
-		return rc;
-	for (uint64_t end = mono_us() + DWELL_US; mono_us() < end;)
-		;	/* on the CPU, as a slow language's block would be */
-	return uh_set_i64(h, s->counter, 0, v + 1);
-}
 
 static int64_t counter_value(uh_heap *h, uh_off counter)
 {
@@ -62,7 +38,7 @@ int main(void)
 {
 	static struct th_heapd d;
 	struct iso_classes c;
-	struct slow s;
+	struct iso_inc s = { 0, DWELL_US };
 	pid_t pids[WRITERS];
 	uh_heap *h;
 
@@ -90,7 +66,7 @@ int main(void)
 	uh_stats_get(h, &before);
 	int committed = 0;
 	for (int r = 0; r < ROUNDS; r++) {
-		int rc = uh_run(h, slow_body, &s, 0);
+		int rc = uh_run(h, iso_inc_body, &s, 0);
 		if (rc)
 			th_fail(__FILE__, __LINE__, "slow block %d: %s: %s", r, uh_strerror(rc),
 				uh_errmsg());
