@@ -10,6 +10,10 @@
  * in one libpmemobj transaction, so a crash leaves either a complete
  * arena with its entry or neither.
  *
+ * An arena placed in an extension passes growth's crash points
+ * (growcrash.c: UNIHEAP_GROW_CRASH_AT) after its header is persisted and
+ * after its transaction commits.
+ *
  * Zeroed matters: recovery GC treats any slot whose header has the valid
  * bit as an object, so an arena must never expose old pool contents.
  */
@@ -129,8 +133,10 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	hd_tx_add(hd, &hd->hdr->gen_seed, sizeof(hd->hdr->gen_seed));
 	ah->gen_seed = hd->hdr->gen_seed & UH_GEN_MASK;
 	hd->hdr->gen_seed = (ah->gen_seed + 1) & UH_GEN_MASK;
-	if (ext)
+	if (ext) {
 		uh_persist_range(&hd->persist, ah, uh_arena_first_slot_rel(nslots));
+		hd_grow_crash_point(hd, "ext_header");
+	}
 
 	hd_tx_add(hd, &dir[idx], sizeof(dir[idx]));
 	dir[idx].off = oid.off;
@@ -258,6 +264,8 @@ static int new_arena(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t 
 		*tx_errno = pmemobj_tx_errno();
 		rc = UH_ENOSPC;
 	} TX_END
+	if (!rc && hd_in_ext(hd, off))
+		hd_grow_crash_point(hd, "ext_placed");
 	*arena_off = off;
 	return rc;
 }

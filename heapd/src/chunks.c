@@ -7,7 +7,8 @@
  * an arena that covers it, both changed in one libpmemobj transaction; an
  * arena's bytes in the extension are zeroed, its header and bitmap written
  * and persisted before that transaction (libpmemobj never snapshots
- * extension bytes). Caller holds hd->mu (every lease takes it), so the map
+ * extension bytes). Test hook: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills
+ * heapd once the bytes are persisted, the transaction open. Caller holds hd->mu (every lease takes it), so the map
  * and cur_size do not move under these functions.
  */
 #include <errno.h>
@@ -89,5 +90,6 @@ uint64_t hd_chunks_alloc_tx(struct hd *hd, uint64_t bytes)
 	memset(hd->base + off, 0, bytes);
 	uh_persist_range(&hd->persist, hd->base + off, bytes);
 	hd_chunks_mark_tx(hd, off, bytes, 1);
+	hd_grow_crash_point(hd, "ext_zeroed");
 	return off;
 }

@@ -18,6 +18,7 @@
  *   arenas.c classes.c  the arena directory and leases; the class table
  *   gcfile.c            the GC file (9.3): made or reused, areas zeroed
  *   util.c log.c        clocks, errors, heap bounds; the structured log
+ *   growcrash.c         test hook: crash points of growth work
  *
  * The inline accessors of the header's tables below belong to the bottom
  * layer. A function a lower file needs moves down to where both can reach
@@ -85,6 +86,7 @@ struct hd {
 	uint64_t reserved;		/* bytes of address space at base */
 	uint64_t pool_uuid_lo;		/* for PMEMoids of offsets */
 	uint64_t last_grow_us;		/* the last growth's time (grow.c) */
+	uint64_t grow_points;		/* growth crash points passed (growcrash.c) */
 	struct uh_hdr *hdr;		/* the root object */
 	uint64_t hdr_off;
 	uint64_t heap_size;
@@ -253,6 +255,11 @@ int hd_pool_init_locked(struct hd *hd, const struct hd_opts *o, char *err, size_
 /* The file grown to at least want bytes and the size published; caller
  * holds hd->mu. */
 int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen);
+
+/* ---- growcrash.c ---- */
+/* A crash point of growth work: with UNIHEAP_GROW_CRASH_AT=k, heapd is
+ * SIGKILLed at the k-th (test hook). Caller holds hd->mu. */
+void hd_grow_crash_point(struct hd *hd, const char *where);
 
 /* ---- chunks.c ---- */
 /* Bytes of a chunk of the extension, arena_size (FORMAT.md 1.1). */

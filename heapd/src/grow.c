@@ -7,7 +7,8 @@
  * Invariants: hd->heap_size is the header's cur_size, and heapd's view
  * maps [0, heap_size); the file is never shorter than cur_size, and a
  * longer file is the trace of a growth that did not publish (hd_open
- * trims it). Caller holds hd->mu: every lease takes it, so no arena is
+ * trims it). Test hook: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills heapd
+ * after each step. Caller holds hd->mu: every lease takes it, so no arena is
  * placed while the size moves.
  */
 #include <errno.h>
@@ -47,12 +48,14 @@ static int extend_file(struct hd *hd, uint64_t from, uint64_t to, char *err, siz
 				      hd_fmt_bytes(a, sizeof(a), to));
 		return hd_err(err, errlen, UH_EIO, "cannot grow %s: %s", hd->path, strerror(e));
 	}
+	hd_grow_crash_point(hd, "fallocated");
 	if (hd->hdr->durability != UH_DUR_MEMORY && fsync(fd) != 0) {
 		e = errno;
 		close(fd);
 		return hd_err(err, errlen, UH_EIO, "cannot grow %s: fsync: %s", hd->path,
 			      strerror(e));
 	}
+	hd_grow_crash_point(hd, "synced");
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t at = from / page * page;
 	void *v = mmap(hd->base + at, (size_t)(to - at), PROT_READ | PROT_WRITE,
@@ -73,6 +76,7 @@ static int publish(struct hd *hd, uint64_t to, char *err, size_t errlen)
 	TX_BEGIN(hd->pop) {
 		hd_tx_add(hd, &h->cur_size, sizeof(h->cur_size));
 		__atomic_store_n(&h->cur_size, to, __ATOMIC_RELEASE);
+		hd_grow_crash_point(hd, "publish_tx");
 	} TX_ONABORT {
 		rc = hd_err(err, errlen, UH_EIO, "cannot update the header of %s: %s", hd->path,
 			    pmemobj_errormsg());
@@ -95,10 +99,13 @@ int hd_grow_locked(struct hd *hd, uint64_t want, char *err, size_t errlen)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int rc = extend_file(hd, from, to, err, errlen);
-	if (!rc)
+	if (!rc) {
+		hd_grow_crash_point(hd, "mapped");
 		rc = publish(hd, to, err, errlen);
+	}
 	if (rc)
 		return rc;
+	hd_grow_crash_point(hd, "published");
 	__atomic_store_n(&hd->heap_size, to, __ATOMIC_RELEASE);
 	uh_arena_index_free(&hd->ix);
 	uh_arena_index_init(&hd->ix, hd->base, hd->heap_size, hd->hdr);
