@@ -9,6 +9,10 @@
  * processes in the order they happened. A test rebuilds from the trace
  * every state a power loss could leave on the media (tests/c/powerloss.c).
  *
+ * A growth (FORMAT.md 1.1) changes the file's length with posix_fallocate
+ * and makes it durable with fsync: the preload library records the length
+ * after each fsync of the heap file (a LENGTH record).
+ *
  * A flush record carries the bytes of the whole cache lines it covers as
  * they were at the flush: that is what a clwb writes back. Offsets are
  * from the start of the heap file.
@@ -27,6 +31,7 @@ enum uh_pmtrace_kind {
 	UH_PMT_BARRIER = 2,	/* every earlier flush of this thread is durable */
 	UH_PMT_PERSIST = 3,	/* durable on return (msync): pages, in any order until then */
 	UH_PMT_MARK = 4,	/* the test's own note (an acknowledgement), data = its bytes */
+	UH_PMT_LENGTH = 5,	/* an fsync of the heap file returned: off = its length, durable */
 };
 
 struct uh_pmtrace_rec {

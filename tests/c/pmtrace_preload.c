@@ -12,6 +12,9 @@
  * including the inside of libpmemobj's transactions, in order with the
  * clients' ones, without a line of heapd changed.
  *
+ * An fsync of the heap file (heapd's growth, FORMAT.md 1.1: posix_fallocate,
+ * then fsync) is recorded as the file's length, durable from then on.
+ *
  * Only ranges inside a shared mapping of the heap file ($UH_PMTRACE_HEAP)
  * are recorded: the copy-on-write mappings of heapd's probe child
  * (pmemobj_check, its trial transactions) never reach the file. Nothing
@@ -181,4 +184,17 @@ void *pmem_memset(void *dest, int c, size_t len, unsigned flags)
 	void *r = REAL(pmem_memset)(dest, c, len, flags);
 	after_store(dest, len, flags);
 	return r;
+}
+
+/* A growth's length is durable once fsync returns (FORMAT.md 1.1 step 2). */
+int fsync(int fd)
+{
+	int rc = REAL(fsync)(fd);
+	const char *heap = getenv("UH_PMTRACE_HEAP");
+	struct stat st, hs;
+
+	if (rc == 0 && uh_pmtrace_on() && heap && fstat(fd, &st) == 0 && stat(heap, &hs) == 0 &&
+	    st.st_ino == hs.st_ino && st.st_dev == hs.st_dev)
+		uh_pmtrace_write(UH_PMT_LENGTH, (uint64_t)st.st_size, NULL, 0);
+	return rc;
 }

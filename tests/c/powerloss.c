@@ -455,6 +455,23 @@ static void persist(struct walk *w, const struct ev *e, long ev)
 	state(w, NULL, 0, ev, "msync");
 }
 
+/* A growth's length became durable (its fsync returned): the shadow is as
+ * long, the bytes past the old end zero until a flush lands there. Before
+ * this record a state keeps the old length (see powerloss.h). */
+static void lengthen(struct walk *w, uint64_t len, long ev)
+{
+	if (len <= w->s.len)
+		return;
+	char *img = realloc(w->s.img, len);
+	if (!img)
+		abort();
+	memset(img + w->s.len, 0, len - w->s.len);
+	w->s.img = img;
+	w->s.len = len;
+	w->s.version++;
+	state(w, NULL, 0, ev, "file length synced");
+}
+
 static void walk(struct walk *w, const struct trace *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
@@ -473,6 +490,9 @@ static void walk(struct walk *w, const struct trace *t)
 		case UH_PMT_PERSIST:
 			w->c->barriers += w->count_only;
 			persist(w, e, (long)i);
+			break;
+		case UH_PMT_LENGTH:
+			lengthen(w, e->r->off, (long)i);
 			break;
 		case UH_PMT_MARK:
 			w->s.acks = realloc(w->s.acks, w->s.nacks + e->r->len);

@@ -20,6 +20,15 @@
  *   - during every msync (heapd on a file that is not pmem): a subset of
  *     its pages (page granularity).
  * Nothing else reaches the shadow: a store that was never flushed is lost.
+ * The shadow's length is the template's until an fsync of the heap file
+ * (a growth, FORMAT.md 1.1) records a longer one: from that record on,
+ * states have the new length, zero past the old end where nothing landed.
+ * A power loss between the growth's posix_fallocate and its fsync may
+ * leave the longer file too; that state is not built apart, because
+ * nothing is flushed into the new part before the size is published
+ * (after the fsync), so it equals, byte for byte, the state at the fsync
+ * but for other threads' flushes in between: a file longer than
+ * cur_size with zeros past it, which heapd's open trims either way.
  * States are told apart by their bytes; a repeat is not counted again.
  * The campaign knows nothing of the commit protocol: it sees barriers.
  *
