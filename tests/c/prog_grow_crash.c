@@ -10,8 +10,10 @@
  *   k * 1000 + i, under the root "g.<k>", each in one block (uh_begin ..
  *   uh_commit); after each commit appends "k\n" to <ack> (one write(2)
  *   on an O_APPEND descriptor) and the same bytes as a power-loss mark
- *   (pl_mark; a no-op unless traced). Prints "blocks N"; exits 0, or 1
- *   at the first error (heapd killed under it, say), after printing it.
+ *   (pl_mark; a no-op unless traced). A block that heapd's restart rolled
+ *   back (UH_ECONFLICT) runs again, after the client re-attached, for
+ *   about 30 s at most. Prints "blocks N"; exits 0, or 1 at the first
+ *   other error, after printing it.
  * check: for every whole line k of <ack>: root "g.<k>" is there, its
  *   chain has REC records with their values. Prints "checked N"; exits 0
  *   when every acknowledged block is whole.
@@ -25,6 +27,7 @@
 #include "powerloss.h"
 
 #define REC 200	/* records per block: 200 x 64 bytes */
+#define RETRIES 300	/* runs of a block rolled back by a restart: 30 s and more */
 
 static uint32_t cls;
 
@@ -33,7 +36,7 @@ static int64_t value(int64_t k, int i)
 	return k * 1000 + i;
 }
 
-static int publish(uh_heap *h, int64_t k)
+static int publish_once(uh_heap *h, int64_t k)
 {
 	char name[64];
 	uh_off o = 0, prev = 0;
@@ -53,6 +56,19 @@ static int publish(uh_heap *h, int64_t k)
 		rc = uh_commit(h);
 	if (rc && uh_in_block(h))
 		uh_abort(h);
+	return rc;
+}
+
+/* A block rolled back because heapd restarted under it (UH_ECONFLICT)
+ * runs again: the next one re-attaches to the new heapd. */
+static int publish(uh_heap *h, int64_t k)
+{
+	int rc = UH_ECONFLICT;
+	for (int attempt = 0; attempt < RETRIES && rc == UH_ECONFLICT; attempt++) {	/* bound: RETRIES */
+		if (attempt)
+			usleep(100000);
+		rc = publish_once(h, k);
+	}
 	return rc;
 }
 
