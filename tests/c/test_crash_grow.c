@@ -23,12 +23,14 @@
  * growth, was trimmed), uh_heap_check (heapctl check) is sound, every
  * acknowledged block is there with its content (all of the fill's, so a
  * growth the crash undid was done again), a new client fills 20 blocks
- * more, and the heap grows once more on heapctl grow; after each step the heap is sound, every block of both
- * fills acknowledged there, and the file as long as the size.
+ * more, and the heap grows once more on heapctl grow; after each step
+ * the heap is sound, every block of both fills acknowledged there, and the
+ * file as long as the size.
  *
  * Knobs: UH_GROW_CRASH_BLOCKS=n blocks of the fill (default 100, about
  * 1.3 MiB: one growth and five arenas in the extension; more: more
- * arenas, more crash points; 400 gives 35), UH_GROW_CRASH_MAX=k only the first k points.
+ * arenas, more crash points; 400 gives 35), UH_GROW_CRASH_MAX=k only the
+ * first k points.
  */
 #include <fcntl.h>
 #include <signal.h>
