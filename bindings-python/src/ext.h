@@ -18,9 +18,11 @@
  *   heap.c      the Heap type: connect, close, classes, alloc, roots
  *   wait.c      waiting for changes: token, wait, the Waiter, ROOTS and
  *               the heap's pool of wait sessions
- *   map.c seq.c field.c
- *               the proxy types of maps, lists and arrays; the Field
- *               descriptor of persistent classes
+ *   map.c seq.c
+ *               the proxy types of maps, lists and arrays
+ *   maprecord.c records as map values: get_fields, set_field,
+ *               scan_fields, put_record, one C call per record
+ *   field.c     the Field descriptor of persistent classes
  *   mapiter.c   map iterators and range scans
  *   mapread.c   one key of a map: kind, conversion, lookup, read
  *   value.c view.c
@@ -231,6 +233,9 @@ void uhpy_pin_drop(HeapObject *hp, uhpy_pin *pin);
 /* proxy.c */
 extern PyType_Spec uhpy_proxy_spec;
 int uhpy_proxy_usable(ProxyObject *p);
+/* The Python type that proxies objects of class cls (a new reference;
+ * cached per heap). */
+PyObject *uhpy_proxy_type(HeapObject *hp, uint32_t cls);
 /* A new proxy of the object at off, of class cls. */
 PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls);
 /* What a reference reads as: None, a str/bytes value, or a proxy. */
@@ -297,6 +302,19 @@ PyObject *uhpy_type_names(void);
 /* All fields of persistent object obj, read at one instant: a dict by
  * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
 PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
+/* The fields of a record (its class's __uniheap_fields__) as a dict,
+ * decoded from payload, a copy of the record's len payload bytes
+ * (uh_record_read's): 1 with *out; 0 when a value is not in the payload
+ * (an out-of-line str or bytes value; an unbound field), for the caller
+ * to read through a proxy; -1 with an exception. */
+int uhpy_payload_dict(HeapObject *hp, PyObject *fields, const unsigned char *payload,
+		      size_t len, PyObject **out);
+
+/* maprecord.c: records as map values, one call each (map methods) */
+PyObject *uhpy_map_get_fields(ProxyObject *p, PyObject *key);
+PyObject *uhpy_map_set_field(ProxyObject *p, PyObject *const *args, Py_ssize_t n);
+PyObject *uhpy_map_scan_fields(ProxyObject *p, PyObject *const *args, Py_ssize_t n);
+PyObject *uhpy_map_put_record(ProxyObject *p, PyObject *const *args, Py_ssize_t n);
 
 /* wait.c: waiting for changes (uniheap.h "Waiting for changes"). Waits
  * run on the heap's own wait sessions, never on hp->h. */

@@ -193,7 +193,7 @@ static uint64_t load_raw(const char *at, uint32_t size)
 /* Field f's Python value from raw, its bytes zero-extended; a str or
  * bytes value is copy, the copy uhpy_copy_values made of it (a new
  * reference, taken; NULL when raw is 0). NULL with an exception. */
-static PyObject *value_of(ProxyObject *p, FieldObject *f, uint64_t raw, PyObject *copy)
+static PyObject *value_of(HeapObject *hp, FieldObject *f, uint64_t raw, PyObject *copy)
 {
 	union { uint64_t u; uint8_t b; int8_t i8; int16_t i16; int32_t i32; int64_t i64;
 		float f32; double f64; } v = { .u = raw };
@@ -206,7 +206,7 @@ static PyObject *value_of(ProxyObject *p, FieldObject *f, uint64_t raw, PyObject
 	case UH_T_I64: return PyLong_FromLongLong(v.i64);
 	case UH_T_F32: return PyFloat_FromDouble(v.f32);
 	case UH_T_F64: return PyFloat_FromDouble(v.f64);
-	case UH_T_REF: return uhpy_wrap_ref(p->heap, v.u);
+	case UH_T_REF: return uhpy_wrap_ref(hp, v.u);
 	}
 	return copy ? copy : Py_NewRef(Py_None);
 }
@@ -301,10 +301,10 @@ static PyObject *read_direct(ProxyObject *p, FieldObject *f)
 	int rc;
 
 	if (!is_copied(f->type))
-		return load_field(p, f, &raw) ? NULL : value_of(p, f, raw, NULL);
+		return load_field(p, f, &raw) ? NULL : value_of(p->heap, f, raw, NULL);
 	if ((rc = uhpy_copy_values(p->heap, fetch_field, &at, &v, &copy, 1)) != 0)
 		return rc == UHPY_RAISED ? NULL : raise_at(f, rc);
-	return value_of(p, f, v.u.ref, copy);
+	return value_of(p->heap, f, v.u.ref, copy);
 }
 
 static PyObject *read_in_block(ProxyObject *p, FieldObject *f)
@@ -441,7 +441,7 @@ static PyObject *fields_object(ProxyObject *p, PyObject *fields, const uh_value 
 	for (i = 0; out && i < n; i++) {	/* bound: fields */
 		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
 		PyObject *v = is_inline(f->type) ? inline_value(f, at->buf + (f->offset - at->lo))
-						 : value_of(p, f, vals[i].u.ref, copies[i]);
+						 : value_of(p->heap, f, vals[i].u.ref, copies[i]);
 		copies[i] = NULL;
 		if (v && !as_dict) {
 			PyTuple_SET_ITEM(out, i, v);
@@ -526,6 +526,56 @@ PyObject *uhpy_read_fields(PyObject *obj, int as_dict)
 	}
 	Py_DECREF(fields);
 	return r;
+}
+
+/* ---- a record from a copy of its payload (map get_fields, scan_fields) ---- */
+
+/* 1 when every field of fields is bound and its value lies in the
+ * payload itself (numbers, refs, inline values); 0 when one is an
+ * out-of-line str or bytes value, which only a proxy reads safely. */
+static int payload_decodes(PyObject *fields)
+{
+	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {	/* bound: fields */
+		PyObject *o = PyTuple_GET_ITEM(fields, i);
+		if (!PyObject_TypeCheck(o, uhpy_st->field_type))
+			return 0;
+		FieldObject *f = (FieldObject *)o;
+		if (f->offset < (int32_t)sizeof(struct uhpy_objhdr) || is_copied(f->type))
+			return 0;
+	}
+	return 1;
+}
+
+int uhpy_payload_dict(HeapObject *hp, PyObject *fields, const unsigned char *payload,
+		      size_t len, PyObject **out)
+{
+	if (!PyTuple_Check(fields) || !payload_decodes(fields))
+		return 0;
+	PyObject *d = PyDict_New();
+
+	for (Py_ssize_t i = 0; d && i < PyTuple_GET_SIZE(fields); i++) {	/* bound: fields */
+		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
+		size_t at = (size_t)f->offset - sizeof(struct uhpy_objhdr);
+		PyObject *v;
+		if (at + field_size(f) > len) {	/* the class's layout says otherwise: damage */
+			PyErr_Format(uhpy_st->by_code[-UH_EINTERNAL], "%S.%S lies past the "
+				     "record's %zu bytes", f->owner, f->name, len);
+			Py_CLEAR(d);
+			break;
+		}
+		if (is_inline(f->type)) {
+			v = inline_value(f, payload + at);
+		} else {
+			uint64_t raw = 0;
+			memcpy(&raw, payload + at, field_size(f));	/* little-endian */
+			v = value_of(hp, f, raw, NULL);
+		}
+		if (!v || PyDict_SetItem(d, f->name, v) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(v);
+	}
+	*out = d;
+	return d ? 1 : -1;
 }
 
 /* ---- writes ---- */

@@ -173,6 +173,24 @@ static PyMethodDef map_methods[] = {
 	  "Readable for as long as it exists (even after heap.close()); it shows the "
 	  "value while the value lives: once replaced or removed (by any process) it may "
 	  "show other bytes. view.obj.valid says whether it still does." },
+	{ "get_fields", (PyCFunction)uhpy_map_get_fields, METH_O,
+	  "get_fields(key): the fields of the record stored under key as a dict "
+	  "(what uniheap.asdict(self[key]) gives, read at one instant, in one call "
+	  "with no proxy made), or None if key is not in the map." },
+	{ "set_field", (PyCFunction)(void (*)(void))uhpy_map_set_field, METH_FASTCALL,
+	  "set_field(key, name, value): setattr(self[key], name, value) in one call "
+	  "(an inline field is replaced in place, atomic on its own or in the "
+	  "caller's block); True, or False if key is not in the map." },
+	{ "scan_fields", (PyCFunction)(void (*)(void))uhpy_map_scan_fields, METH_FASTCALL,
+	  "scan_fields(start, count): sorted maps: a list of the fields (dicts, as "
+	  "get_fields) of up to count records in key order from the first key >= start "
+	  "(None: the smallest). In a block, they are one snapshot; outside one, a "
+	  "record freed under the scan raises FreedObjectError." },
+	{ "put_record", (PyCFunction)(void (*)(void))uhpy_map_put_record, METH_FASTCALL,
+	  "put_record(key, cls, values[, free_old]): self[key] = cls(heap, **values) "
+	  "in one call and one atomic step (or the caller's block). With free_old "
+	  "true, the object key held before is freed in the same step (never pass it "
+	  "when that object is still reachable some other way)." },
 	{ "check", (PyCFunction)map_check, METH_NOARGS,
 	  "Structural check of the map; raises uniheap.Error naming a problem." },
 	{ "_iter", (PyCFunction)uhpy_map_iter_mode, METH_O, NULL },

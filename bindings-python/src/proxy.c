@@ -34,7 +34,7 @@ int uhpy_proxy_usable(ProxyObject *p)
 /* ---- wrapping ---- */
 
 /* The Python type that proxies objects of class cls (cached). */
-static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
+PyObject *uhpy_proxy_type(HeapObject *hp, uint32_t cls)
 {
 	PyObject *key = PyLong_FromUnsignedLong(cls), *t;
 
@@ -63,7 +63,7 @@ static PyObject *proxy_type(HeapObject *hp, uint32_t cls)
 /* A new proxy of the object at off, of class cls. */
 PyObject *uhpy_wrap(HeapObject *hp, uh_off off, uint32_t cls)
 {
-	PyObject *t = proxy_type(hp, cls);
+	PyObject *t = uhpy_proxy_type(hp, cls);
 	ProxyObject *p;
 
 	if (!t)

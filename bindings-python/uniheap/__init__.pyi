@@ -91,6 +91,10 @@ class PMap(Proxy, MutableMapping[K, Any]):
     def key_type(self) -> type: ...
     def check(self) -> None: ...          # structural check; raises Error on damage
     def view(self, key: Any) -> memoryview: ...  # zero-copy, read-only view of a bytes value (README: lifetime rule)
+    # Records as values, one call each (README: "Records as map values")
+    def get_fields(self, key: Any) -> dict[str, Any] | None: ...  # asdict(self[key]), None if absent
+    def set_field(self, key: Any, name: str, value: Any) -> bool: ...  # setattr(self[key], ...); False if absent
+    def put_record(self, key: Any, cls: type[PObject], values: dict[str, Any], free_old: bool = False) -> None: ...
 
 class BytesView:
     """The exporter of a view (view.obj)."""
@@ -102,6 +106,7 @@ class BytesView:
 class PSortedMap(PMap[K]):
     """Persistent sorted map (B+-tree): ordered iteration and range scans."""
     def items_from(self, start: Any = None, *, reverse: bool = False) -> Iterator[tuple[Any, Any]]: ...
+    def scan_fields(self, start: Any, count: int) -> list[dict[str, Any]]: ...  # asdict of up to count records from start
     def range(self, start: Any = None, stop: Any = None, *, reverse: bool = False) -> Iterator[tuple[Any, Any]]: ...  # start <= k < stop (reverse: start >= k > stop)
     def first(self) -> tuple[Any, Any]: ...   # KeyError when empty
     def last(self) -> tuple[Any, Any]: ...

@@ -1,0 +1,351 @@
+/*
+ * maprecord.c -- maps whose values are records, one C call per record:
+ * get_fields(key) (a record's fields as a dict, from one
+ * uh_(s)map_get_record copy), set_field(key, name, value) (an inline
+ * field replaced through uh_(s)map_set_inline) and, on sorted maps,
+ * scan_fields(start, count) (the records of a key range as dicts), and
+ * put_record(key, cls, values) (a new record stored under key, one step).
+ *
+ * No proxy is made for the record on these paths. A record whose class
+ * keeps a str or bytes value out of line, and a field that is not
+ * inline, go the ordinary way (a proxy, asdict, setattr), so the answers
+ * and the errors are always those of the proxy path.
+ */
+#include "ext.h"
+
+/* Records up to this many payload bytes are copied to the stack. */
+#define RECORD_STACK 4096
+/* Entries a scan takes per uh_smap_next_n call. */
+#define SCAN_BATCH 64
+
+/* The __uniheap_fields__ tuple of the proxy type of class cid (a new
+ * reference), or NULL with an exception. */
+static PyObject *class_fields(HeapObject *hp, uint32_t cid)
+{
+	static PyObject *name;	/* interned once: no str made per call */
+	PyObject *t, *fields;
+
+	if (!name && !(name = PyUnicode_InternFromString("__uniheap_fields__")))
+		return NULL;
+	if (!(t = uhpy_proxy_type(hp, cid)))
+		return NULL;
+	fields = PyObject_GetAttr(t, name);
+	Py_DECREF(t);
+	if (!fields && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+		PyErr_Clear();
+		fields = PyTuple_New(0);	/* no record class: never decodes */
+	}
+	return fields;
+}
+
+/* The record of class cid whose payload (len bytes) is at buf, as a dict:
+ * 1 with *out, 0 when its class does not decode from the payload (the
+ * caller reads it through a proxy), -1 with an exception. */
+static int record_dict(HeapObject *hp, uint32_t cid, const unsigned char *buf, size_t len,
+		       PyObject **out)
+{
+	PyObject *fields = class_fields(hp, cid);
+	int rc;
+
+	if (!fields)
+		return -1;
+	rc = PyTuple_GET_SIZE(fields) ? uhpy_payload_dict(hp, fields, buf, len, out) : 0;
+	Py_DECREF(fields);
+	return rc;
+}
+
+/* The proxy path of get_fields: the value of key, then asdict of it. */
+static PyObject *fields_by_proxy(ProxyObject *p, PyObject *key)
+{
+	PyObject *rec, *d;
+	int rc = uhpy_map_read(p, key, &rec);
+
+	if (rc <= 0)
+		return rc == 0 ? Py_NewRef(Py_None) : NULL;
+	d = uhpy_read_fields(rec, 1);
+	Py_DECREF(rec);
+	return d;
+}
+
+static int get_record(ProxyObject *p, const uh_key *k, void *buf, size_t cap, size_t *len,
+		      uint32_t *cid)
+{
+	return uhpy_map_sorted(p) ? uh_smap_get_record(p->heap->h, p->off, k, buf, cap, len, cid)
+				  : uh_map_get_record(p->heap->h, p->off, k, buf, cap, len, cid);
+}
+
+PyObject *uhpy_map_get_fields(ProxyObject *p, PyObject *key)
+{
+	unsigned char stack[RECORD_STACK], *buf = stack;
+	size_t len = 0;
+	uint32_t cid = 0;
+	PyObject *out = NULL;
+	uh_key k;
+	int rc;
+
+	if (uhpy_map_key(p, key, &k) < 0)
+		return NULL;
+	rc = get_record(p, &k, buf, sizeof(stack), &len, &cid);
+	while (rc == UH_ERANGE) {	/* a bigger record: its size, then again */
+		if (buf != stack)
+			PyMem_Free(buf);
+		size_t cap = len;
+		if (!(buf = PyMem_Malloc(cap ? cap : 1)))
+			return PyErr_NoMemory();
+		rc = get_record(p, &k, buf, cap, &len, &cid);
+	}
+	if (rc == UH_ENOTFOUND)
+		out = Py_NewRef(Py_None);
+	else if (rc == UH_ETYPE)	/* not a record: asdict says what it is */
+		out = fields_by_proxy(p, key);
+	else if (rc)
+		uhpy_raise(rc, "get_fields");
+	else if (record_dict(p->heap, cid, buf, len, &out) == 0)
+		out = fields_by_proxy(p, key);
+	if (buf != stack)
+		PyMem_Free(buf);
+	return out;
+}
+
+/* The proxy path of set_field: setattr on the record of key. */
+static PyObject *set_by_proxy(ProxyObject *p, PyObject *key, PyObject *name, PyObject *value)
+{
+	PyObject *rec;
+	int rc = uhpy_map_read(p, key, &rec);
+
+	if (rc <= 0)
+		return rc == 0 ? Py_NewRef(Py_False) : NULL;
+	rc = PyObject_SetAttr(rec, name, value);
+	Py_DECREF(rec);
+	return rc < 0 ? NULL : Py_NewRef(Py_True);
+}
+
+PyObject *uhpy_map_set_field(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	const char *field, *data;
+	Py_ssize_t len;
+	uh_key k;
+	int rc;
+
+	if (n != 3) {
+		PyErr_SetString(PyExc_TypeError, "set_field(key, name, value)");
+		return NULL;
+	}
+	if (!PyUnicode_Check(args[1]))
+		return PyErr_Format(PyExc_TypeError, "a field name is a str, not %.80s",
+				    Py_TYPE(args[1])->tp_name);
+	/* Only str and bytes take the one-call path; anything else (None, a
+	 * bytearray...) is for the field's own setter to accept or refuse. */
+	if (PyBytes_CheckExact(args[2])) {
+		data = PyBytes_AS_STRING(args[2]);
+		len = PyBytes_GET_SIZE(args[2]);
+	} else if (PyUnicode_CheckExact(args[2])) {
+		if (!(data = PyUnicode_AsUTF8AndSize(args[2], &len)))
+			return NULL;
+	} else {
+		return set_by_proxy(p, args[0], args[1], args[2]);
+	}
+	if (!(field = PyUnicode_AsUTF8(args[1])) || uhpy_map_key(p, args[0], &k) < 0)
+		return NULL;
+	rc = uhpy_map_sorted(p)
+		? uh_smap_set_inline(p->heap->h, p->off, &k, field, data, (size_t)len)
+		: uh_map_set_inline(p->heap->h, p->off, &k, field, data, (size_t)len);
+	if (rc == 0 || rc == UH_ENOTFOUND)
+		return Py_NewRef(rc ? Py_False : Py_True);
+	/* Refused (no such field, not inline, not a record, too long, a str
+	 * field given bytes...): the proxy path writes it or raises as a
+	 * setattr would. A failed call wrote nothing. */
+	if (rc == UH_ETYPE || rc == UH_EINVAL || rc == UH_ERANGE || rc == UH_EUTF8)
+		return set_by_proxy(p, args[0], args[1], args[2]);
+	return uhpy_raise(rc, "set_field");
+}
+
+/* ---- scan_fields: sorted maps ---- */
+
+/* One scanned value as a dict of its record's fields: -1 with an
+ * exception (a value that is no record, or one freed under the scan
+ * outside a block: FreedObjectError). */
+static PyObject *scanned_record(HeapObject *hp, const uh_value *v, unsigned char *buf,
+				size_t cap)
+{
+	size_t len = 0;
+	uint32_t cid;
+	PyObject *out = NULL, *rec;
+	int rc;
+
+	if (v->type != UH_T_REF || !v->u.ref)
+		return PyErr_Format(PyExc_TypeError, "scan_fields: a value is not a record");
+	if ((rc = uh_obj_class(hp->h, v->u.ref, &cid)) != 0 ||
+	    (rc = uh_record_read(hp->h, v->u.ref, buf, cap, &len)) != 0) {
+		if (rc == UH_EFREED)
+			return uhpy_freed(v->u.ref);
+		if (rc != UH_ERANGE)
+			return uhpy_raise(rc, "scan_fields");
+	}
+	if (!rc && (rc = record_dict(hp, cid, buf, len, &out)) != 0)
+		return rc < 0 ? NULL : out;
+	/* Bigger than buf, or not decodable from its payload: a proxy. */
+	if (!(rec = uhpy_wrap(hp, v->u.ref, cid)))
+		return NULL;
+	out = uhpy_read_fields(rec, 1);
+	Py_DECREF(rec);
+	return out;
+}
+
+/* Up to count records from key start on, appended to out as dicts. */
+static int scan_into(ProxyObject *p, const uh_key *start, Py_ssize_t count, PyObject *out)
+{
+	unsigned char buf[RECORD_STACK];
+	uh_value vals[SCAN_BATCH];
+	uh_iter it;
+	int rc = uh_smap_scan(p->heap->h, p->off, start, 0, &it);
+
+	while (!rc && count > 0) {	/* bound: count */
+		uint32_t n = 0, want = count < SCAN_BATCH ? (uint32_t)count : SCAN_BATCH;
+		rc = uh_smap_next_n(p->heap->h, p->off, &it, NULL, vals, want, &n);
+		for (uint32_t i = 0; !rc && i < n; i++) {	/* bound: n */
+			PyObject *d = scanned_record(p->heap, &vals[i], buf, sizeof(buf));
+			if (!d || PyList_Append(out, d) < 0) {
+				Py_XDECREF(d);
+				return -1;
+			}
+			Py_DECREF(d);
+		}
+		count -= n;
+	}
+	if (rc && rc != UH_ENOTFOUND)
+		return uhpy_raise(rc, "scan_fields"), -1;
+	return 0;
+}
+
+PyObject *uhpy_map_scan_fields(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	Py_ssize_t count;
+	uh_key k;
+	PyObject *out;
+
+	if (n != 2) {
+		PyErr_SetString(PyExc_TypeError, "scan_fields(start, count)");
+		return NULL;
+	}
+	if (!uhpy_map_sorted(p)) {
+		PyErr_SetString(PyExc_TypeError, "scan_fields: only sorted maps have an order");
+		return NULL;
+	}
+	if ((count = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+		return NULL;
+	if (args[0] != Py_None ? uhpy_map_key(p, args[0], &k) < 0 : uhpy_proxy_usable(p) < 0)
+		return NULL;
+	if (!(out = PyList_New(0)))
+		return NULL;
+	if (count > 0 && scan_into(p, args[0] != Py_None ? &k : NULL, count, out) < 0)
+		Py_CLEAR(out);
+	return out;
+}
+
+/* ---- put_record: a new record stored under a key ---- */
+
+/* Value v of field name (a str) of the new record obj (class cid): an
+ * inline field given str or bytes written directly, anything else by
+ * setattr on a proxy (which converts, checks and raises as ever). 0, or
+ * UHPY_RAISED with an exception, or a libuniheap code. */
+static int set_new_field(HeapObject *hp, uh_off obj, uint32_t cid, PyObject *name, PyObject *v)
+{
+	const char *field, *data = NULL;
+	Py_ssize_t len = 0;
+	uint32_t idx;
+	PyObject *rec;
+	int rc;
+
+	if (!PyUnicode_Check(name)) {
+		PyErr_Format(PyExc_TypeError, "a field name is a str, not %.80s",
+			     Py_TYPE(name)->tp_name);
+		return UHPY_RAISED;
+	}
+	if (PyBytes_CheckExact(v)) {
+		data = PyBytes_AS_STRING(v);
+		len = PyBytes_GET_SIZE(v);
+	} else if (PyUnicode_CheckExact(v) && !(data = PyUnicode_AsUTF8AndSize(v, &len))) {
+		return UHPY_RAISED;
+	}
+	if (!(field = PyUnicode_AsUTF8(name)))
+		return UHPY_RAISED;
+	if (data && uh_field_find(hp->h, cid, field, &idx) == 0 &&
+	    (rc = uh_set_inline(hp->h, obj, idx, data, (size_t)len)) == 0)
+		return 0;
+	/* Not inline, no such field, refused: the proxy path decides. */
+	if (!(rec = uhpy_wrap(hp, obj, cid)))
+		return UHPY_RAISED;
+	rc = PyObject_SetAttr(rec, name, v);
+	Py_DECREF(rec);
+	return rc < 0 ? UHPY_RAISED : 0;
+}
+
+/* The class id of cls, a PObject subclass, registered in the heap if it
+ * is not yet (Heap._class_id): 0 or -1 with an exception. */
+static int class_id_of(HeapObject *hp, PyObject *cls, uint32_t *cid)
+{
+	static PyObject *meth;	/* interned once */
+	PyObject *r;
+
+	if (!meth && !(meth = PyUnicode_InternFromString("_class_id")))
+		return -1;
+	if (!(r = PyObject_CallMethodOneArg((PyObject *)hp, meth, cls)))
+		return -1;
+	unsigned long id = PyLong_AsUnsignedLong(r);
+	Py_DECREF(r);
+	if (id == (unsigned long)-1 && PyErr_Occurred())
+		return -1;
+	*cid = (uint32_t)id;
+	return 0;
+}
+
+/* The new record, its fields and the put, in the step already begun. */
+static int put_new(ProxyObject *p, const uh_key *k, uint32_t cid, PyObject *values,
+		   uint32_t flags)
+{
+	HeapObject *hp = p->heap;
+	PyObject *name, *v;
+	Py_ssize_t pos = 0;
+	uh_off obj;
+	int rc = uh_alloc(hp->h, cid, &obj);
+
+	while (!rc && PyDict_Next(values, &pos, &name, &v))	/* bound: values */
+		rc = set_new_field(hp, obj, cid, name, v);
+	if (rc)
+		return rc;
+	uh_value val = { .type = UH_T_REF, .u.ref = obj };
+	if (!uhpy_map_sorted(p))
+		return uh_map_put(hp->h, p->off, k, &val, flags);
+	uhpy_smap_writes++;
+	return uh_smap_put(hp->h, p->off, k, &val, flags);
+}
+
+PyObject *uhpy_map_put_record(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
+{
+	uint32_t cid, flags = UHPY_OWNED;
+	uh_key k;
+	int rc, outer;
+
+	if (n < 3 || n > 4) {
+		PyErr_SetString(PyExc_TypeError, "put_record(key, cls, values[, free_old])");
+		return NULL;
+	}
+	if (!PyDict_Check(args[2]))
+		return PyErr_Format(PyExc_TypeError, "put_record: values is a dict, not %.80s",
+				    Py_TYPE(args[2])->tp_name);
+	if (n == 4) {
+		int t = PyObject_IsTrue(args[3]);
+		if (t < 0)
+			return NULL;
+		flags |= t ? UH_FREE_OLD : 0;
+	}
+	if (uhpy_map_key(p, args[0], &k) < 0 || class_id_of(p->heap, args[1], &cid) < 0)
+		return NULL;
+	if ((rc = uhpy_step_begin(p->heap, &outer)) != 0)
+		return uhpy_raise(rc, "put_record");
+	rc = put_new(p, &k, cid, args[2], flags);
+	if ((rc = uhpy_step_end(p->heap, outer, rc)) != 0)
+		return PyErr_Occurred() ? NULL : uhpy_raise(rc, "put_record");
+	Py_RETURN_NONE;
+}
