@@ -88,10 +88,10 @@ def test_memory_client_runs_d_with_two_threads(tmp_path):
     assert parsed["VERIFY"]["Return=OK"] == parsed["READ"]["Operations"]
 
 
-def test_python_read_without_block_falls_back_when_the_record_is_replaced(heapd):
-    """The Python backend reads a whole record with no block (a lookup,
-    then uniheap.asdict); a record replaced (and so freed) between the two
-    is read again in a block, which finds the new one."""
+def test_python_record_operations(heapd):
+    """The Python backend's one-call operations on ycsb.Record (get_fields,
+    set_field, scan_fields, put_record): each gives what YCSB asks, a
+    replaced record is freed, and a missing key is NOT_FOUND."""
     import uniheap
     from ycsb.backends.uniheap_db import UniheapDB
     from ycsb.db import NOT_FOUND, OK
@@ -104,18 +104,21 @@ def test_python_read_without_block_falls_back_when_the_record_is_replaced(heapd)
         assert db.insert("usertable", "user1", old) == OK
         assert db.read("usertable", "user1", None) == (OK, old)
         assert db.read("usertable", "nobody", None) == (NOT_FOUND, None)
-        calls = []
-
-        def replaced_first(rec):        # another client replaces the record
-            calls.append(rec)
-            if len(calls) == 1:
-                db.insert("usertable", "user1", new)
-            return uniheap.asdict(rec)
-
-        db._whole = replaced_first
-        assert db.read("usertable", "user1", None) == (OK, new)
-        assert len(calls) == 1          # the second read ran in a block
-        db._whole = uniheap.asdict
+        first = db.table("usertable")["user1"]
+        assert db.insert("usertable", "user1", new) == OK          # replaces and frees
+        with pytest.raises(uniheap.FreedObjectError):
+            first.field0
         assert db.read("usertable", "user1", ["field3"]) == (OK, {"field3": b"n" * 10})
+        assert db.update("usertable", "user1", {"field2": b"u"}) == OK
+        assert db.update("usertable", "user1", {"field4": b"v", "field5": b"w"}) == OK
+        assert db.update("usertable", "nobody", {"field2": b"u"}) == NOT_FOUND
+        want = dict(new, field2=b"u", field4=b"v", field5=b"w")
+        assert db.read("usertable", "user1", None) == (OK, want)
+        assert db.insert("usertable", "user2", old) == OK
+        assert db.scan("usertable", "user", 5, None) == (OK, [want, old])
+        assert db.scan("usertable", "user2", 5, ["field1"]) == (OK, [{"field1": b"o" * 10}])
+        assert db.delete("usertable", "user1") == OK
+        assert db.delete("usertable", "user1") == NOT_FOUND
+        assert db.scan("usertable", "", 5, None) == (OK, [old])
     finally:
         db.cleanup()

@@ -8,15 +8,18 @@ live in the record, one object per record), when the workload has YCSB's
 default fields and lengths, and a PMap (str -> bytes) per record
 otherwise.
 
-Reads and scans run in a block, so that a record is read as one snapshot
-(as LMDB's read transactions and Redis's HGETALL give); an update of one
-field is a single field write (atomic and durable on its own; if it
-loses a conflict with another client it is redone as a block); inserts,
-multi-field updates and deletes are blocks. Blocks that lose a conflict
-with another client are re-run by heap.atomic(fn).
+With Records, every operation is one call of the table's sorted map,
+which does the lookup and the record's fields in C: a read is
+get_fields (the record at one instant, no block), an update of one field
+set_field (atomic and durable on its own, re-run inside libuniheap after
+a lost conflict), a scan scan_fields in a block (one snapshot, as LMDB's
+read transactions and Redis's HGETALL give), an insert put_record in a
+block (the new record and the put in one step, the old record freed in
+it). With PMap records, reads and scans run in a block and go through
+proxies. Multi-field updates and deletes are blocks. Blocks that lose a
+conflict with another client are re-run by heap.atomic(fn).
 """
 import itertools
-from operator import attrgetter
 
 import uniheap
 
@@ -50,28 +53,11 @@ def uses_record_class(props):
 
 
 class _RecordSchema:
-    """Records as ycsb.Record objects."""
+    """Records as ycsb.Record objects: the table's sorted map reads and
+    writes them itself (UniheapDB); only a delete frees one here."""
 
     def __init__(self, heap):
         self.heap = heap
-        self._getters = {}
-
-    def new(self, values):
-        return Record(self.heap, **values)
-
-    def read(self, rec, fields):
-        if fields is None:
-            return uniheap.asdict(rec)
-        fields = tuple(fields)
-        get = self._getters.get(fields)
-        if get is None:
-            get = self._getters[fields] = attrgetter(*fields)
-        vals = get(rec)
-        return dict(zip(fields, vals)) if len(fields) > 1 else {fields[0]: vals}
-
-    def update(self, rec, values):
-        for f, v in values.items():
-            setattr(rec, f, v)
 
     def free(self, rec):
         self.heap.free(rec)             # its values are inside it
@@ -107,9 +93,8 @@ class UniheapDB(DB):
         except uniheap.Error as e:
             raise DBError(f"uniheap: cannot connect to heapd ({e}); start heapd and set "
                           "UNIHEAP_SOCKET or -p uniheap.socket=PATH") from None
-        self.schema = (_RecordSchema if uses_record_class(self.props) else _MapSchema)(self.heap)
-        # A whole Record is read at one instant by itself (no block).
-        self._whole = uniheap.asdict if isinstance(self.schema, _RecordSchema) else None
+        self.records = uses_record_class(self.props)
+        self.schema = (_RecordSchema if self.records else _MapSchema)(self.heap)
         self._tables = {}
 
     def cleanup(self):
@@ -131,6 +116,10 @@ class UniheapDB(DB):
         return t
 
     # ---- operations ----
+    # With Records, each operation is one call of the sorted map
+    # (get_fields, set_field, scan_fields, put_record): the lookup and the
+    # record's fields in C, no proxy made. Records as PMaps go through
+    # proxies (the schema classes above).
 
     def _read(self, t, key, fields):
         rec = t.get(key)
@@ -138,17 +127,11 @@ class UniheapDB(DB):
 
     def read(self, table, key, fields):
         t = self._tables.get(table) or self.table(table)
-        if fields is None and self._whole:
-            # No block: a lookup, then the whole record at one instant. A
-            # record is freed only with the change that gives its key
-            # another record or removes it, so one still there at the
-            # second read was still the key's: the pair reads as one read
-            # at that instant. A record freed in between: read in a block.
-            try:
-                rec = t.get(key)
-                cells = None if rec is None else self._whole(rec)
-            except uniheap.FreedObjectError:
-                cells = self.heap.atomic(self._read, t, key, fields)
+        if self.records:
+            # The key's record at one instant, without a block.
+            cells = t.get_fields(key)
+            if cells is not None and fields is not None:
+                cells = {f: cells[f] for f in fields if f in cells}
         else:
             cells = self.heap.atomic(self._read, t, key, fields)
         return (NOT_FOUND, None) if cells is None else (OK, cells)
@@ -158,7 +141,14 @@ class UniheapDB(DB):
         return [read(rec, fields) for _, rec in itertools.islice(t.items_from(start), count)]
 
     def scan(self, table, startkey, count, fields):
-        return OK, self.heap.atomic(self._scan, self.table(table), startkey, count, fields)
+        t = self._tables.get(table) or self.table(table)
+        if not self.records:
+            return OK, self.heap.atomic(self._scan, t, startkey, count, fields)
+        # In a block: the records are one snapshot.
+        rows = self.heap.atomic(t.scan_fields, startkey, count)
+        if fields is not None:
+            rows = [{f: r[f] for f in fields if f in r} for r in rows]
+        return OK, rows
 
     def _update(self, t, key, values):
         rec = t.get(key)
@@ -167,8 +157,19 @@ class UniheapDB(DB):
         self.schema.update(rec, values)
         return OK
 
+    def _set_fields(self, t, key, values):
+        for f, v in values.items():
+            if not t.set_field(key, f, v):
+                return NOT_FOUND
+        return OK
+
     def update(self, table, key, values):
-        t = self.table(table)
+        t = self._tables.get(table) or self.table(table)
+        if self.records:
+            if len(values) == 1:    # one field write: atomic and durable alone
+                for f, v in values.items():
+                    return OK if t.set_field(key, f, v) else NOT_FOUND
+            return self.heap.atomic(self._set_fields, t, key, values)
         if len(values) == 1:        # one field write: atomic and durable alone
             try:
                 return self._update(t, key, values)
@@ -184,7 +185,13 @@ class UniheapDB(DB):
         return OK
 
     def insert(self, table, key, values):
-        return self.heap.atomic(self._insert, self.table(table), key, values)
+        t = self._tables.get(table) or self.table(table)
+        if self.records:
+            # The new record and the put in one step; the record the key
+            # held (only the table refers to it) is freed in that step.
+            self.heap.atomic(t.put_record, key, Record, values, True)
+            return OK
+        return self.heap.atomic(self._insert, t, key, values)
 
     def _delete(self, t, key):
         rec = t.pop(key, None)
