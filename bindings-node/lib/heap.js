@@ -58,7 +58,8 @@ class State {
     this.doomed = false;	// an exception left an inner atomic() level
     this.closed = false;
     this.maxTries = DEFAULT_TRIES;
-    this.map = new Mapping(session.buffer(), session.info().heapSize, session);
+    const info = session.info();
+    this.map = new Mapping(Math.max(info.maxSize, info.heapSize), info.heapSize, session);
     this.types = new Map();	// class id -> proxy class
     this.ids = new Map();	// declared class -> class id
     this.registering = new Set();

@@ -1,14 +1,15 @@
 'use strict';
-// Typed-array windows over the mapping (one external ArrayBuffer), and
+// Typed-array windows over the mapping (an external ArrayBuffer each), and
 // views of bytes values in it.
 //
 // Field reads outside blocks load from typed arrays, never from a DataView:
 // an element load of an Int32Array or Float64Array is one aligned machine
 // load in every tier of V8, while DataView's builtins assemble multi-byte
 // values from single bytes, which a concurrent writer could tear. A typed
-// array holds at most 2^32 elements, so a heap larger than that is seen
-// through windows: window k covers [k * 2^31, k * 2^31 + 2^32) (clipped to
-// the heap), and an object at offset o is read through window
+// array holds at most 2^32 elements, and Node makes no external
+// ArrayBuffer above 4 GiB, so the mapping is seen through windows, each an
+// ArrayBuffer of its own (src/session.cc, buffer()): window k covers
+// [k * 2^31, k * 2^31 + 2^32) (clipped to the reservation), and an object at offset o is read through window
 // floor(o / 2^31), where its offset in the window, o - k * 2^31, is below
 // 2^31 and every field of it (objects are far smaller than 2^31 bytes)
 // lies inside the window. Offsets inside a window fit `>>> 2` arithmetic.
@@ -17,27 +18,30 @@ let STEP = 2 ** 31;
 let SPAN = 2 ** 32;
 
 class Window {
-  constructor(buffer, start) {
-    const len = Math.min(SPAN, buffer.byteLength - start);
+  constructor(session, reserved, start) {
+    const len = Math.min(SPAN, reserved - start);
+    const buffer = session.buffer(start, len);
     this.start = start;
-    this.u8 = new Uint8Array(buffer, start, len);
-    this.i8 = new Int8Array(buffer, start, len);
-    this.i16 = new Int16Array(buffer, start, Math.floor(len / 2));
-    this.u32 = new Uint32Array(buffer, start, Math.floor(len / 4));
-    this.i32 = new Int32Array(buffer, start, Math.floor(len / 4));
-    this.f32 = new Float32Array(buffer, start, Math.floor(len / 4));
-    this.f64 = new Float64Array(buffer, start, Math.floor(len / 8));
+    this.buffer = buffer;
+    this.u8 = new Uint8Array(buffer, 0, len);
+    this.i8 = new Int8Array(buffer, 0, len);
+    this.i16 = new Int16Array(buffer, 0, Math.floor(len / 2));
+    this.u32 = new Uint32Array(buffer, 0, Math.floor(len / 4));
+    this.i32 = new Int32Array(buffer, 0, Math.floor(len / 4));
+    this.f32 = new Float32Array(buffer, 0, Math.floor(len / 4));
+    this.f64 = new Float64Array(buffer, 0, Math.floor(len / 8));
   }
 }
 
-// A heap that grows (FORMAT.md 1.1): the buffer spans the most it may
-// grow to (its base never moves, src/session.cc), but only the first
-// `size` bytes are mapped. A reference past them is checked by libuniheap
-// (reach()), which maps the part the heap grew by first; windows cover the
-// buffer, so proxies and views made before stay as they are.
+// A heap that grows (FORMAT.md 1.1): the windows span the most it may
+// grow to (`reserved`; its base never moves, src/session.cc), but only
+// the first `size` bytes are mapped. A reference past them is checked by
+// libuniheap (reach()), which maps the part the heap grew by first;
+// windows cover the reservation, so proxies and views made before stay as
+// they are.
 class Mapping {
-  constructor(buffer, size, session) {
-    this.buffer = buffer;
+  constructor(reserved, size, session) {
+    this.reserved = reserved;
     this.size = size;
     this.s = session;
     this.windows = [];
@@ -46,7 +50,7 @@ class Mapping {
   /** The window to read the object at offset off through (made once). */
   window(off) {
     const k = Math.floor(off / STEP);
-    return this.windows[k] || (this.windows[k] = new Window(this.buffer, k * STEP));
+    return this.windows[k] || (this.windows[k] = new Window(this.s, this.reserved, k * STEP));
   }
 
   /** True once the object header at (off, gen) lies in what is mapped,
@@ -66,8 +70,8 @@ const { CLASS } = require('./native');
 const kMake = Symbol('uniheap.makeView');
 
 /** A zero-copy view of a bytes value (PMap.view): a Uint8Array over the
- * value's bytes where they lie in the mapping, on the mapping's one
- * ArrayBuffer. It reads the mapping in place, so: it is empty (its buffer
+ * value's bytes where they lie in the mapping, on the ArrayBuffer of the
+ * window that holds its header. It reads the mapping in place, so: it is empty (its buffer
  * detached) once its heap is closed, never a read of unmapped memory, and
  * the buffer keeps the session, so a heap not closed stays mapped while a
  * view is reachable (src/session.cc, buffer()). Its bytes are the value's
@@ -93,11 +97,15 @@ class BytesView extends Uint8Array {
   /** The view of r = [payload offset, length, object offset, generation]
    * (the addon's mapView()). */
   static [kMake](st, r) {
-    const v = new BytesView(st.map.buffer, r[0], r[1]);
+    // The header's window holds the payload too: it starts less than 2^31
+    // before the header and spans 2^32 bytes, so a value of up to 2^31
+    // bytes past its header fits (a Uint8Array could not hold more).
     const off = r[2];
+    const w = st.map.window(off);
+    const v = new BytesView(w.buffer, r[0] - w.start, r[1]);
     v.#st = st;
-    v.#w = st.map.window(off);
-    v.#b = off - v.#w.start;
+    v.#w = w;
+    v.#b = off - w.start;
     v.#word = (CLASS.bytes | r[3] << 16) >>> 0;
     v.#ref = refOf(off, r[3]);
     return v;

@@ -92,12 +92,13 @@ uh_heap *Session::open(Napi::Env env)
 void Session::disconnect()
 {
 	pins.clear(Env());
-	if (!buf.IsEmpty()) {
-		Napi::ArrayBuffer b = buf.Value();
+	for (auto &kv : bufs) {
+		Napi::ArrayBuffer b = kv.second.Value();
 		if (!b.IsEmpty() && !b.IsDetached())
 			b.Detach();
-		buf.Reset();
+		kv.second.Reset();
 	}
+	bufs.clear();
 	close_waits();
 	registry_close(h);
 	h = nullptr;
@@ -112,27 +113,49 @@ Napi::Value Session::Close(const Napi::CallbackInfo &info)
 	return info.Env().Undefined();
 }
 
-/* buffer(): the mapping as one external ArrayBuffer (made once), of the
- * most the heap may grow to: bytes past mapped() are reserved address
- * space, not yet readable. The
+/* buffer(start, len): the window [start, start + len) of the reservation
+ * as an external ArrayBuffer (made once per start; lib/views.js picks the
+ * windows). One buffer cannot span the reservation: Node refuses an
+ * external ArrayBuffer above 4 GiB, and a heap may grow to 15 GiB. Bytes
+ * past mapped() are reserved address space, not yet readable. Each
  * buffer keeps its session (a property holds the Session object) and the
- * session holds the buffer weakly: whatever still reaches the buffer (a
+ * session holds its buffers weakly: whatever still reaches a buffer (a
  * window, a view of a bytes value, its .buffer) keeps the mapping mapped,
  * and the session is collected (~Session unmaps) only once nothing does.
- * close() detaches it, so nothing reads the mapping after that. */
+ * close() detaches them all, so nothing reads the mapping after that. */
 Napi::Value Session::Buffer(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 
 	if (!open(env))
 		return env.Undefined();
-	if (buf.IsEmpty() || buf.Value().IsEmpty()) {
-		Napi::ArrayBuffer b = Napi::ArrayBuffer::New(env, uh_base(h), (size_t)size);
-		b.DefineProperty(Napi::PropertyDescriptor::Value(
-			Napi::Symbol::New(env, "uniheap.session"), Value()));
-		buf = Napi::Weak(b);
+	if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber())
+		return raise_msg(env, UH_EINVAL, "buffer(start, len): two numbers");
+	double start = info[0].As<Napi::Number>().DoubleValue();
+	double len = info[1].As<Napi::Number>().DoubleValue();
+	if (!(start >= 0 && len > 0 && start + len <= (double)size && len <= 4294967296.0))
+		return raise_msg(env, UH_EINVAL, "buffer(start, len): not a window of the mapping");
+	auto it = bufs.find((uint64_t)start);
+	if (it != bufs.end() && !it->second.Value().IsEmpty())
+		return it->second.Value();
+	Napi::ArrayBuffer b;
+	{
+		napi_value v;
+		if (napi_create_external_arraybuffer(env, (char *)uh_base(h) + (uint64_t)start, (size_t)len,
+						     nullptr, nullptr, &v) != napi_ok) {
+			if (env.IsExceptionPending())
+				env.GetAndClearPendingException();
+			char msg[160];
+			snprintf(msg, sizeof(msg), "cannot make an ArrayBuffer of the mapping's "
+				 "window at %.0f (%.0f bytes)", start, len);
+			return raise_msg(env, UH_ENOMEM, msg);
+		}
+		b = Napi::ArrayBuffer(env, v);
 	}
-	return buf.Value();
+	b.DefineProperty(Napi::PropertyDescriptor::Value(
+		Napi::Symbol::New(env, "uniheap.session"), Value()));
+	bufs[(uint64_t)start] = Napi::Weak(b);
+	return b;
 }
 
 Napi::Value Session::Info(const Napi::CallbackInfo &info)

@@ -11,6 +11,8 @@
 #ifndef UNIHEAP_NODE_SESSION_H
 #define UNIHEAP_NODE_SESSION_H
 
+#include <map>
+
 #include "addon.h"
 #include "pins.h"
 
@@ -41,9 +43,11 @@ private:
 	/* Pins of this session's live proxies (pins.h). */
 	ProxyPins pins;
 
-	/* The mapping, held weakly (it holds the session), detached at close. */
-	Napi::Reference<Napi::ArrayBuffer> buf;
-	uint64_t size = 0;	/* bytes it spans: the most the heap may grow to */
+	/* The mapping's windows (session.cc, buffer()): an external
+	 * ArrayBuffer per window start, each held weakly (it holds the
+	 * session), detached at close. */
+	std::map<uint64_t, Napi::Reference<Napi::ArrayBuffer>> bufs;
+	uint64_t size = 0;	/* bytes of the reservation: the most the heap may grow to */
 
 	/* session.cc */
 	Napi::Value Close(const Napi::CallbackInfo &info);

@@ -98,9 +98,10 @@ async function stopProcess(proc, sig = 'SIGTERM', ms = 5000) {
  * the heap when the file is missing and reopens it otherwise, so a
  * restart keeps the heap. */
 class HeapD {
-  constructor(dir = tempDir(), { size = '64M', durability = 'memory', createArgs = [] } = {}) {
+  constructor(dir = tempDir(), { size = '64M', durability = 'memory', createArgs = [], env = {} } = {}) {
     this.dir = dir;
     this.createArgs = createArgs;	// more --create options (--max-size)
+    this.env = env;		// more environment for heapd (test hooks)
     this.heap = path.join(dir, 'heap.uh');
     this.sock = path.join(dir, 'heapd.sock');
     this.log = path.join(dir, 'heapd.log');
@@ -117,7 +118,7 @@ class HeapD {
     }
     const log = fs.openSync(this.log, 'a');
     this.proc = track(spawn('python3', ['-S', '-c', LAUNCHER, String(process.pid), ...argv],
-      { stdio: ['ignore', log, log] }));
+      { stdio: ['ignore', log, log], env: { ...process.env, ...this.env } }));
     fs.closeSync(log);
     const end = Date.now() + timeoutMs;
     while (Date.now() < end) {

@@ -7,11 +7,13 @@
  * an arena that covers it, both changed in one libpmemobj transaction; an
  * arena's bytes in the extension are zeroed, its header and bitmap written
  * and persisted before that transaction (libpmemobj never snapshots
- * extension bytes). Test hook: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills
- * heapd once the bytes are persisted, the transaction open. Caller holds hd->mu (every lease takes it), so the map
- * and cur_size do not move under these functions.
+ * extension bytes). Test hooks: UNIHEAP_EXT_FROM (find_run's start,
+ * below); UNIHEAP_GROW_CRASH_AT (growcrash.c) kills heapd once the bytes
+ * are persisted, the transaction open. Caller holds hd->mu (every lease
+ * takes it), so the map and cur_size do not move under these functions.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -41,6 +43,17 @@ static int bit(const uint64_t *map, uint64_t i)
 	return (map[i / 64] >> (i % 64)) & 1;
 }
 
+/* Test hook: UNIHEAP_EXT_FROM=OFFSET starts the search at the first chunk
+ * at or past that heap offset, so that a test places arenas far into a
+ * large heap without writing (zeroing) the chunks below (the Node
+ * binding's test of objects past 4 GiB). */
+static uint64_t first_chunk(uint64_t ext, uint64_t chunk)
+{
+	const char *s = getenv("UNIHEAP_EXT_FROM");
+	uint64_t at = s ? strtoull(s, NULL, 10) : 0;
+	return at > ext ? (at - ext + chunk - 1) / chunk : 0;
+}
+
 /* The first run of n clear bits among the whole chunks below cur_size,
  * or -1. First fit: an extension fills from its start, so the chunks a
  * growth adds stay free for what comes after. */
@@ -51,7 +64,7 @@ static int64_t find_run(struct hd *hd, uint64_t n)
 		return -1;
 	uint64_t total = (hd->heap_size - ext) / chunk, run = 0;
 	const uint64_t *map = chunk_map(hd);
-	for (uint64_t i = 0; i < total; i++) {	/* bounded by the chunks below cur_size */
+	for (uint64_t i = first_chunk(ext, chunk); i < total; i++) {	/* bounded: chunks below cur_size */
 		run = bit(map, i) ? 0 : run + 1;
 		if (run == n)
 			return (int64_t)(i + 1 - n);
