@@ -119,9 +119,10 @@ def main():
                            else None)
     proc = None
     try:
-        proc, sock = start_heapd(build, tmp, ["--size", args.heap, "--durability", "memory"]
-                                     + extra)
-        print(f"heapd {' '.join(['--size', args.heap] + extra)}, durability memory, tmpfs; "
+        proc, sock = start_heapd(build, tmp, ["--size", args.heap, "--max-size", args.heap,
+                                            "--durability", "memory"] + extra)
+        print(f"heapd {' '.join(['--size', args.heap, '--max-size', args.heap] + extra)}, "
+              f"durability memory, tmpfs; "
               f"{args.steps:,} steps")
         progress = [0]
         with uniheap.connect(sock) as h:

@@ -113,8 +113,10 @@ class HeapD {
   async start(timeoutMs = 10000) {
     const argv = [binary('heapd'), '--heap', this.heap, '--socket', this.sock];
     if (!fs.existsSync(this.heap)) {
-      argv.push('--create', '--size', this.size, '--durability', this.durability,
-        ...this.createArgs);
+      // --max-size = --size: a test's heap keeps the size it asked for
+      // (heapd's default lets it grow); createArgs may override it.
+      argv.push('--create', '--size', this.size, '--max-size', this.size,
+        '--durability', this.durability, ...this.createArgs);
     }
     const log = fs.openSync(this.log, 'a');
     this.proc = track(spawn('python3', ['-S', '-c', LAUNCHER, String(process.pid), ...argv],

@@ -156,8 +156,10 @@ class HeapD:
         assert not self.running(), "heapd already running"
         argv = [binary("heapd"), "--heap", str(self.heap), "--socket", self.sock]
         if not self.heap.exists():
-            argv += ["--create", "--size", self.size, "--durability", self.durability,
-                     *self.create_args]
+            # --max-size = --size: a test's heap keeps the size it asked for
+            # (heapd's default lets it grow); create_args may override it.
+            argv += ["--create", "--size", self.size, "--max-size", self.size,
+                     "--durability", self.durability, *self.create_args]
         with open(self.log, "ab") as log:
             self.proc = track(subprocess.Popen(
                 [sys.executable, "-S", "-c", _LAUNCHER, str(os.getpid())] + argv,

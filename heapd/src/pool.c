@@ -34,12 +34,14 @@
  * ext4 and tmpfs with libpmemobj 1.12).
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -174,6 +176,33 @@ static void size_words_grow_tx(struct uh_hdr *h, uint64_t max)
 		h->chunk_map_off = pmemobj_tx_zalloc(words * 8, HD_TYPE_TABLE).off;
 }
 
+/* The most a new heap may grow to (FORMAT.md 1.1, "Sizes"): --max-size,
+ * else what the file system holding it has free on top of the pool, at
+ * most UH_GROW_FILE_MAX. A user should not have to guess a size; the cost
+ * of a generous cap is address space, which every process reserves once,
+ * and an arena directory sized for it (32 bytes per arena). A full file
+ * system still ends a growth cleanly (posix_fallocate, grow.c). */
+static uint64_t max_size_of(const struct hd *hd, const struct hd_opts *o)
+{
+	if (o->max_size)
+		return o->max_size > hd->heap_size ? o->max_size : hd->heap_size;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", hd->path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';	/* "/heap" -> "/" */
+	struct statvfs fs;
+	uint64_t free_bytes = 0;
+	if (statvfs(dir, &fs) == 0)
+		free_bytes = (uint64_t)fs.f_bavail * fs.f_frsize;
+	uint64_t room = UH_GROW_FILE_MAX > hd->heap_size ? UH_GROW_FILE_MAX - hd->heap_size : 0;
+	uint64_t max = hd->heap_size + (free_bytes < room ? free_bytes : room);
+	return max / UH_GROW_ALIGN * UH_GROW_ALIGN > hd->heap_size
+		       ? max / UH_GROW_ALIGN * UH_GROW_ALIGN : hd->heap_size;
+}
+
 /* Header fields, tables and checksum; runs inside the creation tx. */
 static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 {
@@ -181,7 +210,7 @@ static void init_header_tx(struct hd *hd, const struct hd_opts *o)
 	uint32_t arena_size = o->arena_size ? o->arena_size : UH_ARENA_SIZE_DEFAULT;
 	/* Sized for the largest the heap may grow to: the directory never
 	 * moves (FORMAT.md 1.1). */
-	uint64_t max = o->max_size > hd->heap_size ? o->max_size : hd->heap_size;
+	uint64_t max = max_size_of(hd, o);
 	uint64_t arena_cap = max / arena_size + 64;
 	if (arena_cap > UINT32_MAX)
 		arena_cap = UINT32_MAX;

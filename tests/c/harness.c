@@ -569,14 +569,18 @@ static int creation_only(const char *opt)
 }
 
 /* Build heapd's argv. create: add --create and the size/durability
- * defaults unless extra_args gives them. Reopen: drop the creation-only
+ * defaults unless extra_args gives them, and a --max-size equal to the
+ * size unless extra_args gives one: a test's heap keeps the size it asked
+ * for (heapd's default lets a heap grow, FORMAT.md 1.1), so what fills it
+ * fills it. Reopen: drop the creation-only
  * options of extra_args (heapd refuses them without --create), so that a
  * restart can reuse the arguments of the first start. */
 static int heapd_argv(const struct th_heapd *d, int create, char *extra, char **argv, int max)
 {
 	char *words[48];
 	int n = 0, nw = 0;
-	int has_size = 0, has_dur = 0;
+	int has_size = 0, has_dur = 0, has_max = 0;
+	char *size = "64M";
 
 	argv[n++] = (char *)th_bin("heapd");
 	argv[n++] = "--heap";
@@ -584,10 +588,17 @@ static int heapd_argv(const struct th_heapd *d, int create, char *extra, char **
 	argv[n++] = "--socket";
 	argv[n++] = (char *)d->sock;
 	split_args(extra, words, &nw, 48);
-	for (int i = 0; i < nw && n < max - 6; i++) {
+	for (int i = 0; i < nw && n < max - 9; i++) {
 		int skip = creation_only(words[i]);
-		if (strncmp(words[i], "--size", 6) == 0)
+		if (strncmp(words[i], "--size", 6) == 0) {
 			has_size = 1;
+			if (words[i][6] == '=')
+				size = words[i] + 7;
+			else if (i + 1 < nw)
+				size = words[i + 1];
+		}
+		if (strncmp(words[i], "--max-size", 10) == 0)
+			has_max = 1;
 		if (strncmp(words[i], "--durability", 12) == 0)
 			has_dur = 1;
 		if (skip && !create) {
@@ -600,7 +611,11 @@ static int heapd_argv(const struct th_heapd *d, int create, char *extra, char **
 		argv[n++] = "--create";
 		if (!has_size) {
 			argv[n++] = "--size";
-			argv[n++] = "64M";
+			argv[n++] = size;
+		}
+		if (!has_max) {
+			argv[n++] = "--max-size";
+			argv[n++] = size;
 		}
 		if (!has_dur) {
 			argv[n++] = "--durability";

@@ -128,7 +128,7 @@ def heapd(workdir):
     log = open(workdir / "heapd.log", "ab")
     proc = subprocess.Popen([str(build_dir() / "heapd"), "--heap", str(workdir / "heap.uh"),
                              "--socket", sock, "--create", "--size", HEAP_SIZE,
-                             "--durability", "memory"],
+                             "--max-size", HEAP_SIZE, "--durability", "memory"],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
         why = wait_accepting(proc, sock, 30.0)

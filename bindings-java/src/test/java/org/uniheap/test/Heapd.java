@@ -116,7 +116,10 @@ public final class Heapd implements AutoCloseable {
         List<String> argv = new ArrayList<>(List.of(binary("heapd").toString(), "--heap",
                 heapFile.toString(), "--socket", socket.toString()));
         if (!Files.exists(heapFile)) {
-            argv.addAll(List.of("--create", "--size", size, "--durability", "memory"));
+            // --max-size = --size: a test's heap keeps the size it asked for
+            // (heapd's default lets it grow); createArgs may override it.
+            argv.addAll(List.of("--create", "--size", size, "--max-size", size,
+                    "--durability", "memory"));
             argv.addAll(createArgs);
         }
         proc = spawn(argv, log, null);
