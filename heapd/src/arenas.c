@@ -67,12 +67,17 @@ const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx)
 	return ah;
 }
 
-/* In a heap that may grow, arenas take at most a quarter of the pool: the
- * rest stays for what only the pool holds (session logs and their
- * extents, class descriptors, and libpmemobj's own overhead), else a new
- * writer could not attach once arenas filled the pool, however large the
- * extension (FORMAT.md 1.1). Half was not enough for a 16 MiB pool with
- * five 1 MiB logs. */
+/* In a heap that may grow, arenas leave a reserve of the pool for what
+ * only the pool holds (session logs and their extents, class descriptors,
+ * and libpmemobj's own overhead), else a new writer could not attach once
+ * arenas filled the pool, however large the extension (FORMAT.md 1.1):
+ * room for POOL_RESERVE_LOGS logs and POOL_RESERVE_MORE bytes, but at most
+ * three quarters of the pool. Half of a 16 MiB pool was not enough for
+ * five 1 MiB logs; three quarters of a 256 MiB one (the default size,
+ * which may grow by default) would keep 192 MiB from arenas for nothing. */
+#define POOL_RESERVE_LOGS 32u
+#define POOL_RESERVE_MORE (8ull << 20)
+
 static int pool_has_room(struct hd *hd, uint64_t bytes)
 {
 	const struct uh_hdr *h = hd->hdr;
@@ -83,7 +88,10 @@ static int pool_has_room(struct hd *hd, uint64_t bytes)
 	for (uint32_t i = 0; i < h->arena_cap; i++)	/* bounded by arena_cap */
 		if (dir[i].kind != UH_ARENA_UNUSED && dir[i].off < ext)
 			used += dir[i].size + HD_PMEMOBJ_ALLOC_HDR;
-	return used <= h->heap_size / 4;
+	uint64_t reserve = (uint64_t)POOL_RESERVE_LOGS * h->log_size + POOL_RESERVE_MORE;
+	if (reserve > h->heap_size / 4 * 3)
+		reserve = h->heap_size / 4 * 3;
+	return used <= h->heap_size - reserve;
 }
 
 uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint32_t owner,
