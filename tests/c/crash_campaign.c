@@ -14,33 +14,11 @@
 
 #define KILLED (128 + SIGKILL)
 
-static int copy_file(const char *from, const char *to)
-{
-	char buf[1 << 16];
-	ssize_t n = 0;
-	int in = open(from, O_RDONLY);
-	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (out < 0) {
-		if (in >= 0)
-			close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	close(in);
-	close(out);
-	return n < 0 ? -1 : 0;
-}
-
 int cc_save_template(struct crash_campaign *c, const char *ack_name)
 {
 	snprintf(c->template_path, sizeof(c->template_path), "%s/template.uh", c->d->dir);
 	snprintf(c->ack_path, sizeof(c->ack_path), "%s/%s", c->d->dir, ack_name);
-	return copy_file(c->d->heap, c->template_path);
+	return th_copy_file(c->d->heap, c->template_path);
 }
 
 /* Start heapd on a fresh copy of the template heap. */
@@ -48,7 +26,7 @@ static int fresh_heap(struct crash_campaign *c)
 {
 	c->heapd_down(c->d);
 	unlink(c->ack_path);
-	if (copy_file(c->template_path, c->d->heap) != 0) {
+	if (th_copy_file(c->template_path, c->d->heap) != 0) {
 		fprintf(stderr, "copy %s: %s\n", c->template_path, strerror(errno));
 		return -1;
 	}

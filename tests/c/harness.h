@@ -198,6 +198,9 @@ void th_fail(const char *file, int line, const char *fmt, ...)
  * whole. */
 char *th_read_file(const char *path, size_t *len);
 
+/* Copy file from to file to (created 0600, or truncated): 0 or -1. */
+int th_copy_file(const char *from, const char *to);
+
 /* Offset of the heap header in the image of a heap file (the root object
  * after libpmemobj's allocation header: 16-byte aligned, not necessarily
  * 64; found by its magic and self_off, FORMAT.md 2), or -1. */

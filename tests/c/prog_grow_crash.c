@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "powerloss.h"
+#include "chain_block.h"
 
 #define REC 200	/* records per block: 200 x 64 bytes */
 #define RETRIES 300	/* runs of a block rolled back by a restart: 30 s and more */
@@ -39,24 +40,8 @@ static int64_t value(int64_t k, int i)
 static int publish_once(uh_heap *h, int64_t k)
 {
 	char name[64];
-	uh_off o = 0, prev = 0;
 	snprintf(name, sizeof(name), "g.%lld", (long long)k);
-	int rc = uh_begin(h);
-	for (int i = 0; rc == 0 && i < REC; i++) {	/* bound: REC */
-		rc = uh_alloc(h, cls, &o);
-		if (rc == 0)
-			rc = uh_set_i64(h, o, 0, value(k, i));
-		if (rc == 0)
-			rc = uh_set_ref(h, o, 1, prev);
-		prev = o;
-	}
-	if (rc == 0)
-		rc = uh_root_set(h, name, prev);
-	if (rc == 0)
-		rc = uh_commit(h);
-	if (rc && uh_in_block(h))
-		uh_abort(h);
-	return rc;
+	return chain_block(h, cls, name, REC, value(k, 0));
 }
 
 /* A block rolled back because heapd restarted under it (UH_ECONFLICT)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "chain_block.h"
 
 #define REC 200	/* records per block */
 #define MAXW 8	/* writers the reader follows */
@@ -37,24 +38,7 @@ static int publish(uh_heap *h, int id, int64_t k)
 	char name[64];
 	snprintf(name, sizeof(name), "w%d.%lld", id, (long long)k);
 	for (int attempt = 0; attempt < 20; attempt++) {	/* bound: conflicts on the root map */
-		uh_off o = 0, prev = 0;
-		int rc = uh_begin(h);
-		for (int i = 0; rc == 0 && i < REC; i++) {
-			rc = uh_alloc(h, cls, &o);
-			if (rc == 0)
-				rc = uh_set_i64(h, o, 0, value(id, k, i));
-			if (rc == 0)
-				rc = uh_set_ref(h, o, 1, prev);
-			prev = o;
-		}
-		if (rc == 0)
-			rc = uh_root_set(h, name, prev);
-		if (rc == 0)
-			rc = uh_commit(h);
-		if (rc == 0)
-			return 0;
-		if (uh_in_block(h))
-			uh_abort(h);
+		int rc = chain_block(h, cls, name, REC, value(id, k, 0));
 		if (rc != UH_ECONFLICT)
 			return rc;
 	}

@@ -66,18 +66,6 @@ static struct th_heapd d;
 static char tmpl[700], garbage[32];
 static char out[1 << 16];
 
-static int copy_file(const char *from, const char *to)
-{
-	size_t len;
-	char *buf = th_read_file(from, &len);
-	int fd = buf ? open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
-	int rc = fd >= 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return rc;
-}
-
 static int make_template(void)
 {
 	char *argv[] = { (char *)th_bin("prog_gc_sweep"), "--setup", d.sock, garbage,
@@ -88,7 +76,7 @@ static int make_template(void)
 	printf("%s", out);
 	th_heapd_stop(&d);
 	snprintf(tmpl, sizeof(tmpl), "%s/template.uh", d.dir);
-	return rc == 0 ? copy_file(d.heap, tmpl) : -1;
+	return rc == 0 ? th_copy_file(d.heap, tmpl) : -1;
 }
 
 /* The keeper, spawned into its own sync dir. */
@@ -220,7 +208,7 @@ static int fresh_heapd(long k)
 	char env[32];
 	th_heapd_stop(&d);
 	unlink(d.log);
-	if (copy_file(tmpl, d.heap) != 0)
+	if (th_copy_file(tmpl, d.heap) != 0)
 		return -1;
 	snprintf(env, sizeof(env), "%ld", k);
 	if (k)

@@ -54,18 +54,6 @@ static char out[1 << 16];
 static uint64_t sizes[MAX_SIZES];	/* the template's and each growth's of the uncrashed run */
 static int nsizes;
 
-static int copy_file(const char *from, const char *to)
-{
-	size_t len;
-	char *buf = th_read_file(from, &len);
-	int fd = buf ? open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
-	int rc = fd >= 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return rc;
-}
-
 static uint64_t file_len(void)
 {
 	struct stat st;
@@ -168,7 +156,7 @@ static int fresh_heapd(const char *k)
 	th_heapd_stop(&d);
 	unlink(d.log);
 	unlink(ack);
-	if (copy_file(tmpl, d.heap) != 0)
+	if (th_copy_file(tmpl, d.heap) != 0)
 		return -1;
 	setenv("UNIHEAP_GROW_CRASH_AT", k, 1);
 	int rc = th_heapd_start(&d, HEAPD_ARGS);

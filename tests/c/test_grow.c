@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "chain_block.h"
 
 #define MIB (1ull << 20)
 
@@ -41,24 +42,7 @@ static uint64_t file_size(void)
 static int publish(uh_heap *h, const char *name, int64_t first)
 {
 	for (int attempt = 0; attempt < 5; attempt++) {	/* a restart ends one block */
-		uh_off o = 0, prev = 0;
-		int rc = uh_begin(h);
-		for (int i = 0; rc == 0 && i < 100; i++) {
-			rc = uh_alloc(h, cls, &o);
-			if (rc == 0)
-				rc = uh_set_i64(h, o, 0, first + i);
-			if (rc == 0)
-				rc = uh_set_ref(h, o, 1, prev);
-			prev = o;
-		}
-		if (rc == 0)
-			rc = uh_root_set(h, name, prev);
-		if (rc == 0)
-			rc = uh_commit(h);
-		if (rc == 0)
-			return 0;
-		if (uh_in_block(h))
-			uh_abort(h);
+		int rc = chain_block(h, cls, name, 100, first);
 		if (rc != UH_ECONFLICT)
 			return rc;
 	}
