@@ -198,9 +198,9 @@ static uint64_t max_size_of(const struct hd *hd, const struct hd_opts *o)
 	if (statvfs(dir, &fs) == 0)
 		free_bytes = (uint64_t)fs.f_bavail * fs.f_frsize;
 	uint64_t room = UH_GROW_FILE_MAX > hd->heap_size ? UH_GROW_FILE_MAX - hd->heap_size : 0;
-	uint64_t max = hd->heap_size + (free_bytes < room ? free_bytes : room);
-	return max / UH_GROW_ALIGN * UH_GROW_ALIGN > hd->heap_size
-		       ? max / UH_GROW_ALIGN * UH_GROW_ALIGN : hd->heap_size;
+	uint64_t max = (hd->heap_size + (free_bytes < room ? free_bytes : room)) /
+		       UH_GROW_ALIGN * UH_GROW_ALIGN;
+	return max > hd->heap_size ? max : hd->heap_size;
 }
 
 /* Header fields, tables and checksum; runs inside the creation tx. */

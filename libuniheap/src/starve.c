@@ -18,8 +18,8 @@
  *
  * The word is advisory: it orders starts, never decides what commits
  * (validation does), so a wrong or torn value costs at most one wait of
- * UH_STARVE_WAIT_MAX_US. A session that dies holding it blocks nobody past the
- * deadline. When no block starves, uh_begin pays one load of a line that
+ * UH_STARVE_WAIT_MAX_US. A session that dies holding it blocks nobody past
+ * the deadline. When no block starves, uh_begin pays one load of a line that
  * nobody writes. Read-only handles neither claim nor wait.
  */
 #include <sched.h>
