@@ -32,7 +32,7 @@
 
 #define UH_LAYOUT_NAME "uniheap"	/* libpmemobj layout name */
 #define UH_MAGIC "UNIHEAP\0"		/* 8 bytes, heap header magic */
-#define UH_FORMAT_VERSION 9u
+#define UH_FORMAT_VERSION 10u
 /* Format 1 is format 2 with every generation 0 (class ids were < 4096 in
  * a u32, references had zero high bits), format 2 is format 3 without an
  * object of kind PACKED, format 3 is format 4 whose logs are marked
@@ -41,8 +41,10 @@
  * one lane, format 5 is format 6 without packed sorted-map leaves,
  * format 6 is format 7 without inline string and bytes fields, format
  * 7 is format 8 without an arena of the size classes version 8 added,
- * and format 8 is format 9 that has not grown past its pool (its growth
- * words say so or are 0): heapd upgrades all eight in place. */
+ * format 8 is format 9 that has not grown past its pool (its growth
+ * words say so or are 0), and format 9 is format 10 without a session
+ * log in the extension (no redo pair set): heapd upgrades all nine in
+ * place. */
 #define UH_FORMAT_VERSION_V1 1u
 #define UH_FORMAT_VERSION_V2 2u
 #define UH_FORMAT_VERSION_V3 3u
@@ -51,6 +53,7 @@
 #define UH_FORMAT_VERSION_V6 6u
 #define UH_FORMAT_VERSION_V7 7u
 #define UH_FORMAT_VERSION_V8 8u
+#define UH_FORMAT_VERSION_V9 9u
 
 #define UH_HDR_SIZE 4096u
 #define UH_CLASS_CAP 4096u		/* class ids 1..4095 */
@@ -342,7 +345,11 @@ struct uh_session_ent {
 	uint64_t log_size;	/* 24 */
 	uint64_t attach_ns;	/* 32 CLOCK_REALTIME */
 	uint64_t proc_start;	/* 40 /proc/<pid>/stat starttime, tells pid reuse */
-	uint64_t reserved[2];	/* 48 */
+	/* A log chain link in the extension that a committed transaction
+	 * set and heapd may not have written yet (FORMAT.md 7): write
+	 * redo_val at redo_off, then clear. 0 = none. Format 10. */
+	uint64_t redo_off;	/* 48 */
+	uint64_t redo_val;	/* 56 */
 };
 
 /* ------------------------------------------------------------------ */

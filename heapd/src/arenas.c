@@ -68,27 +68,34 @@ const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx)
 }
 
 /* In a heap that may grow, arenas leave a reserve of the pool for what
- * only the pool holds (session logs and their extents, class descriptors,
- * and libpmemobj's own overhead), else a new writer could not attach once
- * arenas filled the pool, however large the extension (FORMAT.md 1.1):
- * room for POOL_RESERVE_LOGS logs and POOL_RESERVE_MORE bytes, but at most
- * three quarters of the pool. Half of a 16 MiB pool was not enough for
- * five 1 MiB logs; three quarters of a 256 MiB one (the default size,
- * which may grow by default) would keep 192 MiB from arenas for nothing. */
+ * the pool holds first (session logs and their extents, which go to the
+ * extension only once the pool has no room for them, logs.c; class
+ * descriptors, which only the pool holds; libpmemobj's own overhead):
+ * room for POOL_RESERVE_LOGS logs and HD_POOL_RESERVE_MORE bytes, but at
+ * most three quarters of the pool (FORMAT.md 1.1). Half of a 16 MiB pool
+ * was not enough for five 1 MiB logs; three quarters of a 256 MiB one
+ * (the default size, which may grow by default) would keep 192 MiB from
+ * arenas for nothing. */
 #define POOL_RESERVE_LOGS 32u
-#define POOL_RESERVE_MORE (8ull << 20)
+
+uint64_t hd_pool_arena_bytes_locked(struct hd *hd)
+{
+	const struct uh_hdr *h = hd->hdr;
+	const struct uh_arena_ent *dir = hd_arena_dir(hd);
+	uint64_t ext = hd_ext_start(h), used = 0;
+	for (uint32_t i = 0; i < h->arena_cap; i++)	/* bounded by arena_cap */
+		if (dir[i].kind != UH_ARENA_UNUSED && dir[i].off < ext)
+			used += dir[i].size + HD_PMEMOBJ_ALLOC_HDR;
+	return used;
+}
 
 static int pool_has_room(struct hd *hd, uint64_t bytes)
 {
 	const struct uh_hdr *h = hd->hdr;
 	if (uh_hdr_max_size(h) <= h->heap_size)
 		return 1;
-	const struct uh_arena_ent *dir = hd_arena_dir(hd);
-	uint64_t ext = hd_ext_start(h), used = bytes;
-	for (uint32_t i = 0; i < h->arena_cap; i++)	/* bounded by arena_cap */
-		if (dir[i].kind != UH_ARENA_UNUSED && dir[i].off < ext)
-			used += dir[i].size + HD_PMEMOBJ_ALLOC_HDR;
-	uint64_t reserve = (uint64_t)POOL_RESERVE_LOGS * h->log_size + POOL_RESERVE_MORE;
+	uint64_t used = hd_pool_arena_bytes_locked(hd) + bytes;
+	uint64_t reserve = (uint64_t)POOL_RESERVE_LOGS * h->log_size + HD_POOL_RESERVE_MORE;
 	if (reserve > h->heap_size / 4 * 3)
 		reserve = h->heap_size / 4 * 3;
 	return used <= h->heap_size - reserve;
@@ -435,14 +442,14 @@ static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 	return rc;
 }
 
-/* No space (hd->mu held): first what a GC cycle and the sessions' give-
- * back free (hd_gc_for_space_locked: one round when the heap may grow,
+/* No space (hd->mu held; for an arena, a session log or a log extent):
+ * first what a GC cycle and the sessions' give-back free (hd_gc_for_space_locked: one round when the heap may grow,
  * up to LEASE_CYCLES when it may not), then, once, a growth of a heap
  * that may grow (FORMAT.md 1.1, collect first, then grow). Says whether
  * to try once more; *why is the growth's error when it was refused (err
  * says why). */
-static int make_room(struct hd *hd, uint32_t session, int tx_errno, uint64_t need,
-		     struct hd_space_try *t, int *why, char *err, size_t errlen)
+int hd_make_room_locked(struct hd *hd, uint32_t session, int tx_errno, uint64_t need,
+			struct hd_space_try *t, int *why, char *err, size_t errlen)
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
@@ -478,7 +485,8 @@ static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_siz
 		int e = 0;
 		if (!new_arena(hd, UH_ARENA_SMALL, slot_size, session, off, &e))
 			return 0;
-		if (!make_room(hd, session, e, hd->hdr->arena_size, &tried, &why, err, errlen))
+		if (!hd_make_room_locked(hd, session, e, hd->hdr->arena_size, &tried, &why, err,
+					 errlen))
 			return why ? why : heap_full(hd, e, "arena", hd->hdr->arena_size, err,
 						     errlen);
 	}
@@ -527,7 +535,7 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	struct hd_space_try tried = { 0, 0, 0 };
 	uint64_t need = uh_arena_first_slot_rel(1) + slot;
 	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 2 */
-		if (make_room(hd, session, e, need, &tried, &why, err, errlen) &&
+		if (hd_make_room_locked(hd, session, e, need, &tried, &why, err, errlen) &&
 		    !(rc = check_writer(hd, session, err, errlen)))
 			continue;
 		if (why)

@@ -330,6 +330,11 @@ uint64_t hd_proc_start(uint32_t pid);
 const struct uh_arena_hdr *hd_arena_hdr_ok(struct hd *hd, uint32_t idx);
 /* Sum of the sizes of all arenas; *count (if not NULL) = entries in use. */
 uint64_t hd_arena_bytes_locked(struct hd *hd, uint32_t *count);
+/* Bytes the arenas in the pool take, libpmemobj's headers included. */
+uint64_t hd_pool_arena_bytes_locked(struct hd *hd);
+/* What arenas and logs leave free of a growable heap's pool for class
+ * descriptors and libpmemobj's overhead (FORMAT.md 1.1). */
+#define HD_POOL_RESERVE_MORE (8ull << 20)
 /* Inside the caller's transaction: every arena the session leases goes
  * back to nobody; large ones with no object in them are freed. */
 void hd_arenas_release_tx(struct hd *hd, uint32_t session);
@@ -352,6 +357,13 @@ struct hd_space_try {
 	int grew;		/* the heap was grown for it (arenas.c) */
 };
 int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t);
+/* What a lease, an attach or a log extent does when the pool and the
+ * extension had no room (tx_errno ENOMEM): a GC cycle, then once a
+ * growth by at least need bytes of a heap that may grow (FORMAT.md 1.1).
+ * Says whether to try again; *why is the growth's error if it was
+ * refused (err says which limit). arenas.c. */
+int hd_make_room_locked(struct hd *hd, uint32_t session, int tx_errno, uint64_t need,
+			struct hd_space_try *t, int *why, char *err, size_t errlen);
 /* Give every small arena that no session leases and that holds no object
  * (bitmap all clear, no valid bit) back to the pool (FORMAT.md 6.3), each
  * with its directory entry in one transaction under hd->mu (which the
@@ -368,6 +380,20 @@ struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *lo
 /* Inside the caller's transaction: free every extent chained from log and
  * clear its link. */
 void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log);
+/* Room of bytes for a log area or extent inside the caller's transaction:
+ * a pool allocation (zeroed if zero), else zeroed chunks of the extension;
+ * aborts the transaction with ENOMEM when neither has room. Free it with
+ * hd_log_room_free_tx (same transaction rules). hd_log_room_init_tx runs
+ * init on the room's first len bytes, fresh memory: flushed at commit in
+ * the pool, persisted before it in the extension. */
+uint64_t hd_log_room_tx(struct hd *hd, uint64_t bytes, int zero);
+/* Make the log chain link that session slot's redo pair records (a link in
+ * the extension, set by a committed transaction), then clear the pair
+ * (FORMAT.md 7). Called after such a commit, and at start for every slot. */
+void hd_log_redo_locked(struct hd *hd, uint32_t slot);
+void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes);
+void hd_log_room_init_tx(struct hd *hd, void *at, size_t len, void (*init)(void *, void *),
+			 void *arg);
 
 /* ---- collector.c ---- the online GC's thread (FORMAT.md 9.3): hd_gc_start
  * and hd_gc_stop (heapd.h). Locks: the collector has its own mutex,

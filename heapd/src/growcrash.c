@@ -14,6 +14,11 @@
  *   arenas.c  ext_header  its header and bitmap persisted, the directory
  *                         entry not yet written
  *             ext_placed  the arena's transaction committed
+ *   logs.c    log_linked  a log extent's transaction committed, the link
+ *                         in the extension it records not yet written
+ *             log_trimmed the same for a trim's cleared link
+ * UNIHEAP_GROW_CRASH_WHERE=name kills heapd at the first point of that
+ * name instead (tests/c/test_grow_attach.c: log_linked).
  * Any k > 0 arms the hook: each point passed is then logged (event=
  * grow_crash_point point=N where=...), so a run with a k it never reaches
  * counts the points of its work (tests/c/test_crash_grow.c). Unset, the
@@ -26,14 +31,19 @@
  */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core.h"
 
 void hd_grow_crash_point(struct hd *hd, const char *where)
 {
-	const char *at = getenv("UNIHEAP_GROW_CRASH_AT");
+	const char *at = getenv("UNIHEAP_GROW_CRASH_AT"), *name = getenv("UNIHEAP_GROW_CRASH_WHERE");
 	uint64_t k = at ? strtoull(at, NULL, 10) : 0;
+	if (name && strcmp(name, where) == 0) {
+		hd_log("info", "grow_crash_point", "where=%s crash=1", where);
+		kill(getpid(), SIGKILL);
+	}
 	if (!k)
 		return;
 	uint64_t n = ++hd->grow_points;

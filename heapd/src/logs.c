@@ -10,6 +10,14 @@
  * client writes only an extent's entries and its nbytes; heapd writes
  * magic, session, size and next, and re-checks all of them (the memory
  * is client-writable) before it follows a link.
+ *
+ * Where a log lives (FORMAT.md 1.1, "Logs in the extension"): a log area
+ * or extent is a libpmemobj allocation in the pool while the pool has
+ * room, else whole chunks of a grown heap's extension (chunks.c), so
+ * that only --max-size or a full file system ever refuses a writer its
+ * log. hd_log_room_tx and hd_log_room_free_tx are the one place that
+ * tells the two apart: an offset at or past ext_start is chunks, below
+ * it a pool allocation.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,6 +49,137 @@ struct uh_log_loc hd_log_loc(struct hd *hd, uint32_t slot, struct uh_log_hdr *lo
 	return l;
 }
 
+/* Pool bytes the logs of active sessions take: areas and extents below
+ * ext_start, libpmemobj's headers included. Bounded by the session table
+ * and each chain's budget. */
+static uint64_t pool_log_bytes_locked(struct hd *hd)
+{
+	const struct uh_session_ent *tab = hd_session_tab(hd);
+	uint64_t ext = hd_ext_start(hd->hdr), sum = 0;
+	for (uint32_t s = 1; s < hd->hdr->session_cap; s++) {	/* bounded by session_cap */
+		struct uh_log_hdr *log;
+		if (tab[s].state != UH_SESS_ACTIVE || !(log = hd_session_log_locked(hd, s)))
+			continue;
+		if (tab[s].log_off < ext)
+			sum += tab[s].log_size + HD_PMEMOBJ_ALLOC_HDR;
+		struct uh_log_loc l = hd_log_loc(hd, s, log);
+		uint64_t budget = hd->heap_size / UH_LOG_EXT_MIN;
+		for (uint64_t next = log->next; next && budget--;) {	/* bound: budget */
+			struct uh_log_ext *x = uh_log_ext_at(&l, next);
+			if (!x)
+				break;
+			if (next < ext)
+				sum += x->size + HD_PMEMOBJ_ALLOC_HDR;
+			next = x->next;
+		}
+	}
+	return sum;
+}
+
+/* A log may take pool memory: always in a heap that cannot grow (the pool
+ * is all there is); in one that may grow, while arenas and logs leave the
+ * pool HD_POOL_RESERVE_MORE (at most half of it) for class descriptors,
+ * which only the pool holds. */
+static int pool_takes_log(struct hd *hd, uint64_t bytes)
+{
+	const struct uh_hdr *h = hd->hdr;
+	if (!h->chunk_map_off)
+		return 1;
+	uint64_t keep = HD_POOL_RESERVE_MORE < h->heap_size / 2 ? HD_POOL_RESERVE_MORE :
+								  h->heap_size / 2;
+	uint64_t used = hd_pool_arena_bytes_locked(hd) + pool_log_bytes_locked(hd) + bytes;
+	return used <= h->heap_size - keep;
+}
+
+uint64_t hd_log_room_tx(struct hd *hd, uint64_t bytes, int zero)
+{
+	if (pool_takes_log(hd, bytes)) {
+		uint64_t flags = POBJ_XALLOC_NO_ABORT | (zero ? POBJ_XALLOC_ZERO : 0);
+		PMEMoid oid = pmemobj_tx_xalloc(bytes, HD_TYPE_LOG, flags);
+		if (!OID_IS_NULL(oid))
+			return oid.off;
+	}
+	if (!hd->hdr->chunk_map_off)
+		pmemobj_tx_abort(ENOMEM);	/* a heap that never grows; does not return */
+	/* Zeroed whatever zero says: a chunk must not expose what its last
+	 * owner left (FORMAT.md 6), and only new memory escapes that rule. */
+	return hd_chunks_alloc_tx(hd, bytes);	/* aborts with ENOMEM when none */
+}
+
+/* A log chain link (a u64 heapd alone writes) set to val inside the
+ * caller's transaction. In the pool, libpmemobj snapshots it; in the
+ * extension it cannot, so the transaction records the write in session
+ * slot's redo pair instead and hd_log_redo_locked makes it after the
+ * commit (FORMAT.md 7): a crash leaves the write either undone with the
+ * transaction or recorded and made at the next start. */
+static void link_set_tx(struct hd *hd, uint32_t slot, uint64_t *link, uint64_t val)
+{
+	uint64_t off = (uint64_t)((char *)link - hd->base);
+	if (!hd_in_ext(hd, off)) {
+		hd_tx_add(hd, link, sizeof(*link));
+		*link = val;
+		return;
+	}
+	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
+	hd_tx_add(hd, &e->redo_off, 2 * sizeof(uint64_t));
+	e->redo_off = off;
+	e->redo_val = val;
+}
+
+void hd_log_redo_locked(struct hd *hd, uint32_t slot)
+{
+	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
+	if (!e->redo_off)
+		return;
+	if (e->redo_off % 8 == 0 && hd_in_ext(hd, e->redo_off) &&
+	    hd_in_heap(hd, e->redo_off, sizeof(uint64_t))) {
+		uint64_t *link = (uint64_t *)(hd->base + e->redo_off);
+		__atomic_store_n(link, e->redo_val, __ATOMIC_RELEASE);
+		uh_persist_range(&hd->persist, link, sizeof(*link));
+	} else {
+		hd_log("warn", "log_redo_dropped", "session=%u off=%llu reason=outside_extension",
+		       slot, (unsigned long long)e->redo_off);
+	}
+	/* Made (or never to be made): the pair goes, as any write heapd
+	 * makes to the table, in a transaction. */
+	TX_BEGIN(hd->pop) {
+		hd_tx_add(hd, &e->redo_off, 2 * sizeof(uint64_t));
+		e->redo_off = 0;
+		e->redo_val = 0;
+	} TX_END
+}
+
+void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes)
+{
+	uint64_t chunk = hd_chunk_size(hd->hdr);
+	if (hd_in_ext(hd, off)) {
+		/* An extent's size lies in client-writable memory: one that
+		 * does not look like heapd's leaves its chunks taken (a leak,
+		 * logged) rather than free chunks it never had. */
+		if ((off - hd_ext_start(hd->hdr)) % chunk || bytes == 0 || bytes > HD_LOG_EXT_MAX ||
+		    !hd_in_heap(hd, off, bytes)) {
+			hd_log("warn", "log_room_leaked", "off=%llu bytes=%llu reason=bad_size",
+			       (unsigned long long)off, (unsigned long long)bytes);
+			return;
+		}
+		hd_chunks_mark_tx(hd, off, bytes, 0);
+	} else
+		pmemobj_tx_free(hd_oid(hd, hd->base + off));
+}
+
+void hd_log_room_init_tx(struct hd *hd, void *at, size_t len, void (*init)(void *, void *),
+			 void *arg)
+{
+	uint64_t off = (uint64_t)((char *)at - hd->base);
+	/* New memory needs no undo copy; libpmemobj flushes pool bytes at
+	 * commit, never extension bytes, which are persisted here. */
+	if (!hd_in_ext(hd, off))
+		hd_tx_xadd(hd, at, len, POBJ_XADD_NO_SNAPSHOT);
+	init(at, arg);
+	if (hd_in_ext(hd, off))
+		uh_persist_range(&hd->persist, at, len);
+}
+
 /* The u64 that links the log's last segment to a next one: the header's
  * next, or the last extent's. NULL when a link is damaged. */
 static uint64_t *chain_tail(struct hd *hd, const struct uh_log_loc *l)
@@ -57,63 +196,101 @@ static uint64_t *chain_tail(struct hd *hd, const struct uh_log_loc *l)
 	return link;
 }
 
+struct ext_init {
+	uint32_t session;
+	uint64_t size;
+};
+
+static void ext_init(void *at, void *arg)
+{
+	const struct ext_init *a = arg;
+	struct uh_log_ext *x = at;
+	memset(x, 0, sizeof(*x));
+	x->magic = UH_LOG_EXT_MAGIC;
+	x->session = a->session;
+	x->size = a->size;
+}
+
 /* Allocate an extent of size bytes and link it at *link, in one
- * transaction. Its offset, or 0 when the pool is full. */
-static uint64_t new_extent(struct hd *hd, uint32_t session, uint64_t size, uint64_t *link)
+ * transaction. Its offset; 0 when there is no room, *tx_errno saying
+ * why (ENOMEM: the pool and the extension are full). */
+static uint64_t new_extent(struct hd *hd, uint32_t session, uint64_t size, uint64_t *link,
+			   int *tx_errno)
 {
 	volatile uint64_t at = 0;
 	TX_BEGIN(hd->pop) {
-		/* Not zeroed: only [64, 64 + nbytes) is ever read. Aborts
-		 * the transaction when the pool is full. */
-		PMEMoid oid = pmemobj_tx_alloc(size, HD_TYPE_LOG);
-		struct uh_log_ext *x = (struct uh_log_ext *)(hd->base + oid.off);
-		hd_tx_xadd(hd, x, sizeof(*x), POBJ_XADD_NO_SNAPSHOT);
-		memset(x, 0, sizeof(*x));
-		x->magic = UH_LOG_EXT_MAGIC;
-		x->session = session;
-		x->size = size;
-		hd_tx_add(hd, link, sizeof(*link));
-		*link = oid.off;
-		at = oid.off;
+		/* Not zeroed in the pool: only [64, 64 + nbytes) is ever
+		 * read. Aborts the transaction when there is no room. */
+		uint64_t off = hd_log_room_tx(hd, size, 0);
+		struct ext_init a = { session, size };
+		hd_log_room_init_tx(hd, hd->base + off, sizeof(struct uh_log_ext), ext_init, &a);
+		link_set_tx(hd, session, link, off);
+		at = off;
 	} TX_ONABORT {
+		*tx_errno = pmemobj_tx_errno();
 		at = 0;
 	} TX_END
+	if (at && hd_session_tab(hd)[session].redo_off) {
+		hd_grow_crash_point(hd, "log_linked");
+		hd_log_redo_locked(hd, session);	/* the link lies in the extension */
+	}
 	return at;
+}
+
+/* The link a new extent of the session's log goes to, checked anew at
+ * each try (hd->mu is released while a GC cycle runs); NULL with err set
+ * when the session or its chain cannot take one. */
+static uint64_t *extent_link_locked(struct hd *hd, uint32_t session, int *rc, char *err,
+				    size_t errlen)
+{
+	struct uh_log_hdr *log;
+	uint64_t *link;
+	if ((*rc = hd_session_active_locked(hd, session, err, errlen)))
+		return NULL;
+	if (!(log = hd_session_log_locked(hd, session))) {
+		*rc = hd_err(err, errlen, UH_EINVAL, "session %u has no log (read-only)", session);
+		return NULL;
+	}
+	struct uh_log_loc l = hd_log_loc(hd, session, log);
+	if (!(link = chain_tail(hd, &l)))
+		*rc = hd_err(err, errlen, UH_EINVAL, "the log chain of session %u is damaged",
+			     session);
+	return link;
 }
 
 int hd_log_extent_lease(struct hd *hd, uint32_t session, uint64_t size, uint64_t *off,
 			uint64_t *got, char *err, size_t errlen)
 {
-	struct uh_log_hdr *log;
+	struct hd_space_try tried = { 0, 0, 0 };
 	uint64_t *link;
-	int rc;
+	int rc = 0, why = 0;
 
-	pthread_mutex_lock(&hd->mu);
-	if ((rc = hd_session_active_locked(hd, session, err, errlen)))
-		goto out;
-	if (size < UH_LOG_EXT_MIN || size > HD_LOG_EXT_MAX) {
-		rc = hd_err(err, errlen, UH_EINVAL, "log extent of %llu bytes: size must be "
-			    "%u .. %llu", (unsigned long long)size, UH_LOG_EXT_MIN,
-			    (unsigned long long)HD_LOG_EXT_MAX);
-		goto out;
-	}
-	if (!(log = hd_session_log_locked(hd, session))) {
-		rc = hd_err(err, errlen, UH_EINVAL, "session %u has no log (read-only)", session);
-		goto out;
-	}
-	struct uh_log_loc l = hd_log_loc(hd, session, log);
-	if (!(link = chain_tail(hd, &l))) {
-		rc = hd_err(err, errlen, UH_EINVAL, "the log chain of session %u is damaged",
-			    session);
-		goto out;
-	}
+	if (size < UH_LOG_EXT_MIN || size > HD_LOG_EXT_MAX)
+		return hd_err(err, errlen, UH_EINVAL, "log extent of %llu bytes: size must be "
+			      "%u .. %llu", (unsigned long long)size, UH_LOG_EXT_MIN,
+			      (unsigned long long)HD_LOG_EXT_MAX);
 	size = UH_ALIGN_UP(size, 64) - HD_PMEMOBJ_ALLOC_HDR;
-	if (!(*off = new_extent(hd, session, size, link))) {
-		char a[32], b[32], c[32];
-		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot lease a %s log extent "
-			    "(heap %s, %s in arenas)", hd_fmt_bytes(a, sizeof(a), size),
-			    hd_fmt_bytes(b, sizeof(b), hd->heap_size),
-			    hd_fmt_bytes(c, sizeof(c), hd_arena_bytes_locked(hd, NULL)));
+	pthread_mutex_lock(&hd->mu);
+	for (;;) {	/* bounded: make_room says yes a few times at most (arenas.c) */
+		int tx_errno = 0;
+		if (!(link = extent_link_locked(hd, session, &rc, err, errlen)))
+			goto out;
+		if ((*off = new_extent(hd, session, size, link, &tx_errno)))
+			break;
+		/* As for an arena: a GC cycle first, then a growth of a heap
+		 * that may grow (FORMAT.md 1.1). */
+		if (hd_make_room_locked(hd, session, tx_errno, size, &tried, &why, err, errlen))
+			continue;
+		if (why) {
+			rc = why;
+		} else {
+			char a[32], b[32], c[32];
+			rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot lease a %s log "
+				    "extent (heap %s, %s in arenas)",
+				    hd_fmt_bytes(a, sizeof(a), size),
+				    hd_fmt_bytes(b, sizeof(b), hd->heap_size),
+				    hd_fmt_bytes(c, sizeof(c), hd_arena_bytes_locked(hd, NULL)));
+		}
 		goto out;
 	}
 	*got = size;
@@ -136,11 +313,10 @@ void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log
 		if (!x)
 			break;
 		uint64_t after = x->next;
-		pmemobj_tx_free(hd_oid(hd, x));
+		hd_log_room_free_tx(hd, next, x->size);
 		next = after;
 	}
-	hd_tx_add(hd, &log->next, sizeof(log->next));
-	log->next = 0;
+	link_set_tx(hd, slot, &log->next, 0);
 }
 
 int hd_log_trim(struct hd *hd, uint32_t session, char *err, size_t errlen)
@@ -163,6 +339,10 @@ int hd_log_trim(struct hd *hd, uint32_t session, char *err, size_t errlen)
 		rc = hd_err(err, errlen, UH_EINTERNAL, "cannot free the log extents of session "
 			    "%u: %s", session, pmemobj_errormsg());
 	} TX_END
+	if (!rc && hd_session_tab(hd)[session].redo_off) {
+		hd_grow_crash_point(hd, "log_trimmed");
+		hd_log_redo_locked(hd, session);	/* next = 0 in the extension */
+	}
 	if (!rc)
 		hd->stats.log_trims++;
 out:

@@ -375,16 +375,20 @@ static void gc_state_idle(struct hd *hd)
  * format 5 is format 6 without a class-15 sorted-map leaf (the class
  * itself was added by upgrade_datatype_classes), format 6 is format 7
  * without an inline field in its class table, format 7 is format 8
- * without an arena of a size class version 8 added, and format 8 is
- * format 9 that has not grown past its pool, so the upgrade is one
+ * without an arena of a size class version 8 added, format 8 is format 9
+ * that has not grown past its pool, and format 9 is format 10 without a
+ * session log or log extent in the extension (a version 9 heapd places
+ * none there, and its session entries' redo pair is the zero it
+ * reserved), so the upgrade is one
  * transaction: the version and the checksum that covers it (FORMAT.md
  * 13), the generation seed of a version 1 heap, and the growth words (the
  * pool, no growth). A client of the
  * previous heapd still running maps the heap as its old version (without
  * generations, with a library that cannot read packed maps or packed
  * sorted-map leaves, that sums its logs by an older rule, that knows no
- * inline field, whose heapd would refuse the new size classes, or that
- * would not map what the heap grows by): the upgrade waits for it. */
+ * inline field, whose heapd would refuse the new size classes, that
+ * would not map what the heap grows by, or whose heapd would free a log
+ * in the extension as a pool allocation): the upgrade waits for it. */
 static int upgrade_format(struct hd *hd, char *err, size_t errlen)
 {
 	struct uh_hdr *h = hd->hdr;
@@ -674,7 +678,7 @@ static int check_header(struct hd *hd, uint64_t file_size, char *err, size_t err
 	if (memcmp(h->magic, UH_MAGIC, 8) != 0)
 		return hd_err(err, errlen, UH_EIO, "%s is not a uniheap heap: bad magic", hd->path);
 	int sum_ok = uh_fnv1a64(h, UH_HDR_CHECKSUM_LEN, UH_FNV_INIT) == h->hdr_checksum;
-	/* Versions 1 to 8 are read too: hd_open upgrades them after recovery. */
+	/* Versions 1 to 9 are read too: hd_open upgrades them after recovery. */
 	if (h->format_version < UH_FORMAT_VERSION_V1 || h->format_version > UH_FORMAT_VERSION)
 		/* A later format may checksum differently, so a mismatch
 		 * here cannot tell a newer heap from a corrupt one. */

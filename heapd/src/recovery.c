@@ -1,7 +1,8 @@
 /*
  * recovery.c -- what heapd does at start, before it accepts any client:
  *
- *  1. Session logs. Every ACTIVE session slot left by a previous run is
+ *  1. Session logs. Every ACTIVE session slot left by a previous run has
+ *     the log chain link its redo pair records made (logs.c), and is
  *     either a client still running (same pid and /proc start time: it
  *     outlived the old heapd and will re-attach) or a dead one, whose log
  *     is replayed (committed) or rolled back exactly as a detach does.
@@ -79,6 +80,9 @@ static int recover_sessions(struct hd *hd, int *alive, char *err, size_t errlen)
 		const struct uh_session_ent *e = &hd_session_tab(hd)[i];
 		if (e->state != UH_SESS_ACTIVE)
 			continue;
+		/* A chain link the previous heapd committed and may not have
+		 * written (FORMAT.md 7): made before anyone walks the chain. */
+		hd_log_redo_locked(hd, i);
 		if (hd_session_owner_alive(e)) {
 			inherit(hd, i, e);
 			*alive = 1;

@@ -105,6 +105,18 @@ static int64_t free_slot(struct hd *hd)
 	return -1;
 }
 
+struct log_init {
+	uint32_t slot;
+};
+
+static void log_init(void *at, void *arg)
+{
+	struct uh_log_hdr *lh = at;
+	lh->magic = UH_LOG_MAGIC;
+	lh->state = UH_LOG_IDLE;
+	lh->session = ((const struct log_init *)arg)->slot;
+}
+
 static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 		      struct hd_session_info *out)
 {
@@ -113,16 +125,14 @@ static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 	if (!readonly) {
 		/* Like an arena, the area plus libpmemobj's 16-byte allocation
 		 * header fills log_size exactly; the session entry (and so the
-		 * client) gets the area's real size. */
+		 * client) gets the area's real size. In the pool, or in the
+		 * extension when the pool is full (logs.c); aborts the
+		 * transaction when both are. */
 		log_size = hd->hdr->log_size - HD_PMEMOBJ_ALLOC_HDR;
-		/* Aborts the transaction when the pool is full. */
-		PMEMoid oid = pmemobj_tx_zalloc(log_size, HD_TYPE_LOG);
-		struct uh_log_hdr *lh = (struct uh_log_hdr *)(hd->base + oid.off);
-		hd_tx_xadd(hd, lh, sizeof(*lh), POBJ_XADD_NO_SNAPSHOT);
-		lh->magic = UH_LOG_MAGIC;
-		lh->state = UH_LOG_IDLE;
-		lh->session = slot;
-		log_off = oid.off;
+		log_off = hd_log_room_tx(hd, log_size, 1);
+		struct log_init a = { slot };
+		hd_log_room_init_tx(hd, hd->base + log_off, sizeof(struct uh_log_hdr), log_init,
+				    &a);
 	}
 	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
@@ -216,8 +226,8 @@ static void reattach_locked(struct hd *hd, uint32_t old, uint32_t now)
 	       (unsigned long long)r.locks_released);
 }
 
-/* The session entry and its log in one transaction; nonzero if it
- * aborted (no space for the log). */
+/* The session entry and its log in one transaction; the transaction's
+ * errno if it aborted (ENOMEM: no room for the log), else 0. */
 static int new_session_locked(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 			      struct hd_session_info *info)
 {
@@ -225,7 +235,7 @@ static int new_session_locked(struct hd *hd, uint32_t slot, uint32_t pid, int re
 	TX_BEGIN(hd->pop) {
 		attach_tx(hd, slot, pid, readonly, info);
 	} TX_ONABORT {
-		failed = 1;
+		failed = pmemobj_tx_errno() ? pmemobj_tx_errno() : ENOMEM;
 	} TX_END
 	return failed;
 }
@@ -236,10 +246,10 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 {
 	if (pid == 0)
 		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
-	int rc = 0;
+	int rc = 0, why = 0, tx_errno;
 	struct hd_space_try tried = { 0, 0, 0 };
 	pthread_mutex_lock(&hd->mu);
-again:	/* a GC cycle a few times at most, when the log finds no space */
+again:	/* a GC cycle a few times at most, or a growth, when the log finds no space */
 	hd_reap_inherited_locked(hd);
 	int64_t prev = previous_locked(hd, pid, prev_session, prev_token, err, errlen);
 	if (prev < 0) {
@@ -253,15 +263,18 @@ again:	/* a GC cycle a few times at most, when the log finds no space */
 		goto out;
 	}
 	struct hd_session_info info = { .token = new_token() };
-	if (new_session_locked(hd, (uint32_t)slot, pid, readonly, &info)) {
+	if ((tx_errno = new_session_locked(hd, (uint32_t)slot, pid, readonly, &info))) {
 		/* Like a lease (arenas.c): a GC cycle may free objects and give
 		 * emptied arenas back (FORMAT.md 6.3), hd->mu released while
-		 * it runs; the table may have changed meanwhile. */
-		if (hd_gc_for_space_locked(hd, 0, &tried))
+		 * it runs, so the table may have changed meanwhile; then a
+		 * heap that may grow grows (the log goes to the extension). */
+		if (hd_make_room_locked(hd, 0, tx_errno, hd->hdr->log_size, &tried, &why, err,
+					errlen))
 			goto again;
 		char a[32];
-		rc = hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s session log",
-			    hd_fmt_bytes(a, sizeof(a), hd->hdr->log_size));
+		rc = why ? why : hd_err(err, errlen, UH_ENOSPC, "heap full: cannot allocate a %s "
+					"session log", hd_fmt_bytes(a, sizeof(a),
+								     hd->hdr->log_size));
 		goto out;
 	}
 	*out = info;
@@ -371,7 +384,7 @@ static void release_tx(struct hd *hd, uint32_t slot, struct uh_session_ent *e,
 	if (log)
 		hd_log_extents_free_tx(hd, slot, log);
 	if (e->log_off && hd_in_heap(hd, e->log_off, e->log_size))
-		pmemobj_tx_free(hd_oid(hd, hd->base + e->log_off));
+		hd_log_room_free_tx(hd, e->log_off, e->log_size);
 	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
 }

@@ -102,6 +102,10 @@ const struct uh_log_hdr *uh_session_log(uh_heap *h, uint32_t s)
 	const struct uh_session_ent *e =
 		(const void *)(h->base + hd->session_tab_off) + (size_t)s * sizeof(*e);
 	uint64_t off = __atomic_load_n(&e->log_off, __ATOMIC_ACQUIRE);
+	/* A log in the extension (FORMAT.md 1.1), past what this handle has
+	 * mapped: the heap grew before its session attached. */
+	if (off > h->size - sizeof(struct uh_log_hdr))
+		uh_map_more(h);
 	if (off < UH_HDR_SIZE || off % 8 || off > h->size - sizeof(struct uh_log_hdr))
 		return NULL;
 	return (const void *)(h->base + off);

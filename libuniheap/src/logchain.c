@@ -89,6 +89,11 @@ static int lease(uh_heap *h, uint64_t need)
 		rc = UH_EINTERNAL;	/* unreachable: blocks are never re-attached */
 	if (rc)
 		return rc;
+	/* The extent may lie in chunks of a growth this handle has not mapped
+	 * (FORMAT.md 1.1): heapd grows the heap for a log as for an arena. */
+	if (off > h->size || got > h->size - off)
+		if ((rc = uh_map_more(h)) != 0)
+			return rc;
 	struct uh_log_loc l = { h->base, h->size, h->log, h->log_size, UH_FORMAT_VERSION };
 	if (got < need + sizeof(struct uh_log_ext) || !uh_log_ext_at(&l, off))
 		return uh_err_set(UH_EPROTO, "heapd leased a bad log extent at %llu",

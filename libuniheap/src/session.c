@@ -27,8 +27,14 @@ int uh_same_heap(const struct uh_mapping *m, const struct uhc_welcome *w)
 int uh_session_bind(uh_heap *h, const struct uhc_welcome *w)
 {
 	struct uh_log_hdr *log = NULL;
+	int rc;
 
 	if (!h->readonly) {
+		/* A log in the extension (FORMAT.md 1.1) may lie past what a
+		 * mapping shared with older sessions has mapped so far. */
+		if ((w->log_off > h->size || w->log_size > h->size - w->log_off) &&
+		    (rc = uh_map_more(h)) != 0)
+			return rc;
 		if (w->log_off < UH_HDR_SIZE || w->log_size < 4096 ||
 		    w->log_off > h->size - w->log_size)
 			return uh_err_set(UH_EPROTO, "heapd sent a log area outside the heap");

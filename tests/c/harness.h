@@ -212,6 +212,13 @@ long th_find_uh_header(const char *img, size_t len);
  * of its directory lies outside it. */
 int th_count_objects(const char *img, size_t len, uint64_t *valid, uint64_t *locked);
 
+/* The chunk map of a grown heap's image (heapd stopped; FORMAT.md 1.1)
+ * against what owns its chunks: a chunk's bit is set iff one arena of
+ * the directory, or one active session's log area or log extent, covers
+ * it, and no chunk is covered twice. 0 (with *log_chunks, the chunks of
+ * logs), or -1. */
+int th_check_chunks(const char *img, size_t len, uint64_t *log_chunks);
+
 /* Print "<suite>: N passed, N failed" on its own line.
  * @return 0 if none failed, else 1 (use as the exit code). */
 int th_summary(const char *suite);

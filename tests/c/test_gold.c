@@ -7,7 +7,7 @@
  *  2. each checked-in tests/gold/v<N>/basic.heap.gz, gunzipped to a temp
  *     dir and opened (not created) by today's heapd, checked by the same
  *     prog_gold_check: today's code still reads what every version wrote.
- *     heapd upgrades the v1 to v8 files to version 9 in place when it
+ *     heapd upgrades the v1 to v9 files to version 10 in place when it
  *     opens them (and adds the built-in classes and growth words they
  *     lack).
  *  3. maps: tests/gold/v2/maps.heap.gz holds hash maps and sorted maps
@@ -22,7 +22,7 @@
  *     exactly those two logs, the committed one's writes not in place yet.
  *     Then today's heapd must replay the one by its version's rules (its
  *     checksum: FNV-1a, the word sum), roll the other back and upgrade to
- *     9: prog_gold_pending --check finds exactly the committed state, also
+ *     10: prog_gold_pending --check finds exactly the committed state, also
  *     after a restart. The same on a heap today's code leaves that way.
  *
  * UH_GOLD_REGEN=1 writes the heap of step 1 over the checked-in file of
@@ -41,7 +41,7 @@
 
 #define GOLD_ARGS "--size 32M"
 
-#define GOLD_VERSION_NOW 9	/* what regenerate() writes */
+#define GOLD_VERSION_NOW 10	/* what regenerate() writes */
 
 /* tests/gold/v<version>/<set>.heap.gz next to this source file. */
 static void gold_path(char *buf, size_t len, int version, const char *set)
@@ -264,7 +264,7 @@ static void maps(void)
 /* What a heap file holds before any heapd recovered it, read from its
  * bytes (FORMAT.md 2.1, 7, 8.1, 8.2), so that the pending step cannot pass
  * on a file whose logs were already recovered. The fields read here sit
- * at the same offsets in versions 3 to 9. */
+ * at the same offsets in versions 3 to 10. */
 struct file_logs {
 	uint32_t version;
 	int committed, active, other;	/* logs of active sessions, by state */
@@ -275,7 +275,7 @@ struct file_logs {
 /* The log checksum as FORMAT.md 8.3 words it, written from the text and
  * not from libuniheap's code, so that the format's rule and the code that
  * writes logs are checked against each other: the word sum, the lane sum
- * (versions 5 to 9) and FNV-1a (version 3). */
+ * (versions 5 to 10) and FNV-1a (version 3). */
 #define SPEC_M 0x9e3779b97f4a7c15ull
 
 static uint64_t spec_word_sum(const unsigned char *p, uint64_t n, uint64_t h)

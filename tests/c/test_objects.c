@@ -44,10 +44,10 @@ static void test_info(const struct th_heapd *d, uh_heap *h)
 	uh_info in;
 
 	TH_CHECK(uh_version() && uh_version()[0]);
-	TH_CHECK_EQ(uh_format_version(), 9);
+	TH_CHECK_EQ(uh_format_version(), 10);
 	TH_CHECK_RC(uh_heap_info(h, &in));
 	TH_CHECK_EQ(in.durability, UH_DUR_MEMORY);
-	TH_CHECK_EQ(in.format_version, 9);
+	TH_CHECK_EQ(in.format_version, 10);
 	TH_CHECK_EQ(in.heap_size, 64ull << 20);
 	TH_CHECK_EQ(in.readonly, 0);
 	TH_CHECK(in.session >= 1);
