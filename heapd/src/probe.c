@@ -17,7 +17,11 @@
  *     the file is byte-identical afterwards) and runs, on each of the
  *     HD_NLANES lanes heapd uses (PMEMOBJ_NLANES, core.h), a transaction
  *     that snapshots a range of the root object and allocates a small
- *     object, then aborts. A thread's first transaction gets lane 8 * n
+ *     object, then aborts; the first of them also allocates an arena's
+ *     and a log's size (the heap header's), which libpmemobj takes from
+ *     whole chunks, not from a run: a damaged chunk header that
+ *     pmemobj_check let through crashes that allocation here, not heapd's
+ *     first arena lease or attach. A thread's first transaction gets lane 8 * n
  *     (mod the lane count) for the n-th thread, and the next free lane
  *     when that one is held; so HD_NLANES threads that each keep their
  *     transaction open until all are inside one hold every lane once.
@@ -64,6 +68,8 @@ struct lanes {
 	PMEMobjpool *pop;
 	PMEMoid root;
 	size_t snap;		/* bytes of the root to snapshot, 0: none */
+	size_t big[2];		/* an arena's and a log's bytes, 0: none */
+	int started;		/* threads that have begun (the first allocates big) */
 	pthread_mutex_t mu;
 	pthread_cond_t ready_cv;	/* on CLOCK_MONOTONIC */
 	pthread_cond_t release_cv;
@@ -80,10 +86,15 @@ static void *try_lane(void *arg)
 	struct lanes *l = arg;
 	int in_tx = pmemobj_tx_begin(l->pop, NULL, TX_PARAM_NONE) == 0;
 
+	int first = __atomic_fetch_add(&l->started, 1, __ATOMIC_RELAXED) == 0;
+
 	if (in_tx) {
 		if (l->snap)
 			pmemobj_tx_xadd_range(l->root, 0, l->snap, POBJ_XADD_NO_ABORT);
 		pmemobj_tx_xalloc(64, 0, POBJ_XALLOC_NO_ABORT);
+		for (int i = 0; first && i < 2; i++)	/* bound: two sizes */
+			if (l->big[i])
+				pmemobj_tx_xalloc(l->big[i], 0, POBJ_XALLOC_NO_ABORT);
 	}
 	pthread_mutex_lock(&l->mu);
 	l->ready++;
@@ -112,6 +123,15 @@ static void try_lanes(const char *path)
 	if (root_size) {
 		l.root = pmemobj_root(l.pop, root_size);
 		l.snap = root_size < 64 ? root_size : 64;
+	}
+	const struct uh_hdr *h = root_size >= sizeof(*h) ? pmemobj_direct(l.root) : NULL;
+	if (h && memcmp(h->magic, UH_MAGIC, 8) == 0) {
+		/* The sizes heapd allocates, as far as they are sane: the
+		 * header is checked properly after the open. */
+		uint64_t sizes[2] = { h->arena_size, h->log_size };
+		for (int i = 0; i < 2; i++)	/* bound: two sizes */
+			if (sizes[i] > HD_PMEMOBJ_ALLOC_HDR && sizes[i] <= (1u << 30))
+				l.big[i] = sizes[i] - HD_PMEMOBJ_ALLOC_HDR;
 	}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
