@@ -264,8 +264,9 @@ static uh_heap *crash_at_link(uh_heap *filler, int k)
 	return s;
 }
 
-static void grown_heap(void)
+static void grown_heap(const char *unused)
 {
+	(void)unused;
 	uh_heap *filler = NULL, *seq[SESSIONS] = { 0 };
 	struct at_once par[SESSIONS];
 	pthread_t t[SESSIONS];
@@ -360,26 +361,21 @@ static void full_heap(const char *words)
 	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
 }
 
+/* fn(arg) on a fresh heapd started with args, stopped and removed after. */
+static void on_heap(const char *args, void (*fn)(const char *), const char *arg)
+{
+	memset(&d, 0, sizeof(d));
+	if (th_heapd_start(&d, args) == 0)
+		fn(arg);
+	else
+		th_fail(__FILE__, __LINE__, "heapd %s did not start", args);
+	th_heapd_cleanup(&d);
+}
+
 int main(void)
 {
-	if (th_heapd_start(&d, "--size 16M --max-size 512M") == 0)
-		grown_heap();
-	else
-		th_fail(__FILE__, __LINE__, "heapd did not start");
-	th_heapd_cleanup(&d);
-
-	memset(&d, 0, sizeof(d));
-	if (th_heapd_start(&d, "--size 16M --max-size 16M") == 0)
-		full_heap("session log");
-	else
-		th_fail(__FILE__, __LINE__, "heapd did not start");
-	th_heapd_cleanup(&d);
-
-	memset(&d, 0, sizeof(d));
-	if (th_heapd_start(&d, "--size 16M --max-size 32M") == 0)
-		full_heap("maximum size");
-	else
-		th_fail(__FILE__, __LINE__, "heapd did not start");
-	th_heapd_cleanup(&d);
+	on_heap("--size 16M --max-size 512M", grown_heap, NULL);
+	on_heap("--size 16M --max-size 16M", full_heap, "session log");
+	on_heap("--size 16M --max-size 32M", full_heap, "maximum size");
 	return th_summary("test_grow_attach");
 }
