@@ -160,6 +160,13 @@ export class PMap<K extends KeyType = 'string', V extends StoredValue = StoredVa
    * (in the open block, else atomic and durable alone). false when key is
    * absent (nothing written). */
   setField(key: KeyIn<K>, field: string, value: string | Uint8Array): boolean;
+  /** Store a new record of class C under key, as set(key, new C(heap,
+   * values)) would, in one native call (allocation, field writes and put;
+   * in the open block, else atomic and durable alone). Every value must go
+   * to an inline field as it is (TypeError otherwise); freeOld also frees
+   * the object key held. */
+  putRecord(key: KeyIn<K>, C: PObjectClass, values: Record<string, string | Uint8Array>,
+    freeOld?: boolean): this;
   has(key: KeyIn<K>): boolean;
   set(key: KeyIn<K>, value: StorableValue): this;
   delete(key: KeyIn<K>): boolean;

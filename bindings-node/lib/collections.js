@@ -16,7 +16,7 @@ const {
   check, fromNative, toNative, conv, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES } = require('./fields');
-const { builtins } = require('./objects');
+const { builtins, inlineRecord } = require('./objects');
 const { closedError } = require('./errors');
 const { BytesView, kMake: kMakeView } = require('./views');
 const records = require('./records');
@@ -235,6 +235,29 @@ class PMap extends PCollection {
     records.checkFieldValue(field, value);
     return this[kH].s.mapSetField(this[kO], this[kG], this.constructor.sorted, kind, key,
       field, value);
+  }
+
+  /** Store a new record of class C (a declared PObject class) with the
+   * field values `values` under key, as set(key, new C(heap, values))
+   * would, without a proxy: the allocation, the field writes and the put
+   * are one native call, in the open block or atomic and durable on its
+   * own. Every value must go to an inline field as it is (a Uint8Array
+   * to 'bytes:N', a string to 'string:N'; fields not given are empty):
+   * TypeError otherwise, and for a field C does not have. With freeOld,
+   * the object key held is freed in the same step (only when nothing
+   * else refers to it). Returns this. */
+  putRecord(key, C, values, freeOld = false) {
+    const kind = keyKind(this);
+    const st = this[kH];
+    const r = inlineRecord(st, C, values, 'putRecord');
+    if (r === null) {
+      throw new TypeError('putRecord: every value must go to an inline field ' +
+        "('bytes:N' a Uint8Array, 'string:N' a string); use set(key, new C(heap, values))");
+    }
+    if (this.constructor.sorted) smapWrites++;
+    st.s.mapPutRecord(this[kO], this[kG], this.constructor.sorted, kind, key, r.cid, r.idx,
+      r.values, freeOld);
+    return this;
   }
 
   has(key) {

@@ -325,6 +325,25 @@ function inlineIndexes(L, keys, vals) {
   return idx;
 }
 
+/** What a new record of class C with field values vals takes in one
+ * native call (allocInline, mapPutRecord): its class id in st's heap,
+ * and its fields' indexes and values; null when a value does not go to
+ * an inline field as it is (then only a proxy can write it). TypeError
+ * for a class that cannot make objects or a field C does not have. */
+function inlineRecord(st, C, vals, what) {
+  const L = layoutOf(C);
+  if (L.generic) throw new TypeError(`${what}: ${L.name} is read through a generic proxy class`);
+  if (vals === null || typeof vals !== 'object') {
+    throw new TypeError(`${what}: values must be an object of fields`);
+  }
+  const keys = Object.keys(vals);
+  for (const k of keys) {
+    if (!L.byName.has(k)) throw new TypeError(`${L.name} has no field "${k}"`);
+  }
+  const idx = inlineIndexes(L, keys, vals);
+  return idx === null ? null : { cid: classIdIn(st, C), idx, values: keys.map((k) => vals[k]) };
+}
+
 function heapArgs(C, heap, values) {
   if (heap && heap[kState]) return [heap[kState], values];
   if (C[kHeap]) return [C[kHeap][kState], heap];
@@ -441,4 +460,5 @@ function defineClass(heap, st, nameOrClass, fields) {
 
 module.exports = {
   PObject, declared, builtins, layoutOf, classIdIn, proxyType, defineClass, fromNative,
+  inlineRecord,
 };

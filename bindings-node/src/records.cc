@@ -6,7 +6,9 @@
  * record). No proxy of the record is made and no JS value per field here:
  * payloads go to the bytes buffer, and lib/records.js decodes them with
  * the class's field offsets (the payload is laid out as FORMAT.md 3.2
- * says, the same in every language).
+ * says, the same in every language). And a new record stored under a key
+ * (uh_alloc, uh_set_inline of its fields, uh_smap_put / uh_map_put), in
+ * one step.
  *
  * Arguments: (off, gen) name the map, `sorted` picks the sorted-map call,
  * kind and key are the key as to_key() takes it.
@@ -198,6 +200,40 @@ Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
 	if (j == 0)
 		return env.Null();
 	return out;
+}
+
+/* mapPutRecord(off, gen, sorted, kind, key, classId, indexes, values,
+ * freeOld): a new record of class classId whose inline fields indexes[i]
+ * hold values[i] (as allocInline), stored under key; with freeOld, the
+ * record key held is freed (UH_FREE_OLD). One step: in the caller's block,
+ * else atomic and durable on its own. */
+Napi::Value Session::MapPutRecord(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	uh_off m, rec = 0;
+	Key k;
+
+	if (!open(env) || !map_and_key(info, 3, &m, &k))
+		return env.Undefined();
+	uint32_t cls = info[5].As<Napi::Number>().Uint32Value();
+	uint32_t flags = UH_FREE_OLD_VALUE | (info[8].ToBoolean() ? UH_FREE_OLD : 0);
+	Step st(h);
+	int rc = st.begin();
+	if (rc == 0)
+		rc = new_inline(env, h, cls, info[6], info[7], &rec);
+	if (rc == 0) {
+		uh_value v{};
+		v.type = UH_T_REF;
+		v.u.ref = rec;
+		rc = info[2].ToBoolean() ? uh_smap_put(h, m, &k.k, &v, flags)
+					 : uh_map_put(h, m, &k.k, &v, flags);
+	}
+	rc = st.end(rc);
+	if (env.IsExceptionPending())
+		return env.Undefined();
+	if (rc != 0)
+		return raise(env, st.failure(), "map put record");
+	return env.Undefined();
 }
 
 }  // namespace uhn

@@ -40,7 +40,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("seqSet", SeqSet), M("listInsert", ListInsert), M("listPop", ListPop),
 		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),
 		M("mapGetRecord", MapGetRecord), M("mapSetField", MapSetField),
-		M("rangeRecords", RangeRecords),
+		M("rangeRecords", RangeRecords), M("mapPutRecord", MapPutRecord),
 		M("token", Token), M("waitStart", WaitStart), M("waitCancel", WaitCancel),
 		M("waitSync", WaitSync),
 	});

@@ -2,8 +2,9 @@
 // Records through their map key, one native call each: map.getFields(key)
 // (the lookup and the copy of the whole record), map.setField(key, field,
 // value) (the lookup and the write of an inline field) and
-// sortedMap.rangeFields(from, to, { limit }); each must give what the
-// proxy path gives (get(key).$fields(), get(key)[field] = value).
+// sortedMap.rangeFields(from, to, { limit }), map.putRecord(key, C, values)
+// (a new record and the put); each must give what the proxy path gives
+// (get(key).$fields(), get(key)[field] = value, set(key, new C(values))).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const uniheap = require('..');
@@ -34,6 +35,36 @@ function fill(m, R, n) {
 }
 
 for (const M of [uniheap.PMap, uniheap.PSortedMap]) {
+  test(`${M.name}: putRecord(key, C, values) stores what set(key, new C(values)) would`, () => {
+    const R = heap.defineClass('t.records.R', REC);
+    const m = new M(heap);
+    assert.equal(m.putRecord('a', R, { blob: Buffer.from('xyz'), text: 'hé' }), m);
+    assert.deepEqual(m.get('a').$fields(), new R({ blob: Buffer.from('xyz'), text: 'hé' }).$fields());
+    assert.ok(m.get('a') instanceof R);
+    // replaced: without freeOld the old record lives on; with it, it is freed
+    const first = m.get('a');
+    m.putRecord('a', R, { blob: Buffer.from('2') });
+    assert.deepEqual(first.blob, Buffer.from('xyz'), 'still there: not freed');
+    const second = m.get('a');
+    m.putRecord('a', R, { blob: Buffer.from('3') }, true);
+    assert.throws(() => second.blob, uniheap.FreedObjectError);
+    assert.deepEqual(m.getFields('a').blob, Buffer.from('3'));
+    assert.equal(m.size, 1);
+    // in a block: part of it, gone when it rolls back
+    assert.throws(() => heap.atomic(() => {
+      m.putRecord('b', R, { text: 'in' });
+      assert.equal(m.getFields('b').text, 'in');
+      throw new Error('roll back');
+    }), /roll back/);
+    assert.equal(m.get('b'), undefined);
+    // values that no inline field takes as they are, and unknown fields
+    assert.throws(() => m.putRecord('c', R, { key: 5 }), TypeError);
+    assert.throws(() => m.putRecord('c', R, { blob: 'not bytes' }), TypeError);
+    assert.throws(() => m.putRecord('c', R, { nope: Buffer.from('x') }), /no field "nope"/);
+    assert.throws(() => m.putRecord('c', R, { blob: Buffer.alloc(11) }), uniheap.ValueRangeError);
+    assert.equal(m.get('c'), undefined, 'nothing stored by a refused call');
+  });
+
   test(`${M.name}: getFields(key) is get(key).$fields(), one native call`, () => {
     const R = heap.defineClass('t.records.R', REC);
     const m = new M(heap);

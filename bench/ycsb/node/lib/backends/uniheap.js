@@ -15,10 +15,12 @@
 // call too (t.setField(key, field, value): the lookup and the write,
 // atomic and durable on their own, re-run by libuniheap after a lost
 // conflict), several fields' in a block; a scan reads up to 32 records per
-// native call (t.rangeFields) in a block (one snapshot). Records as maps
-// read in a block. Inserts and deletes are blocks, which heap.atomic()
-// re-runs after a lost conflict. Each client thread (worker) has its own
-// session.
+// native call (t.rangeFields) in a block (one snapshot). An insert of a
+// ycsb.Record is one native call too (t.putRecord: the new record, its
+// fields and the put in one atomic step, the record it replaces freed),
+// redone in a block if it loses a conflict. Records as maps read in a
+// block. Other inserts and deletes are blocks, which heap.atomic() re-runs
+// after a lost conflict. Each client thread (worker) has its own session.
 
 const path = require('node:path');
 const { DB, DBError, STATUS } = require('../db');
@@ -55,6 +57,11 @@ class RecordSchema {
 
   create(values) {
     return new this.Record(values);
+  }
+
+  /** A new record under key, the one it replaces freed: one call. */
+  putKey(t, key, values) {
+    t.putRecord(key, this.Record, values, true);
   }
 
   /** The fields of key's record, or null when there is none: one call. */
@@ -203,6 +210,16 @@ class UniheapDB extends DB {
 
   insert(table, key, values) {
     const t = this.table(table);
+    if (this.records) {
+      try {
+        this.schema.putKey(t, key, values);	// atomic and durable alone
+        return STATUS.OK;
+      } catch (e) {
+        if (!(e instanceof this.uniheap.ConflictError)) throw e;
+      }
+      this.heap.atomic(() => this.schema.putKey(t, key, values));	// re-run until it commits
+      return STATUS.OK;
+    }
     return this.heap.atomic(() => {
       const old = t.get(key);
       t.set(key, this.schema.create(values));
