@@ -35,8 +35,12 @@ Napi::Value Session::Alloc(const Napi::CallbackInfo &info)
 	return ref_value(env, off, cls);
 }
 
-int new_inline(Napi::Env env, uh_heap *h, uint32_t cls, Napi::Value indexes, Napi::Value values,
-	       uh_off *off)
+/* A new object of class cls whose inline fields indexes[i] hold values[i]
+ * (strings or Uint8Arrays), inside the caller's step: 0, or a libuniheap
+ * code (UH_ETYPE with a TypeError pending for arguments of the wrong
+ * kind). */
+static int new_inline(Napi::Env env, uh_heap *h, uint32_t cls, Napi::Value indexes,
+		      Napi::Value values, uh_off *off)
 {
 	if (!indexes.IsArray() || !values.IsArray()) {
 		type_error(env, "allocInline: indexes and values must be arrays");

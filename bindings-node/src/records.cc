@@ -7,8 +7,7 @@
  * payloads go to the bytes buffer, and lib/records.js decodes them with
  * the class's field offsets (the payload is laid out as FORMAT.md 3.2
  * says, the same in every language). And a new record stored under a key
- * (uh_alloc, uh_set_inline of its fields, uh_smap_put / uh_map_put), in
- * one step.
+ * (uh_smap_put_record / uh_map_put_record).
  *
  * Arguments: (off, gen) name the map, `sorted` picks the sorted-map call,
  * kind and key are the key as to_key() takes it.
@@ -16,6 +15,8 @@
 #include "session.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace uhn {
 
@@ -204,35 +205,49 @@ Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
 
 /* mapPutRecord(off, gen, sorted, kind, key, classId, indexes, values,
  * freeOld): a new record of class classId whose inline fields indexes[i]
- * hold values[i] (as allocInline), stored under key; with freeOld, the
- * record key held is freed (UH_FREE_OLD). One step: in the caller's block,
- * else atomic and durable on its own. */
+ * hold values[i] (strings as UTF-8, or Uint8Arrays), stored under key, the
+ * record key held freed with freeOld (UH_FREE_OLD): one uh_map_put_record
+ * / uh_smap_put_record, in the caller's block, else atomic and durable on
+ * its own (re-run by libuniheap after a lost conflict). */
 Napi::Value Session::MapPutRecord(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
-	uh_off m, rec = 0;
+	uh_off m;
 	Key k;
 
 	if (!open(env) || !map_and_key(info, 3, &m, &k))
 		return env.Undefined();
+	if (!info[6].IsArray() || !info[7].IsArray())
+		return type_error(env, "putRecord: indexes and values must be arrays");
+	Napi::Array idx = info[6].As<Napi::Array>(), vals = info[7].As<Napi::Array>();
+	uint32_t n = idx.Length();
+	if (vals.Length() != n)
+		return type_error(env, "putRecord: as many values as indexes");
+	std::vector<uh_inline_value> iv(n);
+	std::vector<std::string> strs;
+	strs.reserve(n);	/* no reallocation: iv points into the strings */
+	for (uint32_t i = 0; i < n; i++) {	/* bound: the fields */
+		Napi::Value v = vals.Get(i);
+		iv[i].field = idx.Get(i).As<Napi::Number>().Uint32Value();
+		if (v.IsString()) {
+			strs.push_back(v.As<Napi::String>().Utf8Value());
+			iv[i].data = strs.back().data();
+			iv[i].len = (uint32_t)strs.back().size();
+		} else if (v.IsTypedArray() &&
+			   v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+			Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+			iv[i].data = a.Data();
+			iv[i].len = (uint32_t)a.ByteLength();
+		} else {
+			return type_error(env, "putRecord: a value is neither a string nor a Uint8Array");
+		}
+	}
 	uint32_t cls = info[5].As<Napi::Number>().Uint32Value();
 	uint32_t flags = UH_FREE_OLD_VALUE | (info[8].ToBoolean() ? UH_FREE_OLD : 0);
-	Step st(h);
-	int rc = st.begin();
-	if (rc == 0)
-		rc = new_inline(env, h, cls, info[6], info[7], &rec);
-	if (rc == 0) {
-		uh_value v{};
-		v.type = UH_T_REF;
-		v.u.ref = rec;
-		rc = info[2].ToBoolean() ? uh_smap_put(h, m, &k.k, &v, flags)
-					 : uh_map_put(h, m, &k.k, &v, flags);
-	}
-	rc = st.end(rc);
-	if (env.IsExceptionPending())
-		return env.Undefined();
+	int rc = info[2].ToBoolean() ? uh_smap_put_record(h, m, &k.k, cls, iv.data(), n, flags)
+				     : uh_map_put_record(h, m, &k.k, cls, iv.data(), n, flags);
 	if (rc != 0)
-		return raise(env, st.failure(), "map put record");
+		return raise(env, rc, "map put record");
 	return env.Undefined();
 }
 

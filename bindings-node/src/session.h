@@ -20,13 +20,6 @@ namespace uhn {
 
 class WaitPool;
 
-/* fields.cc: a new object of class cls whose inline fields indexes[i]
- * hold values[i] (strings or Uint8Arrays), inside the caller's step: 0,
- * or a libuniheap code (UH_ETYPE with a TypeError pending for arguments
- * of the wrong kind). allocInline's and mapPutRecord's. */
-int new_inline(Napi::Env env, uh_heap *h, uint32_t cls, Napi::Value indexes, Napi::Value values,
-	       uh_off *off);
-
 class Session : public Napi::ObjectWrap<Session> {
 public:
 	static Napi::Function Define(Napi::Env env);

@@ -872,6 +872,28 @@ int uh_map_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
 		      const void *data, size_t len);
 int uh_smap_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
 		       const void *data, size_t len);
+/** One inline field's value of a new record (uh_map_put_record): field
+ * index, bytes (a string field's UTF-8). */
+typedef struct uh_inline_value {
+	uint32_t field;		/**< index of an inline field of the class */
+	uint32_t len;		/**< bytes at data, at most the field's capacity */
+	const void *data;
+} uh_inline_value;
+/**
+ * Store a new record of class class_id under key k of hash map
+ * (uh_map_put_record) or sorted map (uh_smap_put_record) m: the object
+ * allocated, its inline fields vals[0..n) written (the others zero: empty
+ * values), and the put with flags (UH_FREE_OLD frees the record the key
+ * held), in the caller's block, else in one implicit block (durable on
+ * return, re-run after a lost conflict). What a binding's "insert this
+ * record" is, without a crossing per field.
+ * @return 0; as uh_alloc, uh_set_inline (UH_ETYPE: a field not inline,
+ *         UH_ERANGE: past its capacity) and uh_map_put / uh_smap_put.
+ */
+int uh_map_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
+		      const uh_inline_value *vals, uint32_t n, uint32_t flags);
+int uh_smap_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
+		       const uh_inline_value *vals, uint32_t n, uint32_t flags);
 #define UH_SCAN_REVERSE 0x1u	/**< descending order */
 /** Start a scan at the first key >= from (descending: <= from); from NULL
  * starts at the smallest (descending: largest) key. */

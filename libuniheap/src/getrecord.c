@@ -3,7 +3,9 @@
  * call (uh_map_get_record, uh_smap_get_record): what a binding's "read the
  * record stored under this key" is, without a crossing per step; and the
  * write of one inline field of that record (uh_map_set_inline,
- * uh_smap_set_inline), the lookup and the write in one block.
+ * uh_smap_set_inline), the lookup and the write in one block; and a new
+ * record stored under a key (uh_map_put_record, uh_smap_put_record): the
+ * allocation, its inline fields and the put in one block.
  *
  * The lookup and the copy are two reads. References carry their object's
  * generation, so a record freed (and its slot reused) between them fails
@@ -103,4 +105,50 @@ int uh_smap_set_inline(uh_heap *h, uh_off m, const uh_key *k, const char *field,
 		       const void *data, size_t len)
 {
 	return set_field(h, m, 1, k, field, data, len);
+}
+
+struct put_record_op {
+	uh_off m;
+	int sorted;
+	const uh_key *k;
+	uint32_t class_id;
+	const uh_inline_value *vals;
+	uint32_t n;
+	uint32_t flags;
+};
+
+static int put_record_body(uh_heap *h, void *arg)
+{
+	const struct put_record_op *p = arg;
+	uh_off obj = 0;
+	int rc = uh_alloc(h, p->class_id, &obj);
+
+	for (uint32_t i = 0; rc == 0 && i < p->n; i++)	/* bound: n fields */
+		rc = uh_set_inline(h, obj, p->vals[i].field, p->vals[i].data, p->vals[i].len);
+	if (rc)
+		return rc;
+	uh_value v = { .type = UH_T_REF, .u.ref = obj };
+	return p->sorted ? uh_smap_put(h, p->m, p->k, &v, p->flags)
+			 : uh_map_put(h, p->m, p->k, &v, p->flags);
+}
+
+static int put_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, uint32_t class_id,
+		      const uh_inline_value *vals, uint32_t n, uint32_t flags)
+{
+	if (!k || (!vals && n))
+		return uh_err_set(UH_EINVAL, "put_record: NULL argument");
+	struct put_record_op p = { m, sorted, k, class_id, vals, n, flags };
+	return uh_in_implicit_block(h, put_record_body, &p);
+}
+
+int uh_map_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
+		      const uh_inline_value *vals, uint32_t n, uint32_t flags)
+{
+	return put_record(h, m, 0, k, class_id, vals, n, flags);
+}
+
+int uh_smap_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
+		       const uh_inline_value *vals, uint32_t n, uint32_t flags)
+{
+	return put_record(h, m, 1, k, class_id, vals, n, flags);
 }

@@ -254,6 +254,50 @@ static void check_get_record(uh_heap *h, uh_off m, int sorted, uint32_t cls, uh_
 	TH_CHECK_RC(uh_abort(h));
 }
 
+/* uh_map_put_record / uh_smap_put_record: a new record under a key, its
+ * inline fields set, in one call; UH_FREE_OLD frees the one replaced. */
+static void check_put_record(uh_heap *h, uh_off m, int sorted, uint32_t cls)
+{
+	uh_key k = { UH_KEY_STRING, 0, "put", 3, 0 };
+	uh_inline_value vals[2] = { { 1, 3, "abc" }, { 3, 2, "hi" } };
+	int (*put)(uh_heap *, uh_off, const uh_key *, uint32_t, const uh_inline_value *, uint32_t,
+		   uint32_t) = sorted ? uh_smap_put_record : uh_map_put_record;
+	uh_value v;
+	int64_t i = -1;
+
+	TH_CHECK_RC(put(h, m, &k, cls, vals, 2, 0));
+	TH_CHECK_RC(sorted ? uh_smap_get(h, m, &k, &v) : uh_map_get(h, m, &k, &v));
+	TH_CHECK_EQ(v.type, UH_T_REF);
+	uh_off first = v.u.ref;
+	check_value(h, first, 1, "abc");
+	check_value(h, first, 3, "hi");
+	TH_CHECK_RC(uh_get_i64(h, first, 0, &i));
+	TH_CHECK_EQ(i, 0);	/* a field not given is zero */
+	/* replaced: without UH_FREE_OLD the old record lives on; with it, freed */
+	vals[0] = (uh_inline_value){ 1, 1, "2" };
+	TH_CHECK_RC(put(h, m, &k, cls, vals, 1, 0));
+	check_value(h, first, 1, "abc");
+	TH_CHECK_RC(sorted ? uh_smap_get(h, m, &k, &v) : uh_map_get(h, m, &k, &v));
+	uh_off second = v.u.ref;
+	vals[0] = (uh_inline_value){ 1, 1, "3" };
+	TH_CHECK_RC(put(h, m, &k, cls, vals, 1, UH_FREE_OLD));
+	TH_CHECK_ERR(uh_get_i64(h, second, 0, &i), UH_EFREED);
+	TH_CHECK_RC(uh_free(h, first));
+	/* refused: past a capacity, a field not inline; nothing stored */
+	uh_key k2 = { UH_KEY_STRING, 0, "bad", 3, 0 };
+	vals[0] = (uh_inline_value){ 1, 11, "01234567890" };
+	TH_CHECK_ERR(put(h, m, &k2, cls, vals, 1, 0), UH_ERANGE);
+	vals[0] = (uh_inline_value){ 0, 1, "x" };
+	TH_CHECK_ERR(put(h, m, &k2, cls, vals, 1, 0), UH_ETYPE);
+	TH_CHECK_ERR(sorted ? uh_smap_get(h, m, &k2, &v) : uh_map_get(h, m, &k2, &v), UH_ENOTFOUND);
+	TH_CHECK_ERR(put(h, m, &k2, cls, NULL, 1, 0), UH_EINVAL);
+	/* in a block: rolled back with it */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(put(h, m, &k2, cls, vals, 0, 0));
+	TH_CHECK_RC(uh_abort(h));
+	TH_CHECK_ERR(sorted ? uh_smap_get(h, m, &k2, &v) : uh_map_get(h, m, &k2, &v), UH_ENOTFOUND);
+}
+
 static void test_get_record(uh_heap *h, uint32_t cls, uh_off o)
 {
 	uh_off m = 0, sm = 0;
@@ -261,9 +305,11 @@ static void test_get_record(uh_heap *h, uint32_t cls, uh_off o)
 	TH_CHECK_RC(uh_map_new(h, UH_KEY_STRING, &m));
 	TH_CHECK_RC(uh_root_set(h, "inline.map", m));
 	check_get_record(h, m, 0, cls, o);
+	check_put_record(h, m, 0, cls);
 	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &sm));
 	TH_CHECK_RC(uh_root_set(h, "inline.smap", sm));
 	check_get_record(h, sm, 1, cls, o);
+	check_put_record(h, sm, 1, cls);
 }
 
 int main(void)
