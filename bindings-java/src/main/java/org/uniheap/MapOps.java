@@ -23,6 +23,7 @@ final class MapOps {
     /** get()'s answer for an absent key (null is a stored value). */
     static final Object MISSING = new Object();
     private static final int FREE_OLD_VALUE = 2;   // UH_FREE_OLD_VALUE
+    private static final int FREE_OLD = 1;         // UH_FREE_OLD
 
     static int keyKind(Heap heap, long ref, boolean sorted) {
         return (int) DataTypes.query(heap, ref, sorted ? Native.SMAP_KEY_KIND : Native.MAP_KEY_KIND, "map");
@@ -177,6 +178,63 @@ final class MapOps {
             return true;
         } catch (Throwable t) {
             throw Errors.rethrow(t);
+        } finally {
+            heap.release(b, s);
+        }
+    }
+
+    /**
+     * A new record of class t under key, its inline fields named in values
+     * set (a byte[], Bytes, or a String as its UTF-8): one
+     * uh_map_put_record / uh_smap_put_record, the allocation, the writes
+     * and the put in the calling thread's block or in one of their own;
+     * freeOld frees the object the key held (UH_FREE_OLD).
+     */
+    static void putRecord(Heap heap, long ref, boolean sorted, int kind, Object key, ProxyType t,
+                          Map<String, ?> values, boolean freeOld) {
+        int n = values.size();
+        int[] idx = new int[n];
+        byte[][] data = new byte[n][];
+        long bytes = 16L * n;
+        int i = 0;
+        for (Map.Entry<String, ?> e : values.entrySet()) {   // bound: the values
+            idx[i] = t.fieldIndex(e.getKey());
+            int type = t.types[idx[i]];
+            Object v = e.getValue();
+            data[i] = type == FieldType.INLINE_BYTES.code() && v instanceof byte[] b ? b
+                    : type == FieldType.INLINE_BYTES.code() && v instanceof Bytes by ? by.raw()
+                    : type == FieldType.INLINE_STRING.code() && v instanceof String str
+                            ? str.getBytes(StandardCharsets.UTF_8) : null;
+            if (data[i] == null)
+                throw new TypeMismatchException(Errors.ETYPE, "putRecord: field " + e.getKey() + " of "
+                        + t.name + " is not an inline field of the value's type (byte[] or Bytes for "
+                        + "@Inline bytes, String for @Inline String), given "
+                        + (v == null ? "null" : v.getClass().getName()));
+            bytes += (data[i].length + 7) & ~7L;
+            i++;
+        }
+        BlockState b = heap.current();
+        Session s = heap.acquire(b);
+        try (Arena a = bytes > Session.DATA_CAP ? Arena.ofConfined() : null) {
+            s.wrote = true;
+            Keys.put(s, kind, key);
+            MemorySegment seg = a != null ? a.allocate(bytes, 16) : s.scratch.asSlice(Session.DATA, bytes);
+            long vals = seg.address(), at = 16L * n;
+            for (int k = 0; k < n; k++) {   // uh_inline_value {u32 field, u32 len, ptr data}, then the bytes
+                seg.set(JAVA_INT, 16L * k, idx[k]);
+                seg.set(JAVA_INT, 16L * k + 4, data[k].length);
+                seg.set(JAVA_LONG, 16L * k + 8, vals + at);
+                MemorySegment.copy(data[k], 0, seg, JAVA_BYTE, at, data[k].length);
+                at += (data[k].length + 7) & ~7L;
+            }
+            int flags = FREE_OLD_VALUE | (freeOld ? FREE_OLD : 0);
+            int rc = sorted
+                    ? (int) Native.SMAP_PUT_RECORD.invokeExact(s.h, ref, s.at + Session.KEY, t.classId, vals, n, flags)
+                    : (int) Native.MAP_PUT_RECORD.invokeExact(s.h, ref, s.at + Session.KEY, t.classId, vals, n, flags);
+            if (rc != 0)
+                throw Errors.of(rc, "put a new " + t.name + " under a map key");
+        } catch (Throwable e) {
+            throw Errors.rethrow(e);
         } finally {
             heap.release(b, s);
         }

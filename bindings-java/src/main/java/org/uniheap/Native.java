@@ -220,6 +220,7 @@ final class Native {
     static final MethodHandle MAP_GET = fn("uh_map_get", false, I, P, J, P, P);
     static final MethodHandle MAP_GET_RECORD = fn("uh_map_get_record", false, I, P, J, P, P, J, P, P);
     static final MethodHandle MAP_SET_INLINE = fn("uh_map_set_inline", false, I, P, J, P, P, P, J);
+    static final MethodHandle MAP_PUT_RECORD = fn("uh_map_put_record", false, I, P, J, P, I, P, I, I);
     static final MethodHandle MAP_PUT = fn("uh_map_put", false, I, P, J, P, P, I);
     static final MethodHandle MAP_REMOVE = fn("uh_map_remove", false, I, P, J, P, P, I);
     static final MethodHandle MAP_NEXT = fn("uh_map_next", false, I, P, J, P, P, P);
@@ -231,6 +232,7 @@ final class Native {
     static final MethodHandle SMAP_GET = fn("uh_smap_get", false, I, P, J, P, P);
     static final MethodHandle SMAP_GET_RECORD = fn("uh_smap_get_record", false, I, P, J, P, P, J, P, P);
     static final MethodHandle SMAP_SET_INLINE = fn("uh_smap_set_inline", false, I, P, J, P, P, P, J);
+    static final MethodHandle SMAP_PUT_RECORD = fn("uh_smap_put_record", false, I, P, J, P, I, P, I, I);
     static final MethodHandle SMAP_PUT = fn("uh_smap_put", false, I, P, J, P, P, I);
     static final MethodHandle SMAP_REMOVE = fn("uh_smap_remove", false, I, P, J, P, P, I);
     static final MethodHandle SMAP_SCAN = fn("uh_smap_scan", false, I, P, J, P, I, P);

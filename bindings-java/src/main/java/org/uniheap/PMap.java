@@ -137,6 +137,28 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
         return MapOps.setInline(heap, ref, false, kind(), key, field, value);
     }
 
+    /**
+     * Store a new record of class {@code type} under key, as {@code
+     * put(key, heap.create(type))} followed by a {@code setField} of each
+     * value would, without making a proxy: the allocation, the field writes
+     * and the put are one libuniheap call, in the calling thread's block or
+     * atomic and durable on their own. Fields not given are empty.
+     * @param values field name to value, each of an {@link Inline} field: a
+     *        byte[] or {@link Bytes} for inline bytes, a String for an inline
+     *        string
+     * @param freeOld also free the object key held (only when nothing else
+     *        refers to it)
+     * @throws TypeMismatchException if a field is not inline or its value
+     *         not of its type
+     * @throws ValueRangeException if a value is longer than its field's capacity
+     * @throws NotFoundException if the class has no such field
+     */
+    public void putRecord(K key, Class<? extends PObject> type, Map<String, ?> values,
+                          boolean freeOld) {
+        MapOps.putRecord(heap, ref, false, kind(), key, heap.classes.declared(Declared.of(type)),
+                values, freeOld);
+    }
+
     @Override
     public boolean containsKey(Object key) {
         return MapOps.get(heap, ref, false, kind(), key) != MapOps.MISSING;

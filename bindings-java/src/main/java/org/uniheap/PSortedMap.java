@@ -1,5 +1,6 @@
 package org.uniheap;
 
+import java.util.Map;
 
 /**
  * A persistent sorted map (a B+-tree), as a {@link java.util.NavigableMap}:
@@ -138,6 +139,29 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
     public boolean setField(Object key, String field, Object value) {
         checkKeyType(key);
         return MapOps.setInline(heap, ref, true, kind(), key, field, value);
+    }
+
+    /**
+     * Store a new record of class {@code type} under key, as {@code
+     * put(key, heap.create(type))} followed by a {@code setField} of each
+     * value would, without making a proxy: the allocation, the field writes
+     * and the put are one libuniheap call, in the calling thread's block or
+     * atomic and durable on their own. Fields not given are empty.
+     * @param values field name to value, each of an {@link Inline} field: a
+     *        byte[] or {@link Bytes} for inline bytes, a String for an inline
+     *        string
+     * @param freeOld also free the object key held (only when nothing else
+     *        refers to it)
+     * @throws TypeMismatchException if a field is not inline or its value
+     *         not of its type
+     * @throws ValueRangeException if a value is longer than its field's capacity
+     * @throws NotFoundException if the class has no such field
+     */
+    public void putRecord(K key, Class<? extends PObject> type, Map<String, ?> values,
+                          boolean freeOld) {
+        checkKeyType(key);
+        MapOps.putRecord(heap, ref, true, kind(), key, heap.classes.declared(Declared.of(type)),
+                values, freeOld);
     }
 
     boolean containsRaw(Object key) {

@@ -3,19 +3,23 @@ package org.uniheap.test;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.uniheap.PMap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.FreedObjectException;
 import org.uniheap.InvalidValueException;
+import org.uniheap.NotFoundException;
 import org.uniheap.TypeMismatchException;
 import org.uniheap.ValueRangeException;
 
 /** PMap.fieldValues(key) and PSortedMap.fieldValues(key): the fields of the
  * record stored under a key in one call, as get(key).fieldValues(); and
  * setField(key, field, value), an inline field of that record written in
- * one call. */
+ * one call; and putRecord(key, type, values, freeOld), a new record stored
+ * in one call. */
 class MapFieldValuesTest extends HeapTest {
     private static void assertSameValues(Object[] want, Object[] got) {
         assertNotNull(got);
@@ -133,6 +137,44 @@ class MapFieldValuesTest extends HeapTest {
         PMap<Long, PObject> h = heap.newMap(Long.class);
         h.put(1L, r);
         assertTrue(h.setField(1L, "blob", "hash".getBytes()));
+        assertArrayEquals("hash".getBytes(), (byte[]) h.fieldValues(1L)[1]);
+    }
+
+    @Test
+    void putRecordStoresANewRecordInOneCall() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        m.putRecord("k", InlineRec.class, Map.of("blob", "abc".getBytes(), "text", "hé"), false);
+        InlineRec r = m.get("k").as(InlineRec.class);
+        assertArrayEquals("abc".getBytes(), r.blob());
+        assertEquals("hé", r.text());
+        assertEquals(0L, r.key());                 // not given: zero
+        // replaced: the old record lives on, unless freeOld
+        m.putRecord("k", InlineRec.class, Map.of("blob", "2".getBytes()), false);
+        assertArrayEquals("abc".getBytes(), r.blob());
+        InlineRec second = m.get("k").as(InlineRec.class);
+        m.putRecord("k", InlineRec.class, Map.of("blob", "3".getBytes()), true);
+        assertThrows(FreedObjectException.class, second::blob);
+        assertArrayEquals("3".getBytes(), (byte[]) m.fieldValues("k")[1]);
+        heap.free(r);
+        // refused, nothing stored
+        assertThrows(ValueRangeException.class,
+                () -> m.putRecord("x", InlineRec.class, Map.of("blob", new byte[11]), false));
+        assertThrows(TypeMismatchException.class,
+                () -> m.putRecord("x", InlineRec.class, Map.of("key", 5L), false));
+        assertThrows(TypeMismatchException.class,
+                () -> m.putRecord("x", InlineRec.class, Map.of("text", new byte[1]), false));
+        assertThrows(NotFoundException.class,
+                () -> m.putRecord("x", InlineRec.class, Map.of("nope", new byte[1]), false));
+        assertNull(m.get("x"));
+        // in a block: rolled back with it
+        assertThrows(IllegalStateException.class, () -> heap.atomic(() -> {
+            m.putRecord("y", InlineRec.class, Map.of("text", "in"), false);
+            assertEquals("in", m.fieldValues("y")[3]);
+            throw new IllegalStateException("roll back");
+        }));
+        assertNull(m.get("y"));
+        PMap<Long, PObject> h = heap.newMap(Long.class);
+        h.putRecord(1L, InlineRec.class, Map.of("blob", "hash".getBytes()), true);
         assertArrayEquals("hash".getBytes(), (byte[]) h.fieldValues(1L)[1]);
     }
 }

@@ -44,9 +44,11 @@ import site.ycsb.Status;
  * Reads of PMap records and scans run in a block (one snapshot of a record); an update of one field is
  * a single field write (atomic and durable on its own, for a Record one
  * call, {@code PSortedMap.setField(key, field, value)}; redone as a block
- * if it loses a conflict with another client); inserts, multi-field updates
- * and deletes are blocks, re-run by {@code heap.atomic} after a lost
- * conflict.
+ * if it loses a conflict with another client); an insert of a Record is
+ * one call too, {@code PSortedMap.putRecord(key, Record.class, values, true)}
+ * (the new record, its fields, the put and the free of the record it
+ * replaces); other inserts, multi-field updates and deletes are blocks,
+ * re-run by {@code heap.atomic} after a lost conflict.
  */
 public final class UniheapDB extends DB {
   private static final String ROOT_PREFIX = "ycsb.";
@@ -265,6 +267,18 @@ public final class UniheapDB extends DB {
     // A ByteIterator can be read once: the bytes are taken before the block,
     // which re-runs after a lost conflict.
     Map<String, byte[]> values = RecordCodec.toBytes(fields);
+    if (records) {
+      try {               // the new record, its fields and the put: one libuniheap call
+        t.putRecord(key, Record.class, values, true);
+        return Status.OK;
+      } catch (ConflictException e) {
+        // lost to another client under each of libuniheap's tries: as a block, retried
+      }
+      return heap.atomic(() -> {
+        t.putRecord(key, Record.class, values, true);
+        return Status.OK;
+      });
+    }
     return heap.atomic(() -> {
       PObject old = t.put(key, create(values));
       if (old != null) {
