@@ -421,7 +421,8 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 
 /* A growth on demand (FORMAT.md 1.1): double the heap, by at most
  * HD_GROW_STEP_MAX but at least by what the lease needs and a chunk, up
- * to max_size. 0, or the error of a heap at its maximum size or of a full
+ * to max_size; when the file system has no room for that, by what the
+ * lease needs and a chunk only. 0, or the error of a heap at its maximum size or of a full
  * file system (err says which). */
 static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 {
@@ -436,7 +437,13 @@ static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 	if (step < need + hd_chunk_size(hd->hdr))
 		step = need + hd_chunk_size(hd->hdr);
 	uint64_t want = max - cur < step ? max : cur + step;
+	uint64_t least = need + hd_chunk_size(hd->hdr);
+	least = max - cur < least ? max : cur + least;
 	int rc = hd_grow_locked(hd, want, err, errlen);
+	/* A file system with no room for the doubling may still have room
+	 * for what this lease needs: the heap fills it before HeapFull. */
+	if (rc == UH_ENOSPC && least < want)
+		rc = hd_grow_locked(hd, least, err, errlen);
 	if (!rc)	/* the fill trigger measures the grown heap (collector.c) */
 		__atomic_store_n(&hd->gc_arena_cap, 0, __ATOMIC_RELAXED);
 	return rc;

@@ -7,12 +7,13 @@
  * Invariants: hd->heap_size is the header's cur_size, and heapd's view
  * maps [0, heap_size); the file is never shorter than cur_size, and a
  * longer file is the trace of a growth that did not publish (hd_open
- * trims it). Test hook: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills heapd
- * after each step. Caller holds hd->mu: every lease takes it, so no arena is
+ * trims it). Test hooks: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills heapd
+ * after each step; UNIHEAP_GROW_FS_ROOM (fallocate_file). Caller holds hd->mu: every lease takes it, so no arena is
  * placed while the size moves.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -29,6 +30,18 @@ static uint64_t grow_target(const struct uh_hdr *h, uint64_t want)
 	return t < max ? t : max;
 }
 
+/* posix_fallocate of [from, to). Test hook: UNIHEAP_GROW_FS_ROOM=BYTES
+ * gives the heap file a file system with room for BYTES of it only: a
+ * growth past that fails as posix_fallocate does on a full file system
+ * (ENOSPC), so a test meets that HeapFull without filling a real one. */
+static int fallocate_file(int fd, uint64_t from, uint64_t to)
+{
+	const char *room = getenv("UNIHEAP_GROW_FS_ROOM");
+	if (room && to > strtoull(room, NULL, 10))
+		return ENOSPC;
+	return posix_fallocate(fd, (off_t)from, (off_t)(to - from));
+}
+
 /* Steps 1-3 of FORMAT.md 1.1: the blocks exist, the length is durable,
  * heapd's view covers them. The mapping starts at the page that holds
  * the old end (a pool's size need not be a page multiple) and replaces
@@ -39,7 +52,7 @@ static int extend_file(struct hd *hd, uint64_t from, uint64_t to, char *err, siz
 	int fd = open(hd->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return hd_err(err, errlen, UH_EIO, "cannot open %s: %s", hd->path, strerror(errno));
-	int e = posix_fallocate(fd, (off_t)from, (off_t)(to - from));
+	int e = fallocate_file(fd, from, to);
 	if (e) {
 		close(fd);
 		if (e == ENOSPC || e == EDQUOT)

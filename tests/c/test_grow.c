@@ -17,7 +17,7 @@
  * a restart, and heapctl check finds the heap sound; the space of dropped
  * blocks is reused. And growth on demand: a writer fills a 16M heap that
  * may grow to 64M with no heapctl grow, and meets HeapFull naming the
- * limit only at 64M.
+ * limit only at 64M. And a file system that fills first: HeapFull says so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +210,40 @@ static void on_demand(void)
 	uh_disconnect(w);
 }
 
+/* A full file system (heapd's hook UNIHEAP_GROW_FS_ROOM: room for 40M of
+ * the heap file): a heap that may grow to 64M grows past its last
+ * doubling that fits (32M) by smaller steps, to what fits; the lease that
+ * needs more fails with HeapFull saying the file
+ * system is full, not the maximum size; the file is as long as the heap
+ * says, every block is there, the heap is sound, and the space of dropped
+ * blocks is used again. */
+static void fs_full(void)
+{
+	uh_heap *w = NULL;
+	static char out[8192];
+	char name[32];
+
+	TH_CHECK_RC(th_connect(&d, 0, &w));
+	if (!w)
+		return;
+	uh_field_spec f[] = { { "value", UH_T_I64, 0 }, { "next", UH_T_REF, 0 } };
+	TH_CHECK_RC(uh_class_register(w, "GrowRec", f, 2, &cls));
+	int n = fill(w);
+	uint64_t size = th_status_u64(&d, "heap_size");
+	TH_CHECK(size > 32 * MIB && size <= 40 * MIB);	/* past the last doubling that fit */
+	TH_CHECK_EQ(file_size(), size);
+	if (!strstr(full_msg, "file system") || strstr(full_msg, "maximum size"))
+		th_fail(__FILE__, __LINE__, "HeapFull on a full file system says: %s", full_msg);
+	for (int i = 0; i < n; i++) {	/* bound: the blocks published */
+		root_name(name, sizeof(name), i);
+		check(w, name, (int64_t)i * 100);
+	}
+	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
+	reuse(&w, n);
+	TH_CHECK_EQ(th_status_u64(&d, "heap_size"), size);
+	uh_disconnect(w);
+}
+
 int main(void)
 {
 	uh_heap *h1 = NULL, *h2 = NULL;
@@ -288,6 +322,16 @@ int main(void)
 	memset(&d, 0, sizeof(d));
 	if (th_heapd_start(&d, "--size 16M --max-size 64M") == 0)
 		on_demand();
+	else
+		th_fail(__FILE__, __LINE__, "heapd did not start");
+
+	th_heapd_cleanup(&d);
+	memset(&d, 0, sizeof(d));
+	setenv("UNIHEAP_GROW_FS_ROOM", "41943040", 1);	/* 40M */
+	int started = th_heapd_start(&d, "--size 16M --max-size 64M") == 0;
+	unsetenv("UNIHEAP_GROW_FS_ROOM");
+	if (started)
+		fs_full();
 	else
 		th_fail(__FILE__, __LINE__, "heapd did not start");
 
