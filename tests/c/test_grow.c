@@ -181,64 +181,71 @@ static void extension(void)
 	uh_disconnect(w);
 }
 
+/* A writer that has filled the heap (fill) with the blocks of GrowRec
+ * records, *n of them; NULL if it could not connect. */
+static uh_heap *filled(int *n)
+{
+	uh_heap *w = NULL;
+	*n = 0;
+	TH_CHECK_RC(th_connect(&d, 0, &w));
+	if (!w)
+		return NULL;
+	uh_field_spec f[] = { { "value", UH_T_I64, 0 }, { "next", UH_T_REF, 0 } };
+	TH_CHECK_RC(uh_class_register(w, "GrowRec", f, 2, &cls));
+	*n = fill(w);
+	return w;
+}
+
+/* Every one of the n blocks is there, and heapctl check finds the heap sound. */
+static void all_there(uh_heap *w, int n)
+{
+	static char out[8192];
+	char name[32];
+	for (int i = 0; i < n; i++) {	/* bound: the blocks published */
+		root_name(name, sizeof(name), i);
+		check(w, name, (int64_t)i * 100);
+	}
+	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
+}
+
 /* Growth on demand: a 16M heap that may grow to 64M, filled by a writer
  * with no heapctl grow, grows by itself (a GC cycle first, then a
  * doubling) to its maximum; the lease that finds it there fails with
  * HeapFull naming the limit and --max-size; every block is there. */
 static void on_demand(void)
 {
-	uh_heap *w = NULL;
-	static char out[8192];
-	char name[32];
-
-	TH_CHECK_RC(th_connect(&d, 0, &w));
+	int n;
+	uh_heap *w = filled(&n);
 	if (!w)
 		return;
-	uh_field_spec f[] = { { "value", UH_T_I64, 0 }, { "next", UH_T_REF, 0 } };
-	TH_CHECK_RC(uh_class_register(w, "GrowRec", f, 2, &cls));
-	int n = fill(w);
 	TH_CHECK_EQ(th_status_u64(&d, "heap_size"), 64 * MIB);
 	TH_CHECK_EQ(file_size(), 64 * MIB);
 	if (!strstr(full_msg, "maximum size") || !strstr(full_msg, "64 MiB") ||
 	    !strstr(full_msg, "--max-size"))
 		th_fail(__FILE__, __LINE__, "HeapFull at the maximum says: %s", full_msg);
-	for (int i = 0; i < n; i++) {	/* bound: the blocks published */
-		root_name(name, sizeof(name), i);
-		check(w, name, (int64_t)i * 100);
-	}
-	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
+	all_there(w, n);
 	uh_disconnect(w);
 }
 
 /* A full file system (heapd's hook UNIHEAP_GROW_FS_ROOM: room for 40M of
  * the heap file): a heap that may grow to 64M grows past its last
  * doubling that fits (32M) by smaller steps, to what fits; the lease that
- * needs more fails with HeapFull saying the file
- * system is full, not the maximum size; the file is as long as the heap
+ * needs more fails with HeapFull saying the file system is full, not
+ * the maximum size; the file is as long as the heap
  * says, every block is there, the heap is sound, and the space of dropped
  * blocks is used again. */
 static void fs_full(void)
 {
-	uh_heap *w = NULL;
-	static char out[8192];
-	char name[32];
-
-	TH_CHECK_RC(th_connect(&d, 0, &w));
+	int n;
+	uh_heap *w = filled(&n);
 	if (!w)
 		return;
-	uh_field_spec f[] = { { "value", UH_T_I64, 0 }, { "next", UH_T_REF, 0 } };
-	TH_CHECK_RC(uh_class_register(w, "GrowRec", f, 2, &cls));
-	int n = fill(w);
 	uint64_t size = th_status_u64(&d, "heap_size");
 	TH_CHECK(size > 32 * MIB && size <= 40 * MIB);	/* past the last doubling that fit */
 	TH_CHECK_EQ(file_size(), size);
 	if (!strstr(full_msg, "file system") || strstr(full_msg, "maximum size"))
 		th_fail(__FILE__, __LINE__, "HeapFull on a full file system says: %s", full_msg);
-	for (int i = 0; i < n; i++) {	/* bound: the blocks published */
-		root_name(name, sizeof(name), i);
-		check(w, name, (int64_t)i * 100);
-	}
-	TH_CHECK_EQ(th_heapctl(&d, "check", out, sizeof(out)), 0);
+	all_there(w, n);
 	reuse(&w, n);
 	TH_CHECK_EQ(th_status_u64(&d, "heap_size"), size);
 	uh_disconnect(w);
