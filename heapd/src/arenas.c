@@ -422,8 +422,8 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 /* A growth on demand (FORMAT.md 1.1): double the heap, by at most
  * HD_GROW_STEP_MAX but at least by what the lease needs and a chunk, up
  * to max_size; when the file system has no room for that, by what the
- * lease needs and a chunk only. 0, or the error of a heap at its maximum size or of a full
- * file system (err says which). */
+ * lease needs and a chunk only. 0, or the error of a heap at its maximum
+ * size or of a full file system (err says which). */
 static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 {
 	char a[32], b[32];
@@ -433,26 +433,26 @@ static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 			      "(heapd --create --max-size); %s in arenas", hd->path,
 			      hd_fmt_bytes(a, sizeof(a), max),
 			      hd_fmt_bytes(b, sizeof(b), hd_arena_bytes_locked(hd, NULL)));
-	uint64_t step = cur < HD_GROW_STEP_MAX ? cur : HD_GROW_STEP_MAX;
-	if (step < need + hd_chunk_size(hd->hdr))
-		step = need + hd_chunk_size(hd->hdr);
-	uint64_t want = max - cur < step ? max : cur + step;
 	uint64_t least = need + hd_chunk_size(hd->hdr);
-	least = max - cur < least ? max : cur + least;
+	uint64_t step = cur < HD_GROW_STEP_MAX ? cur : HD_GROW_STEP_MAX;
+	if (step < least)
+		step = least;
+	uint64_t want = max - cur < step ? max : cur + step;
 	int rc = hd_grow_locked(hd, want, err, errlen);
 	/* A file system with no room for the doubling may still have room
 	 * for what this lease needs: the heap fills it before HeapFull. */
-	if (rc == UH_ENOSPC && least < want)
-		rc = hd_grow_locked(hd, least, err, errlen);
+	if (rc == UH_ENOSPC && least < step && max - cur > least)
+		rc = hd_grow_locked(hd, cur + least, err, errlen);
 	if (!rc)	/* the fill trigger measures the grown heap (collector.c) */
 		__atomic_store_n(&hd->gc_arena_cap, 0, __ATOMIC_RELAXED);
 	return rc;
 }
 
 /* No space (hd->mu held; for an arena, a session log or a log extent):
- * first what a GC cycle and the sessions' give-back free (hd_gc_for_space_locked: one round when the heap may grow,
- * up to LEASE_CYCLES when it may not), then, once, a growth of a heap
- * that may grow (FORMAT.md 1.1, collect first, then grow). Says whether
+ * first what a GC cycle and the sessions' give-back free
+ * (hd_gc_for_space_locked: one round when the heap may grow, up to
+ * LEASE_CYCLES when it may not), then, once, a growth of a heap that may
+ * grow (FORMAT.md 1.1, collect first, then grow). Says whether
  * to try once more; *why is the growth's error when it was refused (err
  * says why). */
 int hd_make_room_locked(struct hd *hd, uint32_t session, int tx_errno, uint64_t need,

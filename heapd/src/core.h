@@ -383,17 +383,16 @@ void hd_log_extents_free_tx(struct hd *hd, uint32_t slot, struct uh_log_hdr *log
 /* Room of bytes for a log area or extent inside the caller's transaction:
  * a pool allocation (zeroed if zero), else zeroed chunks of the extension;
  * aborts the transaction with ENOMEM when neither has room. Free it with
- * hd_log_room_free_tx (same transaction rules). hd_log_room_init_tx runs
- * init on the room's first len bytes, fresh memory: flushed at commit in
- * the pool, persisted before it in the extension. */
+ * hd_log_room_free_tx (same transaction rules). hd_log_room_write_tx
+ * copies len bytes (a header) to the room at off, fresh memory: flushed
+ * at commit in the pool, persisted before it in the extension. */
 uint64_t hd_log_room_tx(struct hd *hd, uint64_t bytes, int zero);
+void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes);
+void hd_log_room_write_tx(struct hd *hd, uint64_t off, const void *src, size_t len);
 /* Make the log chain link that session slot's redo pair records (a link in
  * the extension, set by a committed transaction), then clear the pair
  * (FORMAT.md 7). Called after such a commit, and at start for every slot. */
 void hd_log_redo_locked(struct hd *hd, uint32_t slot);
-void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes);
-void hd_log_room_init_tx(struct hd *hd, void *at, size_t len, void (*init)(void *, void *),
-			 void *arg);
 
 /* ---- collector.c ---- the online GC's thread (FORMAT.md 9.3): hd_gc_start
  * and hd_gc_stop (heapd.h). Locks: the collector has its own mutex,

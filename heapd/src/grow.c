@@ -8,8 +8,9 @@
  * maps [0, heap_size); the file is never shorter than cur_size, and a
  * longer file is the trace of a growth that did not publish (hd_open
  * trims it). Test hooks: UNIHEAP_GROW_CRASH_AT (growcrash.c) kills heapd
- * after each step; UNIHEAP_GROW_FS_ROOM (fallocate_file). Caller holds hd->mu: every lease takes it, so no arena is
- * placed while the size moves.
+ * after each step; UNIHEAP_GROW_FS_ROOM (fallocate_file). Caller holds
+ * hd->mu: every lease takes it, so no arena is placed while the size
+ * moves.
  */
 #include <errno.h>
 #include <fcntl.h>

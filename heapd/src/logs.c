@@ -126,6 +126,16 @@ static void link_set_tx(struct hd *hd, uint32_t slot, uint64_t *link, uint64_t v
 	e->redo_val = val;
 }
 
+/* After a commit that set slot's redo pair (a link in the extension):
+ * the test hook's crash point named point, then the write. */
+static void link_made(struct hd *hd, uint32_t slot, const char *point)
+{
+	if (!hd_session_tab(hd)[slot].redo_off)
+		return;
+	hd_grow_crash_point(hd, point);
+	hd_log_redo_locked(hd, slot);
+}
+
 void hd_log_redo_locked(struct hd *hd, uint32_t slot)
 {
 	struct uh_session_ent *e = &hd_session_tab(hd)[slot];
@@ -151,8 +161,8 @@ void hd_log_redo_locked(struct hd *hd, uint32_t slot)
 
 void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes)
 {
-	uint64_t chunk = hd_chunk_size(hd->hdr);
 	if (hd_in_ext(hd, off)) {
+		uint64_t chunk = hd_chunk_size(hd->hdr);
 		/* An extent's size lies in client-writable memory: one that
 		 * does not look like heapd's leaves its chunks taken (a leak,
 		 * logged) rather than free chunks it never had. */
@@ -167,17 +177,18 @@ void hd_log_room_free_tx(struct hd *hd, uint64_t off, uint64_t bytes)
 		pmemobj_tx_free(hd_oid(hd, hd->base + off));
 }
 
-void hd_log_room_init_tx(struct hd *hd, void *at, size_t len, void (*init)(void *, void *),
-			 void *arg)
+void hd_log_room_write_tx(struct hd *hd, uint64_t off, const void *src, size_t len)
 {
-	uint64_t off = (uint64_t)((char *)at - hd->base);
+	void *at = hd->base + off;
 	/* New memory needs no undo copy; libpmemobj flushes pool bytes at
 	 * commit, never extension bytes, which are persisted here. */
-	if (!hd_in_ext(hd, off))
-		hd_tx_xadd(hd, at, len, POBJ_XADD_NO_SNAPSHOT);
-	init(at, arg);
-	if (hd_in_ext(hd, off))
+	if (hd_in_ext(hd, off)) {
+		memcpy(at, src, len);
 		uh_persist_range(&hd->persist, at, len);
+	} else {
+		hd_tx_xadd(hd, at, len, POBJ_XADD_NO_SNAPSHOT);
+		memcpy(at, src, len);
+	}
 }
 
 /* The u64 that links the log's last segment to a next one: the header's
@@ -196,21 +207,6 @@ static uint64_t *chain_tail(struct hd *hd, const struct uh_log_loc *l)
 	return link;
 }
 
-struct ext_init {
-	uint32_t session;
-	uint64_t size;
-};
-
-static void ext_init(void *at, void *arg)
-{
-	const struct ext_init *a = arg;
-	struct uh_log_ext *x = at;
-	memset(x, 0, sizeof(*x));
-	x->magic = UH_LOG_EXT_MAGIC;
-	x->session = a->session;
-	x->size = a->size;
-}
-
 /* Allocate an extent of size bytes and link it at *link, in one
  * transaction. Its offset; 0 when there is no room, *tx_errno saying
  * why (ENOMEM: the pool and the extension are full). */
@@ -222,18 +218,17 @@ static uint64_t new_extent(struct hd *hd, uint32_t session, uint64_t size, uint6
 		/* Not zeroed in the pool: only [64, 64 + nbytes) is ever
 		 * read. Aborts the transaction when there is no room. */
 		uint64_t off = hd_log_room_tx(hd, size, 0);
-		struct ext_init a = { session, size };
-		hd_log_room_init_tx(hd, hd->base + off, sizeof(struct uh_log_ext), ext_init, &a);
+		struct uh_log_ext x = { .magic = UH_LOG_EXT_MAGIC, .session = session,
+					.size = size };
+		hd_log_room_write_tx(hd, off, &x, sizeof(x));
 		link_set_tx(hd, session, link, off);
 		at = off;
 	} TX_ONABORT {
 		*tx_errno = pmemobj_tx_errno();
 		at = 0;
 	} TX_END
-	if (at && hd_session_tab(hd)[session].redo_off) {
-		hd_grow_crash_point(hd, "log_linked");
-		hd_log_redo_locked(hd, session);	/* the link lies in the extension */
-	}
+	if (at)
+		link_made(hd, session, "log_linked");
 	return at;
 }
 
@@ -339,10 +334,8 @@ int hd_log_trim(struct hd *hd, uint32_t session, char *err, size_t errlen)
 		rc = hd_err(err, errlen, UH_EINTERNAL, "cannot free the log extents of session "
 			    "%u: %s", session, pmemobj_errormsg());
 	} TX_END
-	if (!rc && hd_session_tab(hd)[session].redo_off) {
-		hd_grow_crash_point(hd, "log_trimmed");
-		hd_log_redo_locked(hd, session);	/* next = 0 in the extension */
-	}
+	if (!rc)
+		link_made(hd, session, "log_trimmed");	/* next = 0 */
 	if (!rc)
 		hd->stats.log_trims++;
 out:

@@ -21,8 +21,8 @@
  *     and a log's size (the heap header's), which libpmemobj takes from
  *     whole chunks, not from a run: a damaged chunk header that
  *     pmemobj_check let through crashes that allocation here, not heapd's
- *     first arena lease or attach. A thread's first transaction gets lane 8 * n
- *     (mod the lane count) for the n-th thread, and the next free lane
+ *     first arena lease or attach. A thread's first transaction gets lane
+ *     8 * n (mod the lane count) for the n-th thread, and the next free lane
  *     when that one is held; so HD_NLANES threads that each keep their
  *     transaction open until all are inside one hold every lane once.
  *     pmemobj_check reads the lanes but runs no transaction: a lane whose
@@ -85,7 +85,6 @@ static void *try_lane(void *arg)
 {
 	struct lanes *l = arg;
 	int in_tx = pmemobj_tx_begin(l->pop, NULL, TX_PARAM_NONE) == 0;
-
 	int first = __atomic_fetch_add(&l->started, 1, __ATOMIC_RELAXED) == 0;
 
 	if (in_tx) {

@@ -105,18 +105,6 @@ static int64_t free_slot(struct hd *hd)
 	return -1;
 }
 
-struct log_init {
-	uint32_t slot;
-};
-
-static void log_init(void *at, void *arg)
-{
-	struct uh_log_hdr *lh = at;
-	lh->magic = UH_LOG_MAGIC;
-	lh->state = UH_LOG_IDLE;
-	lh->session = ((const struct log_init *)arg)->slot;
-}
-
 static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 		      struct hd_session_info *out)
 {
@@ -130,9 +118,9 @@ static void attach_tx(struct hd *hd, uint32_t slot, uint32_t pid, int readonly,
 		 * transaction when both are. */
 		log_size = hd->hdr->log_size - HD_PMEMOBJ_ALLOC_HDR;
 		log_off = hd_log_room_tx(hd, log_size, 1);
-		struct log_init a = { slot };
-		hd_log_room_init_tx(hd, hd->base + log_off, sizeof(struct uh_log_hdr), log_init,
-				    &a);
+		struct uh_log_hdr lh = { .magic = UH_LOG_MAGIC, .state = UH_LOG_IDLE,
+					 .session = slot };
+		hd_log_room_write_tx(hd, log_off, &lh, sizeof(lh));
 	}
 	hd_tx_add(hd, e, sizeof(*e));
 	memset(e, 0, sizeof(*e));
