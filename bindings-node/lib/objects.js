@@ -364,33 +364,26 @@ class PObject extends Identity {
     }
     const [st, vals] = heapArgs(C, heap, values);
     if (st.closed) throw closedError();
-    if (vals !== undefined && (vals === null || typeof vals !== 'object')) {
-      throw new TypeError(`new ${C.name}(heap, values): values must be an object of fields`);
+    const r = inlineRecord(st, C, vals === undefined ? {} : vals, `new ${C.name}(heap, values)`);
+    if (r !== null && r.idx.length > 0) {	// one native call: allocated and written in one step
+      const off = st.s.allocInline(r.cid, r.idx, r.values);
+      scratch[0] = 0;
+      initProxy(this, st, off, scratch[1], r.cid);
+      return;
     }
-    const keys = vals ? Object.keys(vals) : [];
-    for (const k of keys) {
-      if (!L.byName.has(k)) throw new TypeError(`${L.name} has no field "${k}"`);
-    }
-    const cid = classIdIn(st, C);
+    const cid = r !== null ? r.cid : classIdIn(st, C);
     const alloc = () => {
       const off = st.s.alloc(cid);
       scratch[0] = 0;
       initProxy(this, st, off, scratch[1], cid);
     };
-    if (keys.length === 0) {
+    if (r !== null) {	// no values
       alloc();
-      return;
-    }
-    const idx = inlineIndexes(L, keys, vals);
-    if (idx !== null) {	// one native call: allocated and written in one step
-      const off = st.s.allocInline(cid, idx, keys.map((k) => vals[k]));
-      scratch[0] = 0;
-      initProxy(this, st, off, scratch[1], cid);
       return;
     }
     st.heap.atomic(() => {
       alloc();
-      for (const k of keys) this[k] = vals[k];
+      for (const k of Object.keys(vals)) this[k] = vals[k];
     });
   }
 

@@ -26,6 +26,7 @@
 
 #include <napi.h>
 #include <string>
+#include <vector>
 
 #include <uniheap.h>
 
@@ -95,6 +96,17 @@ struct Key {
 };
 bool to_key(Napi::Env env, uint32_t kind, Napi::Value v, Key *out);
 Napi::Value from_key(Napi::Env env, const uh_key &k);
+/* The inline field values of a new record (allocInline, mapPutRecord),
+ * from JS arrays indexes[i] -> values[i]: a string's UTF-8 (kept in strs)
+ * or a Uint8Array's bytes (where the array holds them, valid during the
+ * call). False with a TypeError pending (naming what) for arguments of
+ * another kind. */
+struct InlineValues {
+	std::vector<uh_inline_value> v;
+	std::vector<std::string> strs;
+};
+bool to_inline_values(Napi::Env env, Napi::Value indexes, Napi::Value values, const char *what,
+		      InlineValues *out);
 /* A JS value to store: v, with hint = -1 (any value, by its JS type), a
  * UH_T_* (the value must fit that type: arrays), or -2 (v is the offset of
  * a reference whose generation is `gen`). Returns false with a pending

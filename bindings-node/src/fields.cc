@@ -35,42 +35,6 @@ Napi::Value Session::Alloc(const Napi::CallbackInfo &info)
 	return ref_value(env, off, cls);
 }
 
-/* A new object of class cls whose inline fields indexes[i] hold values[i]
- * (strings or Uint8Arrays), inside the caller's step: 0, or a libuniheap
- * code (UH_ETYPE with a TypeError pending for arguments of the wrong
- * kind). */
-static int new_inline(Napi::Env env, uh_heap *h, uint32_t cls, Napi::Value indexes,
-		      Napi::Value values, uh_off *off)
-{
-	if (!indexes.IsArray() || !values.IsArray()) {
-		type_error(env, "allocInline: indexes and values must be arrays");
-		return UH_ETYPE;
-	}
-	Napi::Array idx = indexes.As<Napi::Array>(), vals = values.As<Napi::Array>();
-	uint32_t n = idx.Length();
-	if (vals.Length() != n) {
-		type_error(env, "allocInline: as many values as indexes");
-		return UH_ETYPE;
-	}
-	int rc = uh_alloc(h, cls, off);
-	for (uint32_t i = 0; i < n && rc == 0; i++) {	/* bound: the fields */
-		Napi::Value v = vals.Get(i);
-		uint32_t field = idx.Get(i).As<Napi::Number>().Uint32Value();
-		if (v.IsString()) {
-			std::string s = v.As<Napi::String>().Utf8Value();
-			rc = uh_set_inline(h, *off, field, s.data(), s.size());
-		} else if (v.IsTypedArray() &&
-			   v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
-			Napi::Uint8Array a = v.As<Napi::Uint8Array>();
-			rc = uh_set_inline(h, *off, field, a.Data(), a.ByteLength());
-		} else {
-			type_error(env, "allocInline: a value is neither a string nor a Uint8Array");
-			rc = UH_ETYPE;
-		}
-	}
-	return rc;
-}
-
 /* allocInline(classId, indexes, values) -> offset of a new object
  * (generation in scratch) whose inline fields indexes[i] hold values[i] (a
  * string's UTF-8 bytes or a Uint8Array's; the JS side checked each against
@@ -82,16 +46,17 @@ Napi::Value Session::AllocInline(const Napi::CallbackInfo &info)
 	uint32_t cls = info[0].As<Napi::Number>().Uint32Value();
 	uh_off off = 0;
 
-	if (!open(env))
+	InlineValues iv;
+
+	if (!open(env) || !to_inline_values(env, info[1], info[2], "allocInline", &iv))
 		return env.Undefined();
 	Step st(h);
 	int rc = st.begin();
 	if (rc == 0)
-		rc = new_inline(env, h, cls, info[1], info[2], &off);
-	rc = st.end(rc);
-	if (env.IsExceptionPending())
-		return env.Undefined();
-	if (rc != 0)
+		rc = uh_alloc(h, cls, &off);
+	for (size_t i = 0; i < iv.v.size() && rc == 0; i++)	/* bound: the fields */
+		rc = uh_set_inline(h, off, iv.v[i].field, iv.v[i].data, iv.v[i].len);
+	if (st.end(rc) != 0)
 		return raise(env, st.failure(), "new object");
 	return ref_value(env, off, cls);
 }

@@ -15,8 +15,6 @@
 #include "session.h"
 
 #include <cstring>
-#include <string>
-#include <vector>
 
 namespace uhn {
 
@@ -203,49 +201,64 @@ Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
 	return out;
 }
 
+bool to_inline_values(Napi::Env env, Napi::Value indexes, Napi::Value values, const char *what,
+		      InlineValues *out)
+{
+	if (!indexes.IsArray() || !values.IsArray()) {
+		type_error(env, std::string(what) + ": indexes and values must be arrays");
+		return false;
+	}
+	Napi::Array idx = indexes.As<Napi::Array>(), vals = values.As<Napi::Array>();
+	uint32_t n = idx.Length();
+	if (vals.Length() != n) {
+		type_error(env, std::string(what) + ": as many values as indexes");
+		return false;
+	}
+	out->v.resize(n);
+	out->strs.reserve(n);	/* no reallocation: v points into the strings */
+	for (uint32_t i = 0; i < n; i++) {	/* bound: the fields */
+		Napi::Value v = vals.Get(i);
+		uh_inline_value &iv = out->v[i];
+		iv.field = idx.Get(i).As<Napi::Number>().Uint32Value();
+		if (v.IsString()) {
+			out->strs.push_back(v.As<Napi::String>().Utf8Value());
+			iv.data = out->strs.back().data();
+			iv.len = (uint32_t)out->strs.back().size();
+		} else if (v.IsTypedArray() &&
+			   v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+			Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+			iv.data = a.Data();
+			iv.len = (uint32_t)a.ByteLength();
+		} else {
+			type_error(env, std::string(what) +
+					": a value is neither a string nor a Uint8Array");
+			return false;
+		}
+	}
+	return true;
+}
+
 /* mapPutRecord(off, gen, sorted, kind, key, classId, indexes, values,
  * freeOld): a new record of class classId whose inline fields indexes[i]
- * hold values[i] (strings as UTF-8, or Uint8Arrays), stored under key, the
- * record key held freed with freeOld (UH_FREE_OLD): one uh_map_put_record
- * / uh_smap_put_record, in the caller's block, else atomic and durable on
+ * hold values[i] (as allocInline), stored under key, the record key held
+ * freed with freeOld (UH_FREE_OLD): one uh_map_put_record /
+ * uh_smap_put_record, in the caller's block, else atomic and durable on
  * its own (re-run by libuniheap after a lost conflict). */
 Napi::Value Session::MapPutRecord(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	uh_off m;
 	Key k;
+	InlineValues iv;
 
-	if (!open(env) || !map_and_key(info, 3, &m, &k))
+	if (!open(env) || !map_and_key(info, 3, &m, &k) ||
+	    !to_inline_values(env, info[6], info[7], "putRecord", &iv))
 		return env.Undefined();
-	if (!info[6].IsArray() || !info[7].IsArray())
-		return type_error(env, "putRecord: indexes and values must be arrays");
-	Napi::Array idx = info[6].As<Napi::Array>(), vals = info[7].As<Napi::Array>();
-	uint32_t n = idx.Length();
-	if (vals.Length() != n)
-		return type_error(env, "putRecord: as many values as indexes");
-	std::vector<uh_inline_value> iv(n);
-	std::vector<std::string> strs;
-	strs.reserve(n);	/* no reallocation: iv points into the strings */
-	for (uint32_t i = 0; i < n; i++) {	/* bound: the fields */
-		Napi::Value v = vals.Get(i);
-		iv[i].field = idx.Get(i).As<Napi::Number>().Uint32Value();
-		if (v.IsString()) {
-			strs.push_back(v.As<Napi::String>().Utf8Value());
-			iv[i].data = strs.back().data();
-			iv[i].len = (uint32_t)strs.back().size();
-		} else if (v.IsTypedArray() &&
-			   v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
-			Napi::Uint8Array a = v.As<Napi::Uint8Array>();
-			iv[i].data = a.Data();
-			iv[i].len = (uint32_t)a.ByteLength();
-		} else {
-			return type_error(env, "putRecord: a value is neither a string nor a Uint8Array");
-		}
-	}
 	uint32_t cls = info[5].As<Napi::Number>().Uint32Value();
+	uint32_t n = (uint32_t)iv.v.size();
 	uint32_t flags = UH_FREE_OLD_VALUE | (info[8].ToBoolean() ? UH_FREE_OLD : 0);
-	int rc = info[2].ToBoolean() ? uh_smap_put_record(h, m, &k.k, cls, iv.data(), n, flags)
-				     : uh_map_put_record(h, m, &k.k, cls, iv.data(), n, flags);
+	int rc = info[2].ToBoolean() ? uh_smap_put_record(h, m, &k.k, cls, iv.v.data(), n, flags)
+				     : uh_map_put_record(h, m, &k.k, cls, iv.v.data(), n, flags);
 	if (rc != 0)
 		return raise(env, rc, "map put record");
 	return env.Undefined();
