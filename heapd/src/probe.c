@@ -17,7 +17,7 @@
  *     the file is byte-identical afterwards) and runs, on each of the
  *     HD_NLANES lanes heapd uses (PMEMOBJ_NLANES, core.h), a transaction
  *     that snapshots a range of the root object and allocates a small
- *     object, then aborts; the first of them also allocates an arena's
+ *     object, then commits, and one that frees it; the first of them also allocates an arena's
  *     and a log's size (the heap header's), which libpmemobj takes from
  *     whole chunks, not from a run: a damaged chunk header that
  *     pmemobj_check let through crashes that allocation here, not heapd's
@@ -59,7 +59,7 @@
 enum { PROBE_SOUND = 0, PROBE_INCONSISTENT = 1, PROBE_NO_OPEN = 2 };
 
 /* How long the child waits for all lane threads to be inside their
- * transactions before it lets them abort anyway: a sound transaction takes
+ * transactions before it lets them commit anyway: a sound transaction takes
  * microseconds; a thread that finds no free lane (a pool with fewer lanes
  * than HD_NLANES) waits until the others end theirs. */
 #define LANE_WAIT_MS 1000
@@ -74,26 +74,31 @@ struct lanes {
 	pthread_cond_t ready_cv;	/* on CLOCK_MONOTONIC */
 	pthread_cond_t release_cv;
 	int ready;		/* threads inside their transaction (or failed to begin) */
-	int release;		/* all may abort now */
+	int release;		/* all may commit now */
 };
 
 /* One lane's trial: a transaction that snapshots part of the root and
- * allocates, held open until the child releases all, then aborted. A
- * full pool or any other error just ends the trial: only a crash or a
- * hang counts. */
+ * allocates, held open until the child releases all, then committed, and
+ * a second one on the same lane that frees what the first allocated. An
+ * abort replays the undo log only; a commit publishes through the lane's
+ * redo logs, which heapd's every attach, lease and reap does: a lane whose
+ * redo log is damaged passes an aborted trial and crashes a commit. A full
+ * pool or any other error just ends the trial: only a crash or a hang
+ * counts. */
 static void *try_lane(void *arg)
 {
 	struct lanes *l = arg;
+	PMEMoid made[3] = { OID_NULL, OID_NULL, OID_NULL };
 	int in_tx = pmemobj_tx_begin(l->pop, NULL, TX_PARAM_NONE) == 0;
 	int first = __atomic_fetch_add(&l->started, 1, __ATOMIC_RELAXED) == 0;
 
 	if (in_tx) {
 		if (l->snap)
 			pmemobj_tx_xadd_range(l->root, 0, l->snap, POBJ_XADD_NO_ABORT);
-		pmemobj_tx_xalloc(64, 0, POBJ_XALLOC_NO_ABORT);
+		made[0] = pmemobj_tx_xalloc(64, 0, POBJ_XALLOC_NO_ABORT);
 		for (int i = 0; first && i < 2; i++)	/* bound: two sizes */
 			if (l->big[i])
-				pmemobj_tx_xalloc(l->big[i], 0, POBJ_XALLOC_NO_ABORT);
+				made[1 + i] = pmemobj_tx_xalloc(l->big[i], 0, POBJ_XALLOC_NO_ABORT);
 	}
 	pthread_mutex_lock(&l->mu);
 	l->ready++;
@@ -102,7 +107,15 @@ static void *try_lane(void *arg)
 		pthread_cond_wait(&l->release_cv, &l->mu);
 	pthread_mutex_unlock(&l->mu);
 	if (in_tx && pmemobj_tx_stage() == TX_STAGE_WORK)
-		pmemobj_tx_abort(ECANCELED);
+		pmemobj_tx_commit();
+	pmemobj_tx_end();
+	if (!in_tx || pmemobj_tx_begin(l->pop, NULL, TX_PARAM_NONE) != 0)
+		return NULL;
+	for (int i = 0; i < 3; i++)	/* bound: three allocations */
+		if (!OID_IS_NULL(made[i]))
+			pmemobj_tx_xfree(made[i], POBJ_XFREE_NO_ABORT);
+	if (pmemobj_tx_stage() == TX_STAGE_WORK)
+		pmemobj_tx_commit();
 	pmemobj_tx_end();
 	return NULL;
 }
