@@ -112,29 +112,6 @@ Napi::Value Session::MapSetField(const Napi::CallbackInfo &info)
  * each) fit the bytes buffer many times over. */
 static const uint32_t RANGE_MAX = 32;
 
-/* The record of a scan's entry (key, v) copied to dst: v's object, or,
- * when another session replaced it since the scan read the entry (outside
- * a block), the key's record now, as a get would read it. UH_ENOTFOUND
- * when the key has been removed since. v is a reference (the caller
- * checked). */
-static int entry_record(uh_heap *h, uh_off m, const uh_key &key, const uh_value &v, uint8_t *dst,
-			size_t cap, size_t *len, uint32_t *cls)
-{
-	int rc;
-
-	rc = uh_obj_class(h, v.u.ref, cls);
-	if (rc == 0)
-		rc = uh_record_read(h, v.u.ref, dst, cap, len);
-	if (rc != UH_EFREED || uh_in_block(h))
-		return rc;
-	/* The key's bytes may lie in the mapping, under a leaf the writer
-	 * may change: the lookup takes a copy of its own. */
-	std::string kb((const char *)key.data, key.data ? key.len : 0);
-	uh_key k = key;
-	k.data = kb.data();
-	return uh_smap_get_record(h, m, &k, dst, cap, len, cls);
-}
-
 /* rangeRecords(off, gen, state, max, kind, to) -> [key0, length0, class0,
  * key1, ...]: the next entries of a sorted-map scan that mapIter started
  * (at most max, up to the exclusive bound `to` when given, which
@@ -142,16 +119,17 @@ static int entry_record(uh_heap *h, uh_off m, const uh_key &key, const uh_value 
  * one after the other at 8-byte aligned offsets, in order; null at the
  * end. A payload that does not fit the rest of the buffer has length -1
  * (the JS side reads that record by its key). Entries come from one leaf
- * at a time, each record copied at its own instant (in a block: the
- * block's snapshot). */
+ * at a time (uh_smap_next_records), each record copied at its own instant
+ * (in a block: the block's snapshot); outside a block, a record replaced
+ * since its entry was read is the key's record now, and one removed since
+ * is left out. */
 Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	AddonData *ad = data(env);
 	uint32_t max = info[3].As<Napi::Number>().Uint32Value();
 	bool bounded = info.Length() > 5 && !info[5].IsUndefined();
-	uh_key keys[RANGE_MAX];
-	uh_value vals[RANGE_MAX];
+	uh_scan_record recs[RANGE_MAX];
 	uh_off m;
 	uh_iter *it;
 	Key to;
@@ -170,30 +148,22 @@ Napi::Value Session::RangeRecords(const Napi::CallbackInfo &info)
 	size_t at = 0;
 	while (got < max) {	/* bound: max records (each call returns >= 1 or ends) */
 		uint32_t n = 0;
-		int rc = uh_smap_next_until(h, m, it, bounded ? &to.k : nullptr, 0, keys, vals,
-					    max - got, &n);
+		int rc = uh_smap_next_records(h, m, it, bounded ? &to.k : nullptr, 0, ad->bytes + at,
+					      BYTES_BUF_SIZE - at, recs, max - got, &n);
 		if (rc == UH_ENOTFOUND)
 			break;
 		if (rc)
 			return raise(env, rc, "range records");
+		size_t end = 0;	/* the next call's records go after this one's */
 		for (uint32_t i = 0; i < n; i++) {	/* bound: RANGE_MAX */
-			size_t len = 0;
-			uint32_t cls = 0;
-			if (vals[i].type != UH_T_REF || !vals[i].u.ref)
-				return raise_msg(env, UH_ETYPE, "range records: the value under a key "
-						 "is not a record");
-			rc = entry_record(h, m, keys[i], vals[i], ad->bytes + at, BYTES_BUF_SIZE - at,
-					  &len, &cls);
-			if (rc == UH_ENOTFOUND)
-				continue;	/* removed since the scan read it */
-			if (rc && rc != UH_ERANGE)
-				return raise(env, rc, "range records");
-			out.Set(j++, from_key(env, keys[i]));
-			out.Set(j++, Napi::Number::New(env, rc ? -1.0 : (double)len));
-			out.Set(j++, Napi::Number::New(env, cls));
-			if (rc == 0)
-				at = (at + len + 7) & ~(size_t)7;
+			const uh_scan_record &r = recs[i];
+			out.Set(j++, from_key(env, r.key));
+			out.Set(j++, Napi::Number::New(env, r.status ? -1.0 : (double)r.len));
+			out.Set(j++, Napi::Number::New(env, r.class_id));
+			if (!r.status)
+				end = r.at + r.len;
 		}
+		at += (end + 7) & ~(size_t)7;
 		got += n;
 	}
 	if (j == 0)

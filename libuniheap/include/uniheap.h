@@ -921,6 +921,34 @@ int uh_smap_next_n(uh_heap *h, uh_off m, uh_iter *it, uh_key *keys, uh_value *va
  * @return as uh_smap_next_n; UH_ETYPE for a bound of another key kind. */
 int uh_smap_next_until(uh_heap *h, uh_off m, uh_iter *it, const uh_key *to, uint32_t flags,
 		       uh_key *keys, uh_value *vals, uint32_t max, uint32_t *n);
+/** One record of a scan, as uh_smap_next_records returns it. */
+typedef struct uh_scan_record {
+	uh_key key;		/**< its key, as uh_smap_next_n returns keys */
+	uh_off ref;		/**< the record (copied, or past the rest of dst) */
+	uint32_t class_id;	/**< its class, to decode the payload with */
+	int32_t status;		/**< 0: copied; UH_ERANGE: past the rest of dst, not copied */
+	uint64_t at;		/**< its payload's offset in dst (8-byte aligned) when copied */
+	uint64_t len;		/**< its payload's bytes */
+} uh_scan_record;
+/**
+ * The next entries of a scan (as uh_smap_next_until returns them, to the
+ * optional bound to) with each value's record copied whole, as
+ * uh_record_read copies it, into dst one after the other at 8-byte
+ * aligned offsets: what a binding's "read the records of a key range" is,
+ * a call per leaf instead of one per record. Each record is copied at its
+ * own instant (in a block: the block's snapshot). Outside a block, a
+ * record replaced since the scan read its entry is the key's record now
+ * (looked up again, as uh_smap_get_record would), and one whose key has
+ * been removed since is left out. A record past the rest of dst has
+ * status UH_ERANGE and len its size (the caller reads it by its key or
+ * ref); the next ones may still fit.
+ * @return 0 with *n >= 1 (at most max); UH_ENOTFOUND and *n = 0 at the
+ *         end; UH_ETYPE when a value is not a record (null, a number...);
+ *         as uh_smap_next_until.
+ */
+int uh_smap_next_records(uh_heap *h, uh_off m, uh_iter *it, const uh_key *to, uint32_t flags,
+			 void *dst, size_t cap, uh_scan_record *recs, uint32_t max,
+			 uint32_t *n);
 /** Structural check (order, fill, depth, counts). */
 int uh_smap_check(uh_heap *h, uh_off m);
 

@@ -5,7 +5,8 @@
  * write of one inline field of that record (uh_map_set_inline,
  * uh_smap_set_inline), the lookup and the write in one block; and a new
  * record stored under a key (uh_map_put_record, uh_smap_put_record): the
- * allocation, its inline fields and the put in one block.
+ * allocation, its inline fields and the put in one block; and the records
+ * of a sorted-map scan copied a leaf at a time (uh_smap_next_records).
  *
  * The lookup and the copy are two reads. References carry their object's
  * generation, so a record freed (and its slot reused) between them fails
@@ -16,15 +17,23 @@
  * lost race is looked up again (a bounded number of times); inside one
  * the block's snapshot cannot lose it, and UH_EFREED is returned as is.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "uhint.h"
 #include "value.h"
+
+/* Entries a scan's call reads at most: more than a sorted-map leaf holds
+ * (SM_F), as a call reads one leaf. */
+#define SCAN_RECORDS_MAX 32
 
 /* Lookups after a record was freed under its copy: each one means another
  * session replaced the key's record meanwhile. */
 #define GET_RECORD_TRIES 64
 
+/* ... and the record's reference into *ref when ref is not NULL. */
 static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *dst,
-		      size_t cap, size_t *len, uint32_t *class_id)
+		      size_t cap, size_t *len, uint32_t *class_id, uh_off *ref)
 {
 	if (!len || !class_id || (!dst && cap))
 		return uh_err_set(UH_EINVAL, "get_record: NULL argument");
@@ -36,6 +45,8 @@ static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *d
 			return rc;
 		if (v.type != UH_T_REF || !v.u.ref)
 			return uh_err_set(UH_ETYPE, "the value under the key is not a record");
+		if (ref)
+			*ref = v.u.ref;
 		rc = uh_obj_class(h, v.u.ref, class_id);
 		if (rc == 0)
 			rc = uh_record_read(h, v.u.ref, dst, cap, len);
@@ -47,13 +58,13 @@ static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *d
 int uh_map_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
 		      size_t *len, uint32_t *class_id)
 {
-	return get_record(h, m, 0, k, dst, cap, len, class_id);
+	return get_record(h, m, 0, k, dst, cap, len, class_id, NULL);
 }
 
 int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
 		       size_t *len, uint32_t *class_id)
 {
-	return get_record(h, m, 1, k, dst, cap, len, class_id);
+	return get_record(h, m, 1, k, dst, cap, len, class_id, NULL);
 }
 
 struct set_field_op {
@@ -151,4 +162,88 @@ int uh_smap_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
 		       const uh_inline_value *vals, uint32_t n, uint32_t flags)
 {
 	return put_record(h, m, 1, k, class_id, vals, n, flags);
+}
+
+/* The key's record now, looked up again by key after the scan's copy of
+ * it was freed (outside a block: another session replaced or removed
+ * it). The key's bytes may lie in a leaf the writer may change: the
+ * lookup takes a copy of its own. */
+static int record_again(uh_heap *h, uh_off m, const uh_key *key, void *dst, size_t cap,
+			size_t *len, uint32_t *cls, uh_off *ref)
+{
+	char small[128];
+	char *kb = small;
+	uh_key k = *key;
+
+	if (k.kind != UH_KEY_I64 && k.len > sizeof(small) && !(kb = malloc(k.len)))
+		return uh_err_set(UH_ENOSPC, "scan records: no memory for a %zu-byte key", k.len);
+	if (k.kind != UH_KEY_I64 && k.len) {
+		memcpy(kb, k.data, k.len);
+		k.data = kb;
+	}
+	int rc = get_record(h, m, 1, &k, dst, cap, len, cls, ref);
+	if (kb != small)
+		free(kb);
+	return rc;
+}
+
+/* Copy the record of one scanned entry into dst + *at; 0 or UH_ERANGE
+ * (in r->status), UH_ENOTFOUND when its key is gone, or an error. */
+static int scan_record(uh_heap *h, uh_off m, const uh_value *v, char *dst, size_t cap,
+		       size_t *at, uh_scan_record *r)
+{
+	size_t len = 0;
+	int rc;
+
+	if (v->type != UH_T_REF || !v->u.ref)
+		return uh_err_set(UH_ETYPE, "scan records: the value under a key is not a record");
+	r->ref = v->u.ref;
+	rc = uh_obj_class(h, v->u.ref, &r->class_id);
+	if (rc == 0)
+		rc = uh_record_read(h, v->u.ref, dst + *at, cap - *at, &len);
+	if (rc == UH_EFREED && !h->tx.depth)
+		rc = record_again(h, m, &r->key, dst + *at, cap - *at, &len, &r->class_id,
+				  &r->ref);
+	if (rc && rc != UH_ERANGE)
+		return rc;
+	r->status = rc;
+	r->at = *at;
+	r->len = len;
+	if (rc == 0)
+		*at = (*at + len + 7) & ~(size_t)7;
+	return 0;
+}
+
+int uh_smap_next_records(uh_heap *h, uh_off m, uh_iter *it, const uh_key *to, uint32_t flags,
+			 void *dst, size_t cap, uh_scan_record *recs, uint32_t max,
+			 uint32_t *n)
+{
+	uh_key keys[SCAN_RECORDS_MAX];
+	uh_value vals[SCAN_RECORDS_MAX];
+	size_t at = 0;
+	uint32_t got = 0;
+
+	if (!n || !recs || (!dst && cap) || max < 1)
+		return uh_err_set(UH_EINVAL, "scan records: NULL argument or max 0");
+	*n = 0;
+	if (max > SCAN_RECORDS_MAX)
+		max = SCAN_RECORDS_MAX;
+	while (got == 0) {	/* bound: the scan's end (each round takes >= 1 entry) */
+		uint32_t k = 0;
+		int rc = uh_smap_next_until(h, m, it, to, flags, keys, vals, max, &k);
+		if (rc)
+			return rc;
+		for (uint32_t i = 0; i < k; i++) {	/* bound: max */
+			uh_scan_record *r = &recs[got];
+			r->key = keys[i];
+			rc = scan_record(h, m, &vals[i], dst, cap, &at, r);
+			if (rc == UH_ENOTFOUND)
+				continue;	/* removed since the scan read it */
+			if (rc)
+				return rc;
+			got++;
+		}
+	}
+	*n = got;
+	return 0;
 }

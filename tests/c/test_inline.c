@@ -3,7 +3,8 @@
  * layout heapd gives them, capacity checks at registration (and in the
  * ClassMismatch of a redeclaration), writes in place outside and inside
  * blocks (read-your-writes, abort, the zeros past a shorter value), the
- * refusal of a value longer than the capacity, the whole-record read, and
+ * refusal of a value longer than the capacity, the whole-record read (of
+ * one record and of a scan's, a leaf at a time), and
  * heapctl check and the GC over records with inline values.
  */
 #include <stdio.h>
@@ -312,6 +313,95 @@ static void test_get_record(uh_heap *h, uint32_t cls, uh_off o)
 	check_put_record(h, sm, 1, cls);
 }
 
+/* The records of keys r<from>..r<to - 1> of sm, gathered with
+ * uh_smap_next_records into a dst of cap bytes: each is the key's record
+ * (the bytes uh_record_read copies), in key order; one past the rest of
+ * dst is UH_ERANGE with its size. Returns how many came. */
+static int scan_records(uh_heap *h, uh_off sm, int from, int to, size_t cap, uint32_t cls)
+{
+	char fk[16], tk[16];
+	snprintf(fk, sizeof(fk), "r%02d", from);
+	snprintf(tk, sizeof(tk), "r%02d", to);
+	uh_key f = { UH_KEY_STRING, 0, fk, 3, 0 }, t = { UH_KEY_STRING, 0, tk, 3, 0 };
+	unsigned char dst[256], want[64];
+	uh_scan_record recs[32];
+	uh_iter it;
+	int seen = 0, rc;
+	uint32_t n = 0;
+
+	TH_CHECK_RC(uh_smap_scan(h, sm, &f, 0, &it));
+	while ((rc = uh_smap_next_records(h, sm, &it, &t, 0, dst, cap, recs, 32, &n)) == 0) {
+		TH_CHECK(n >= 1 && n <= 32);
+		for (uint32_t i = 0; i < n; i++, seen++) {	/* bound: n */
+			char k[16];
+			size_t wlen = 0;
+			snprintf(k, sizeof(k), "r%02d", from + seen);
+			TH_CHECK(recs[i].key.len == 3 && memcmp(recs[i].key.data, k, 3) == 0);
+			TH_CHECK_EQ(recs[i].class_id, cls);
+			TH_CHECK_RC(uh_record_read(h, recs[i].ref, want, sizeof(want), &wlen));
+			TH_CHECK_EQ(recs[i].len, wlen);
+			TH_CHECK(recs[i].status == 0 || recs[i].status == UH_ERANGE);
+			if (recs[i].status == 0) {
+				TH_CHECK(recs[i].at % 8 == 0 && recs[i].at + wlen <= cap);
+				TH_CHECK(memcmp(dst + recs[i].at, want, wlen) == 0);
+			}
+		}
+	}
+	TH_CHECK_ERR(rc, UH_ENOTFOUND);
+	TH_CHECK_EQ(n, 0);
+	return seen;
+}
+
+/* uh_smap_next_records: a scan's records copied a leaf at a time. */
+static void test_scan_records(uh_heap *h, uint32_t cls)
+{
+	uh_off sm = 0;
+	unsigned char dst[256];
+	uh_scan_record recs[4];
+	size_t plen = 0;
+	uint32_t n = 0;
+	uh_iter it;
+
+	TH_CHECK_RC(uh_smap_new(h, UH_KEY_STRING, &sm));
+	TH_CHECK_RC(uh_root_set(h, "inline.scan", sm));
+	for (int i = 0; i < 40; i++) {	/* bound: 40 records, two leaves and more */
+		char k[16], v[16];
+		snprintf(k, sizeof(k), "r%02d", i);
+		snprintf(v, sizeof(v), "v%d", i);
+		uh_key key = { UH_KEY_STRING, 0, k, 3, 0 };
+		uh_inline_value iv = { 1, (uint32_t)strlen(v), v };
+		TH_CHECK_RC(uh_smap_put_record(h, sm, &key, cls, &iv, 1, 0));
+	}
+	TH_CHECK_EQ(scan_records(h, sm, 5, 30, sizeof(dst), cls), 25);
+	TH_CHECK_EQ(scan_records(h, sm, 0, 99, sizeof(dst), cls), 40);
+	/* a dst with room for one record and a half: the rest are UH_ERANGE */
+	uh_key k0 = { UH_KEY_STRING, 0, "r00", 3, 0 };
+	uint32_t c = 0;
+	TH_CHECK_RC(uh_smap_get_record(h, sm, &k0, dst, sizeof(dst), &plen, &c));
+	TH_CHECK_EQ(scan_records(h, sm, 0, 40, plen + plen / 2, cls), 40);
+	TH_CHECK_RC(uh_smap_scan(h, sm, NULL, 0, &it));
+	TH_CHECK_RC(uh_smap_next_records(h, sm, &it, NULL, 0, dst, plen + plen / 2, recs, 4, &n));
+	TH_CHECK_EQ(n, 4);
+	TH_CHECK(recs[0].status == 0 && recs[1].status == UH_ERANGE && recs[1].len == plen);
+	/* in a block: the block's own write is what is copied */
+	TH_CHECK_RC(uh_begin(h));
+	TH_CHECK_RC(uh_smap_set_inline(h, sm, &k0, "v", "blk", 3));
+	TH_CHECK_RC(uh_smap_scan(h, sm, NULL, 0, &it));
+	TH_CHECK_RC(uh_smap_next_records(h, sm, &it, NULL, 0, dst, sizeof(dst), recs, 1, &n));
+	TH_CHECK(n == 1 && memcmp(dst + recs[0].at + 8, "\x03\0\0\0blk", 7) == 0);
+	TH_CHECK_RC(uh_abort(h));
+	/* a value that is not a record; bad arguments */
+	uh_value iv = { .type = UH_T_I64, .u.i = 5 };
+	TH_CHECK_RC(uh_smap_put(h, sm, &k0, &iv, 0));
+	TH_CHECK_RC(uh_smap_scan(h, sm, NULL, 0, &it));
+	TH_CHECK_ERR(uh_smap_next_records(h, sm, &it, NULL, 0, dst, sizeof(dst), recs, 4, &n),
+		     UH_ETYPE);
+	TH_CHECK_ERR(uh_smap_next_records(h, sm, &it, NULL, 0, dst, sizeof(dst), recs, 0, &n),
+		     UH_EINVAL);
+	TH_CHECK_ERR(uh_smap_next_records(h, sm, &it, NULL, 0, dst, sizeof(dst), NULL, 4, &n),
+		     UH_EINVAL);
+}
+
 int main(void)
 {
 	static struct th_heapd d;
@@ -328,6 +418,7 @@ int main(void)
 	test_bad_declarations(h);
 	test_values(h, cls, &o);
 	test_get_record(h, cls, o);
+	test_scan_records(h, cls);
 	test_check_and_gc(&d);
 	check_value(h, o, 1, "0123456789");
 	uh_disconnect(h);
