@@ -15,8 +15,10 @@
 
 /* Records up to this many payload bytes are copied to the stack. */
 #define RECORD_STACK 4096
-/* Entries a scan takes per uh_smap_next_n call. */
-#define SCAN_BATCH 64
+/* Records a scan takes per uh_smap_next_records call (it reads one leaf:
+ * fewer), and the bytes they are copied to: room for 32 YCSB records. */
+#define SCAN_BATCH 32
+#define SCAN_BUF 49152
 
 /* The __uniheap_fields__ tuple of the proxy type of class cid (a new
  * reference), or NULL with an exception. */
@@ -162,57 +164,57 @@ PyObject *uhpy_map_set_field(ProxyObject *p, PyObject *const *args, Py_ssize_t n
 
 /* ---- scan_fields: sorted maps ---- */
 
-/* One scanned value as a dict of its record's fields: -1 with an
- * exception (a value that is no record, or one freed under the scan
- * outside a block: FreedObjectError). */
-static PyObject *scanned_record(HeapObject *hp, const uh_value *v, unsigned char *buf,
-				size_t cap)
+/* One scanned record as a dict of its fields: decoded from its payload
+ * in buf when uh_smap_next_records copied it there, else (past the
+ * buffer, or a class that does not decode from its payload) read through
+ * a proxy; NULL with an exception (FreedObjectError for one freed since
+ * outside a block). */
+static PyObject *scanned_record(HeapObject *hp, const uh_scan_record *r,
+				const unsigned char *buf)
 {
-	size_t len = 0;
-	uint32_t cid;
 	PyObject *out = NULL, *rec;
 	int rc;
 
-	if (v->type != UH_T_REF || !v->u.ref)
-		return PyErr_Format(PyExc_TypeError, "scan_fields: a value is not a record");
-	if ((rc = uh_obj_class(hp->h, v->u.ref, &cid)) != 0 ||
-	    (rc = uh_record_read(hp->h, v->u.ref, buf, cap, &len)) != 0) {
-		if (rc == UH_EFREED)
-			return uhpy_freed(v->u.ref);
-		if (rc != UH_ERANGE)
-			return uhpy_raise(rc, "scan_fields");
-	}
-	if (!rc && (rc = record_dict(hp, cid, buf, len, &out)) != 0)
+	if (!r->status && (rc = record_dict(hp, r->class_id, buf + r->at, r->len, &out)) != 0)
 		return rc < 0 ? NULL : out;
-	/* Bigger than buf, or not decodable from its payload: a proxy. */
-	if (!(rec = uhpy_wrap(hp, v->u.ref, cid)))
+	if (!(rec = uhpy_wrap(hp, r->ref, r->class_id)))
 		return NULL;
 	out = uhpy_read_fields(rec, 1);
 	Py_DECREF(rec);
 	return out;
 }
 
-/* Up to count records from key start on, appended to out as dicts. */
+/* Up to count records from key start on, appended to out as dicts: a
+ * leaf's records per uh_smap_next_records call (outside a block, one
+ * replaced meanwhile is the key's record now, one removed is left out). */
 static int scan_into(ProxyObject *p, const uh_key *start, Py_ssize_t count, PyObject *out)
 {
-	unsigned char buf[RECORD_STACK];
-	uh_value vals[SCAN_BATCH];
+	uh_scan_record recs[SCAN_BATCH];
+	unsigned char *buf = PyMem_Malloc(SCAN_BUF);
 	uh_iter it;
-	int rc = uh_smap_scan(p->heap->h, p->off, start, 0, &it);
+	int rc;
 
+	if (!buf)
+		return PyErr_NoMemory(), -1;
+	rc = uh_smap_scan(p->heap->h, p->off, start, 0, &it);
 	while (!rc && count > 0) {	/* bound: count */
 		uint32_t n = 0, want = count < SCAN_BATCH ? (uint32_t)count : SCAN_BATCH;
-		rc = uh_smap_next_n(p->heap->h, p->off, &it, NULL, vals, want, &n);
+		rc = uh_smap_next_records(p->heap->h, p->off, &it, NULL, 0, buf, SCAN_BUF, recs,
+					  want, &n);
 		for (uint32_t i = 0; !rc && i < n; i++) {	/* bound: n */
-			PyObject *d = scanned_record(p->heap, &vals[i], buf, sizeof(buf));
+			PyObject *d = scanned_record(p->heap, &recs[i], buf);
 			if (!d || PyList_Append(out, d) < 0) {
 				Py_XDECREF(d);
+				PyMem_Free(buf);
 				return -1;
 			}
 			Py_DECREF(d);
 		}
 		count -= n;
 	}
+	PyMem_Free(buf);
+	if (rc == UH_ETYPE)
+		return PyErr_SetString(PyExc_TypeError, "scan_fields: a value is not a record"), -1;
 	if (rc && rc != UH_ENOTFOUND)
 		return uhpy_raise(rc, "scan_fields"), -1;
 	return 0;
