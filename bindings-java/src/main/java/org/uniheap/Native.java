@@ -238,6 +238,7 @@ final class Native {
     static final MethodHandle SMAP_SCAN = fn("uh_smap_scan", false, I, P, J, P, I, P);
     static final MethodHandle SMAP_NEXT_N = fn("uh_smap_next_n", false, I, P, J, P, P, P, I, P);
     static final MethodHandle SMAP_NEXT_UNTIL = fn("uh_smap_next_until", false, I, P, J, P, P, I, P, P, I, P);
+    static final MethodHandle SMAP_NEXT_RECORDS = fn("uh_smap_next_records", false, I, P, J, P, P, I, P, J, P, I, P);
     static final MethodHandle SMAP_CHECK = fn("uh_smap_check", false, I, P, J);
 
     /** The heap mapping as one segment of its arena (closing the arena

@@ -1,5 +1,6 @@
 package org.uniheap;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -121,6 +122,24 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
     public Object[] fieldValues(Object key) {
         checkKeyType(key);
         return MapOps.getFields(heap, ref, true, kind(), key);
+    }
+
+    /**
+     * The field values of the records stored under the first count keys at
+     * or after from (all keys when from is null), in key order, as {@link
+     * #fieldValues(Object)} returns each: a sorted-map leaf's records per
+     * libuniheap call, no proxy made. Each record is read at its own
+     * instant (in a block: the block's snapshot); outside a block a record
+     * replaced meanwhile is read as the key's record now, and one whose key
+     * was removed meanwhile is left out.
+     * @return the values, at most count of them
+     * @throws TypeMismatchException if a value in the range is not a record
+     * @throws ClassCastException for a from of another class than the map's keys
+     */
+    public List<Object[]> scanFieldValues(Object from, int count) {
+        if (from != null)
+            checkKeyType(from);
+        return ScanRecords.scan(heap, ref, kind(), from, count);
     }
 
     /**

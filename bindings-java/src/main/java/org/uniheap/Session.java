@@ -46,6 +46,10 @@ final class Session {
     final Pins pins;
     final MemorySegment scratch;
     final long at;     // scratch address
+    /** Where uh_smap_next_records copies a scan's records (ScanRecords):
+     * made at the session's first such scan. */
+    private MemorySegment records;
+    static final int RECORDS_CAP = 49152;   // 32 YCSB records of 1 KiB and more
     /** Outermost block open on this session wrote something (a commit that
      * may persist); see {@link Native#COMMIT_QUICK}. */
     boolean wrote;
@@ -55,6 +59,12 @@ final class Session {
         this.pins = new Pins(h);
         this.scratch = Arena.ofAuto().allocate(SCRATCH, 16);
         this.at = scratch.address();
+    }
+
+    MemorySegment records() {
+        if (records == null)
+            records = Arena.ofAuto().allocate(RECORDS_CAP, 16);
+        return records;
     }
 
     // ---- opening and closing ----

@@ -19,7 +19,8 @@ import org.uniheap.ValueRangeException;
  * record stored under a key in one call, as get(key).fieldValues(); and
  * setField(key, field, value), an inline field of that record written in
  * one call; and putRecord(key, type, values, freeOld), a new record stored
- * in one call. */
+ * in one call; and PSortedMap.scanFieldValues(from, count), the records of
+ * a key range. */
 class MapFieldValuesTest extends HeapTest {
     private static void assertSameValues(Object[] want, Object[] got) {
         assertNotNull(got);
@@ -176,5 +177,44 @@ class MapFieldValuesTest extends HeapTest {
         PMap<Long, PObject> h = heap.newMap(Long.class);
         h.putRecord(1L, InlineRec.class, Map.of("blob", "hash".getBytes()), true);
         assertArrayEquals("hash".getBytes(), (byte[]) h.fieldValues(1L)[1]);
+    }
+
+    @Test
+    void scanFieldValuesReadsTheRecordsOfARange() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        for (int i = 0; i < 100; i++)   // several leaves
+            m.putRecord(String.format("k%03d", i), InlineRec.class,
+                    Map.of("blob", ("v" + i).getBytes(), "text", "t" + (i % 10)), false);
+        List<Object[]> got = m.scanFieldValues("k010", 50);
+        assertEquals(50, got.size());
+        for (int i = 0; i < 50; i++)
+            assertSameValues(m.fieldValues(String.format("k%03d", 10 + i)), got.get(i));
+        assertEquals(100, m.scanFieldValues(null, 1000).size());
+        assertEquals(List.of(), m.scanFieldValues("k5", 10));      // past the last key
+        assertEquals(List.of(), m.scanFieldValues("k000", 0));
+        assertArrayEquals("v99".getBytes(), (byte[]) m.scanFieldValues("k099", 5).get(0)[1]);
+        // a record with out-of-line values and a reference, between inline ones
+        Person p = heap.create(Person.class, x -> {
+            x.name("ada");
+            x.friend(heap.create(Person.class, f -> f.name("bo")));
+        });
+        m.put("k0105", p);
+        got = m.scanFieldValues("k010", 3);
+        assertSameValues(m.fieldValues("k010"), got.get(0));
+        assertSameValues(p.fieldValues(), got.get(1));
+        assertSameValues(m.fieldValues("k011"), got.get(2));
+        // in a block: the block's writes
+        heap.atomic(() -> {
+            m.setField("k010", "blob", "inside".getBytes());
+            m.remove("k011");
+            List<Object[]> in = m.scanFieldValues("k010", 3);
+            assertArrayEquals("inside".getBytes(), (byte[]) in.get(0)[1]);
+            assertSameValues(m.fieldValues("k012"), in.get(2));
+        });
+        @SuppressWarnings("unchecked")
+        PSortedMap<String, Object> any = (PSortedMap<String, Object>) (PSortedMap<String, ?>) m;
+        any.put("k0101", 5L);
+        assertThrows(TypeMismatchException.class, () -> m.scanFieldValues("k010", 3));
+        assertThrows(ClassCastException.class, () -> m.scanFieldValues(5L, 3));
     }
 }

@@ -41,7 +41,10 @@ import site.ycsb.Status;
  * a {@link Record} is one libuniheap call, {@code PSortedMap.fieldValues(key)}
  * (the lookup and the whole record at one instant, no proxy, no block); a
  * record replaced under every one of its tries is read again in a block.
- * Reads of PMap records and scans run in a block (one snapshot of a record); an update of one field is
+ * A scan of Records is {@code PSortedMap.scanFieldValues(start, count)}: a
+ * leaf's records per call, each read at its own instant, as YCSB's own
+ * stores scan. Reads of PMap records and their scans run in a block (one
+ * snapshot of a record); an update of one field is
  * a single field write (atomic and durable on its own, for a Record one
  * call, {@code PSortedMap.setField(key, field, value)}; redone as a block
  * if it loses a conflict with another client); an insert of a Record is
@@ -220,6 +223,21 @@ public final class UniheapDB extends DB {
   public Status scan(String table, String startkey, int count, Set<String> fields,
                      Vector<HashMap<String, ByteIterator>> result) {
     PSortedMap<String, PObject> t = table(table);
+    if (records) {
+      // A leaf's records per libuniheap call, each read at its own instant
+      // (PSortedMap.scanFieldValues), no proxy, no block.
+      result.clear();
+      for (Object[] v : t.scanFieldValues(startkey, count)) {
+        HashMap<String, ByteIterator> row = new HashMap<>();
+        if (fields == null) {
+          Record.readAll(v, row);
+        } else {
+          Record.readSome(v, fields, row);
+        }
+        result.add(row);
+      }
+      return Status.OK;
+    }
     return heap.atomic(() -> {
       result.clear();
       for (PObject rec : t.tailMap(startkey, true).values()) {
