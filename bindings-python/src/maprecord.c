@@ -302,25 +302,80 @@ static int class_id_of(HeapObject *hp, PyObject *cls, uint32_t *cid)
 	return 0;
 }
 
-/* The new record, its fields and the put, in the step already begun. */
+/* Values a record put in one uh_*_put_record call may have; more go the
+ * proxy path. */
+#define PUT_INLINE_MAX 64
+
+/* The dict values as the inline values of a new record of class cid,
+ * their bytes those of the dict's str and bytes objects (alive while it
+ * is): 1 when each is what its field takes (bytes for an inline bytes
+ * field, str for an inline str field, within its capacity), so that
+ * uh_*_put_record cannot refuse one; 0 when some value goes the proxy
+ * path (which converts, checks and raises as ever); -1 with an exception. */
+static int inline_values(HeapObject *hp, uint32_t cid, PyObject *values, uh_inline_value *iv,
+			 uint32_t *n)
+{
+	PyObject *name, *v;
+	Py_ssize_t pos = 0, len = 0;
+
+	*n = 0;
+	if (PyDict_GET_SIZE(values) > PUT_INLINE_MAX)
+		return 0;
+	while (PyDict_Next(values, &pos, &name, &v)) {	/* bound: PUT_INLINE_MAX */
+		const char *field, *data;
+		uh_field_info fi;
+		uint32_t idx;
+
+		if (!PyUnicode_Check(name))
+			return 0;	/* the proxy path says what is wrong */
+		if (!(field = PyUnicode_AsUTF8(name)))
+			return -1;
+		if (uh_field_find(hp->h, cid, field, &idx) != 0 ||
+		    uh_field_info_get(hp->h, cid, idx, &fi) != 0)
+			return 0;
+		if (fi.type == UH_T_IBYTES && PyBytes_CheckExact(v)) {
+			data = PyBytes_AS_STRING(v);
+			len = PyBytes_GET_SIZE(v);
+		} else if (fi.type == UH_T_ISTRING && PyUnicode_CheckExact(v)) {
+			if (!(data = PyUnicode_AsUTF8AndSize(v, &len)))
+				return -1;
+		} else {
+			return 0;
+		}
+		if ((size_t)len > fi.capacity)
+			return 0;
+		iv[(*n)++] = (uh_inline_value){ idx, (uint32_t)len, data };
+	}
+	return 1;
+}
+
+/* The new record, its fields and the put, in the step already begun: one
+ * uh_map_put_record / uh_smap_put_record when every value is inline. */
 static int put_new(ProxyObject *p, const uh_key *k, uint32_t cid, PyObject *values,
 		   uint32_t flags)
 {
 	HeapObject *hp = p->heap;
+	uh_inline_value iv[PUT_INLINE_MAX];
+	uint32_t nv = 0;
 	PyObject *name, *v;
 	Py_ssize_t pos = 0;
 	uh_off obj;
-	int rc = uh_alloc(hp->h, cid, &obj);
+	int rc, sorted = uhpy_map_sorted(p);
 
+	if ((rc = inline_values(hp, cid, values, iv, &nv)) < 0)
+		return UHPY_RAISED;
+	uhpy_smap_writes += sorted;
+	if (rc)
+		return sorted ? uh_smap_put_record(hp->h, p->off, k, cid, iv, nv, flags)
+			      : uh_map_put_record(hp->h, p->off, k, cid, iv, nv, flags);
+	rc = uh_alloc(hp->h, cid, &obj);
 	while (!rc && PyDict_Next(values, &pos, &name, &v))	/* bound: values */
 		rc = set_new_field(hp, obj, cid, name, v);
 	if (rc)
 		return rc;
 	uh_value val = { .type = UH_T_REF, .u.ref = obj };
-	if (!uhpy_map_sorted(p))
-		return uh_map_put(hp->h, p->off, k, &val, flags);
-	uhpy_smap_writes++;
-	return uh_smap_put(hp->h, p->off, k, &val, flags);
+	return sorted ? uh_smap_put(hp->h, p->off, k, &val, flags)
+		      : uh_map_put(hp->h, p->off, k, &val, flags);
 }
 
 PyObject *uhpy_map_put_record(ProxyObject *p, PyObject *const *args, Py_ssize_t n)

@@ -129,6 +129,22 @@ def test_put_record(heap, table):
     assert uniheap.asdict(table["l"]) == {"n": 0, "b": b"out of line", "s": "str"}
 
 
+def test_put_record_of_inline_values_only(heap, table):
+    # every value inline (one libuniheap call), then ones it would refuse,
+    # which go the proxy path and raise as a setattr does
+    table.put_record("i", Row, {"a": b"12345678", "s": "h\u00e9"})
+    assert table.get_fields("i") == {"n": 0, "a": b"12345678", "s": "h\u00e9", "x": 0.0}
+    table.put_record("i", Row, {"a": b""}, True)
+    assert table.get_fields("i")["a"] == b""
+    with pytest.raises(uniheap.Error):
+        table.put_record("j", Row, {"s": "123456789"})
+    with pytest.raises(TypeError):
+        table.put_record("j", Row, {"a": "a str for bytes"})
+    with pytest.raises(TypeError):
+        table.put_record("j", Row, {"s": b"bytes for a str"})
+    assert "j" not in table
+
+
 def test_put_record_free_old(heap, table):
     table.put_record("k", Row, {"n": 1})
     old = table["k"]
