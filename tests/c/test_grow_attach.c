@@ -75,17 +75,22 @@ static int make_records(uh_heap *h, int k)
 	return rc;
 }
 
-/* Block 2: every record of "s<k>" gets value round: RECS x VAL logged. */
+/* Block 2: every record of "s<k>" gets value round: RECS x VAL logged.
+ * The root is looked up before the block, so that the block reads only
+ * its own records: the other sessions' publishes change the root map
+ * meanwhile, and a block that read it would lose to each of them. */
 static int rewrite(uh_heap *h, int k, int round)
 {
 	char name[32], *buf = malloc(VAL);
 	uh_off o = 0;
-	int n = 0, rc = buf ? uh_begin(h) : UH_ENOMEM;
+	int n = 0, rc = buf ? 0 : UH_ENOMEM;
 	if (buf)
 		fill_value(buf, k, round);
 	snprintf(name, sizeof(name), "s%d", k);
 	if (rc == 0)
 		rc = uh_root_get(h, name, &o);
+	if (rc == 0)
+		rc = uh_begin(h);
 	while (rc == 0 && o && n++ < RECS) {	/* bound: RECS */
 		if ((rc = uh_set_inline(h, o, 2, buf, VAL)) == 0)
 			rc = uh_get_ref(h, o, 1, &o);
@@ -181,6 +186,7 @@ struct at_once {
 	int k;
 	uh_heap *h;
 	int rc;
+	char msg[512];	/* uh_errmsg() is the thread's own */
 };
 
 /* The blocks that publish take turns: they all write the root map, and
@@ -199,6 +205,7 @@ static void *attach_and_write(void *arg)
 	}
 	if (a->rc == 0 && (a->rc = retried(rewrite_fn, a->h, a->k, 1)) == 0)
 		a->rc = records_hold(a->h, a->k, 1) ? UH_EINTERNAL : 0;
+	snprintf(a->msg, sizeof(a->msg), "%s", a->rc ? uh_errmsg() : "");
 	return NULL;
 }
 
@@ -288,15 +295,19 @@ static void grown_heap(const char *unused)
 	}
 	uh_heap *crashed = crash_at_link(filler, 2 * SESSIONS);
 	for (int k = 0; k < SESSIONS; k++) {	/* at once */
-		par[k] = (struct at_once){ SESSIONS + k, NULL, 0 };
+		par[k] = (struct at_once){ SESSIONS + k, NULL, 0, "" };
 		TH_CHECK_EQ(pthread_create(&t[k], NULL, attach_and_write, &par[k]), 0);
 	}
+	int failed = 0;
 	for (int k = 0; k < SESSIONS; k++) {
 		pthread_join(t[k], NULL);
 		if (par[k].rc)
 			th_fail(__FILE__, __LINE__, "session %d at once: %s (%s)", par[k].k,
-				uh_strerror(par[k].rc), uh_errmsg());
+				uh_strerror(par[k].rc), par[k].msg);
+		failed |= par[k].rc != 0;
 	}
+	if (failed)	/* what heapd saw of the sessions */
+		th_heapd_log_tail(&d, 8000);
 
 	/* Every session attached, their extents kept: the map in the file. */
 	th_heapd_kill(&d);
