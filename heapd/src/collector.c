@@ -36,8 +36,10 @@
  * back, 0.65-0.78x the throughput without at nice 0, 0.93-0.98x at nice
  * 10); but a client waiting for space must not wait on a collector that
  * the other clients starve, and an unprivileged thread cannot raise its
- * priority again once lowered, hence a thread of each kind. An urgent
- * request made while a background cycle runs joins that cycle.
+ * priority again once lowered, hence a thread of each kind. A request
+ * made while a cycle runs (a failed lease's, heapctl gc's) asks for the
+ * next one: the running cycle marks from the roots of its start, so it
+ * may keep garbage made since, which the requester wants gone.
  *
  * gc_session: heapd's own session slot (attached with heapd's pid at
  * start, its log left ACTIVE with no entries), named in uh_hdr.gc_session.
@@ -827,10 +829,15 @@ static void *collector_main(void *arg)
 /* Requests. */
 
 /* Ask for a cycle (urgent: a lease or an attach waits for it); returns
- * the count of finished cycles to wait for. */
-static uint64_t request_locked(struct hd_collector *col, const char *trigger, int urgent)
+ * the count of finished cycles to wait for. join: a running cycle will
+ * do. Without it the cycle waited for begins after this call: one that
+ * began before may have marked from roots the caller has dropped since
+ * (a snapshot at its start), so it need not free the caller's garbage,
+ * and a lease that waited for it would give up on a heap full of it. */
+static uint64_t request_locked(struct hd_collector *col, const char *trigger, int urgent,
+			       int join)
 {
-	if (col->cur.running && col->started > col->finished)
+	if (join && col->cur.running && col->started > col->finished)
 		return col->started;	/* join the running one */
 	if (!col->requested)
 		snprintf(col->req_trigger, sizeof(col->req_trigger), "%s", trigger);
@@ -865,17 +872,19 @@ int hd_gc_run(struct hd *hd, const char *trigger, int wait, struct hd_gc_cycle *
 	if (!col)
 		return hd_err(err, errlen, UH_ESTATE, "this heapd runs no collector");
 	pthread_mutex_lock(&col->mu);
-	uint64_t target = request_locked(col, trigger, 0);
-	if (wait && wait_locked(col, target, 0))
+	uint64_t target = request_locked(col, trigger, 0, 0);
+	if (wait && wait_locked(col, target, 0)) {
 		*out = col->hist[(col->hist_next + HD_GC_RECENT - 1) % HD_GC_RECENT];
-	else
-		*out = col->cur;
-	if (!wait && !col->cur.running) {
+	} else if (wait) {
+		*out = col->cur;	/* heapd is stopping */
+	} else {	/* the cycle asked for: starting now, or next after the running one */
+		int queued = col->cur.running;
+		uint64_t last = queued ? col->cur.cycle : uh_gc_cycle(hd->hdr->gc_state);
 		memset(out, 0, sizeof(*out));
-		out->running = 1;
-		out->cycle = uh_gc_cycle(hd->hdr->gc_state) + 1;
+		out->running = !queued;
+		out->cycle = last + 1;
 		snprintf(out->trigger, sizeof(out->trigger), "%s", trigger);
-		snprintf(out->outcome, sizeof(out->outcome), "running");
+		snprintf(out->outcome, sizeof(out->outcome), queued ? "queued" : "running");
 	}
 	pthread_mutex_unlock(&col->mu);
 	return 0;
@@ -921,7 +930,7 @@ static void kick(struct hd *hd)
 		return;	/* the fill rule waits for the timer: it reads every bitmap */
 	pthread_mutex_lock(&col->mu);
 	if (!col->cur.running || col->started == col->finished)
-		request_locked(col, "leased bytes", 0);
+		request_locked(col, "leased bytes", 0, 1);
 	pthread_mutex_unlock(&col->mu);
 }
 
@@ -933,7 +942,7 @@ static int full(struct hd *hd)
 	struct hd_collector *col = hd->col;
 	__atomic_store_n(&col->want_space, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&col->mu);
-	uint64_t target = request_locked(col, "lease failed", 1);
+	uint64_t target = request_locked(col, "lease failed", 1, 0);
 	int done = wait_locked(col, target, hd_now_ns() + GC_FULL_WAIT_NS);
 	const struct hd_gc_cycle *last = &col->hist[(col->hist_next + HD_GC_RECENT - 1) %
 						     HD_GC_RECENT];
@@ -1101,7 +1110,7 @@ void hd_gc_serving(struct hd *hd)
 	pthread_mutex_lock(&col->mu);
 	col->serving = 1;
 	if (col->recovery_pending)
-		request_locked(col, "recovery", 0);
+		request_locked(col, "recovery", 0, 1);
 	pthread_mutex_unlock(&col->mu);
 }
 

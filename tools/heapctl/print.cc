@@ -161,6 +161,8 @@ std::string gc_line(const pb::GcCycle &c)
 	std::string s = "cycle " + num(c.cycle()) + " (" + c.trigger() + "): " + c.outcome();
 	if (c.outcome() == "running")
 		return s + ", phase " + c.phase();
+	if (c.outcome() == "queued")	/* after the running cycle */
+		return s;
 	return s + "; " + num(c.marked()) + " marked, " + num(c.freed()) + " freed (" +
 	       bytes(c.bytes_freed()) + "), " + num(c.rescued()) + " rescued; mark " +
 	       us(c.mark_ns()) + ", sweep " + us(c.sweep_ns()) + ", longest handshake " +
@@ -172,7 +174,7 @@ std::string gc_line(const pb::GcCycle &c)
 void print_gc(FILE *out, const pb::GcResponse &r)
 {
 	const pb::GcCycle &c = r.cycle();
-	if (c.outcome() == "running") {
+	if (c.outcome() == "running" || c.outcome() == "queued") {
 		fprintf(out, "%s\n", gc_line(c).c_str());
 		return;
 	}
