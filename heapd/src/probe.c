@@ -17,24 +17,30 @@
  *     the file is byte-identical afterwards) and runs, on each of the
  *     HD_NLANES lanes heapd uses (PMEMOBJ_NLANES, core.h), a transaction
  *     that snapshots a range of the root object and allocates a small
- *     object, then commits, and one that frees it; the first of them also allocates an arena's
- *     and a log's size (the heap header's), which libpmemobj takes from
- *     whole chunks, not from a run: a damaged chunk header that
- *     pmemobj_check let through crashes that allocation here, not heapd's
- *     first arena lease or attach. A thread's first transaction gets lane
- *     8 * n (mod the lane count) for the n-th thread, and the next free lane
- *     when that one is held; so HD_NLANES threads that each keep their
- *     transaction open until all are inside one hold every lane once.
- *     pmemobj_check reads the lanes but runs no transaction: a lane whose
- *     undo log is damaged passes it and crashes here instead of in heapd.
+ *     object, then commits, and one that frees it. A thread's first
+ *     transaction gets lane 8 * n (mod the lane count) for the n-th
+ *     thread, and the next free lane when that one is held; so HD_NLANES
+ *     threads that each keep their transaction open until all are inside
+ *     one hold every lane once. pmemobj_check reads the lanes but runs no
+ *     transaction: a lane whose undo or redo log is damaged passes it and
+ *     crashes here instead of in heapd. The first trial also allocates an
+ *     arena's and a log's size (the heap header's), which libpmemobj takes
+ *     from whole chunks, not from a run;
+ *  3. then takes every free chunk of the pool with allocations of those
+ *     two sizes (fill_pool): a damaged chunk header that pmemobj_check let
+ *     through crashes one of them here, not a later arena lease or attach
+ *     in heapd.
  * A child that dies, hangs or finds the metadata inconsistent tells heapd
  * the file is damaged; one that cannot open the pool (in use, not a pool,
  * truncated) leaves the explanation to pmemobj_open, whose failures heapd
  * already words.
  *
- * The probe costs two copy-on-write opens and HD_NLANES short threads:
- * about 12 ms of the child's time on a 256 MiB heap (pmemobj_check 7 of
- * them), growing with the number of zones and chunks, not with the data.
+ * The probe costs two copy-on-write opens, HD_NLANES short threads and
+ * an allocation per free arena's size: about 12 ms of the child's time
+ * on a 256 MiB heap (pmemobj_check 7 of them) and 6 ms more per GiB of
+ * free pool for the fill (heapd starts in about 70 ms instead of 45 on a
+ * 4 GiB heap, tmpfs), growing with the number of zones and chunks, not
+ * with the data.
  * heapd waits on a pipe that closes when the child ends, so it goes on as
  * soon as the child is done. The probe runs before heapd starts any
  * thread, so fork is safe.
@@ -120,6 +126,25 @@ static void *try_lane(void *arg)
 	return NULL;
 }
 
+/* Allocations fill_pool makes at most: a 64 GiB pool of 1 MiB arenas. */
+#define FILL_MAX 65536
+
+/* The pool's free chunks taken as heapd's leases would take them: arena-
+ * then log-size allocations until the pool is full (each committed in
+ * the copy-on-write mapping, so nothing reaches the file). The lane
+ * trials reach the chunks their few allocations find; a damaged header
+ * of another free chunk would crash a later lease in heapd, and crashes
+ * here instead. */
+static void fill_pool(const struct lanes *l)
+{
+	for (int i = 0; i < 2; i++) {	/* bound: two sizes */
+		PMEMoid o;
+		for (int n = 0; l->big[i] && n < FILL_MAX; n++)	/* bound: FILL_MAX */
+			if (pmemobj_alloc(l->pop, &o, l->big[i], 0, NULL, NULL) != 0)
+				break;
+	}
+}
+
 /* Run try_lane on each of heapd's lanes of a copy-on-write open of path.
  * Returns only if none crashed; a pool that does not open this way is
  * left to pmemobj_open. */
@@ -168,6 +193,7 @@ static void try_lanes(const char *path)
 	pthread_mutex_unlock(&l.mu);
 	for (int i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
+	fill_pool(&l);
 }
 
 static void probe_child(const char *path)
