@@ -17,9 +17,7 @@
  * lost race is looked up again (a bounded number of times); inside one
  * the block's snapshot cannot lose it, and UH_EFREED is returned as is.
  */
-#include <stdlib.h>
-#include <string.h>
-
+#include "smap_int.h"
 #include "uhint.h"
 #include "value.h"
 
@@ -31,7 +29,21 @@
  * session replaced the key's record meanwhile. */
 #define GET_RECORD_TRIES 64
 
-/* ... and the record's reference into *ref when ref is not NULL. */
+/* The record a map value v references, copied to dst (its class into
+ * *class_id, its reference into *ref): as uh_record_read, or UH_ETYPE
+ * when v is not a reference to one. */
+static int value_record(uh_heap *h, const uh_value *v, void *dst, size_t cap, size_t *len,
+			uint32_t *class_id, uh_off *ref)
+{
+	if (v->type != UH_T_REF || !v->u.ref)
+		return uh_err_set(UH_ETYPE, "the value under the key is not a record");
+	*ref = v->u.ref;
+	int rc = uh_obj_class(h, v->u.ref, class_id);
+	return rc ? rc : uh_record_read(h, v->u.ref, dst, cap, len);
+}
+
+/* The record under key k of m, copied (its reference into *ref), looked
+ * up again while it is freed under the copy outside a block. */
 static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *dst,
 		      size_t cap, size_t *len, uint32_t *class_id, uh_off *ref)
 {
@@ -41,15 +53,8 @@ static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *d
 		uh_value v;
 		int rc = sorted ? uh_smap_get(h, m, k, &v) : uh_map_get(h, m, k, &v);
 
-		if (rc)
-			return rc;
-		if (v.type != UH_T_REF || !v.u.ref)
-			return uh_err_set(UH_ETYPE, "the value under the key is not a record");
-		if (ref)
-			*ref = v.u.ref;
-		rc = uh_obj_class(h, v.u.ref, class_id);
 		if (rc == 0)
-			rc = uh_record_read(h, v.u.ref, dst, cap, len);
+			rc = value_record(h, &v, dst, cap, len, class_id, ref);
 		if (rc != UH_EFREED || h->tx.depth || t + 1 >= GET_RECORD_TRIES)
 			return rc;
 	}
@@ -58,13 +63,17 @@ static int get_record(uh_heap *h, uh_off m, int sorted, const uh_key *k, void *d
 int uh_map_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
 		      size_t *len, uint32_t *class_id)
 {
-	return get_record(h, m, 0, k, dst, cap, len, class_id, NULL);
+	uh_off ref;
+
+	return get_record(h, m, 0, k, dst, cap, len, class_id, &ref);
 }
 
 int uh_smap_get_record(uh_heap *h, uh_off m, const uh_key *k, void *dst, size_t cap,
 		       size_t *len, uint32_t *class_id)
 {
-	return get_record(h, m, 1, k, dst, cap, len, class_id, NULL);
+	uh_off ref;
+
+	return get_record(h, m, 1, k, dst, cap, len, class_id, &ref);
 }
 
 struct set_field_op {
@@ -171,20 +180,14 @@ int uh_smap_put_record(uh_heap *h, uh_off m, const uh_key *k, uint32_t class_id,
 static int record_again(uh_heap *h, uh_off m, const uh_key *key, void *dst, size_t cap,
 			size_t *len, uint32_t *cls, uh_off *ref)
 {
-	char small[128];
-	char *kb = small;
-	uh_key k = *key;
+	struct sm_kbuf kb;
+	const uh_key *k = key;
 
-	if (k.kind != UH_KEY_I64 && k.len > sizeof(small) && !(kb = malloc(k.len)))
-		return uh_err_set(UH_ENOSPC, "scan records: no memory for a %zu-byte key", k.len);
-	if (k.kind != UH_KEY_I64 && k.len) {
-		memcpy(kb, k.data, k.len);
-		k.data = kb;
+	if (key->kind != UH_KEY_I64) {	/* an i64 key is all in *key */
+		sm_kbuf_set(&kb, key->kind, key->data, key->len);
+		k = &kb.k;
 	}
-	int rc = get_record(h, m, 1, &k, dst, cap, len, cls, ref);
-	if (kb != small)
-		free(kb);
-	return rc;
+	return get_record(h, m, 1, k, dst, cap, len, cls, ref);
 }
 
 /* Copy the record of one scanned entry into dst + *at; 0 or UH_ERANGE
@@ -193,14 +196,8 @@ static int scan_record(uh_heap *h, uh_off m, const uh_value *v, char *dst, size_
 		       size_t *at, uh_scan_record *r)
 {
 	size_t len = 0;
-	int rc;
+	int rc = value_record(h, v, dst + *at, cap - *at, &len, &r->class_id, &r->ref);
 
-	if (v->type != UH_T_REF || !v->u.ref)
-		return uh_err_set(UH_ETYPE, "scan records: the value under a key is not a record");
-	r->ref = v->u.ref;
-	rc = uh_obj_class(h, v->u.ref, &r->class_id);
-	if (rc == 0)
-		rc = uh_record_read(h, v->u.ref, dst + *at, cap - *at, &len);
 	if (rc == UH_EFREED && !h->tx.depth)
 		rc = record_again(h, m, &r->key, dst + *at, cap - *at, &len, &r->class_id,
 				  &r->ref);
