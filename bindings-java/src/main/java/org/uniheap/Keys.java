@@ -101,6 +101,23 @@ final class Keys {
         m.set(JAVA_LONG, k + 24, 0L);
     }
 
+    /**
+     * The len bytes of a uh_key libuniheap returned (its data address)
+     * into dst at at: they lie in the mapping, or (a key kept inline in a
+     * sorted map's leaf) in libuniheap's buffer for the call.
+     */
+    static void copyBytes(Heap heap, long data, int len, byte[] dst, int at) {
+        try {
+            long off = data - heap.base;
+            if (off >= 0 && off <= heap.seg.byteSize() - len)
+                MemorySegment.copy(heap.seg, JAVA_BYTE, off, dst, at, len);
+            else
+                MemorySegment.copy(Native.at(data, len), JAVA_BYTE, 0, dst, at, len);
+        } catch (IllegalStateException e) {
+            throw heap.closedError();
+        }
+    }
+
     /** A String or Bytes key of kind from UTF-8 or raw bytes. */
     static Object of(int kind, byte[] b, int off, int len) {
         return kind == STRING ? new String(b, off, len, StandardCharsets.UTF_8)

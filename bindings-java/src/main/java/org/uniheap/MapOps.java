@@ -569,15 +569,7 @@ final class MapOps {
                 int len = (int) m.get(JAVA_LONG, k + 16);
                 if (keyBytes.length - used < len)
                     keyBytes = java.util.Arrays.copyOf(keyBytes, Math.max(2 * keyBytes.length, used + len));
-                try {
-                    long off = data - heap.base;
-                    if (off >= 0 && off <= heap.seg.byteSize() - len)
-                        MemorySegment.copy(heap.seg, JAVA_BYTE, off, keyBytes, used, len);
-                    else
-                        MemorySegment.copy(Native.at(data, len), JAVA_BYTE, 0, keyBytes, used, len);
-                } catch (IllegalStateException e) {
-                    throw heap.closedError();
-                }
+                Keys.copyBytes(heap, data, len, keyBytes, used);
                 keyAt[j] = used;
                 keyLen[j] = len;
                 used += len;

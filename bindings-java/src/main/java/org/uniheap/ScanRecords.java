@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -109,19 +108,13 @@ final class ScanRecords {
             out.removeIf(x -> x == null);
     }
 
-    /* The key of record r of the call: its bytes lie in the mapping or in
-     * libuniheap's buffer for the call. */
+    /* The key of record r of the call (its uh_key). */
     private static Object key(Heap heap, int kind, MemorySegment m, long r) {
         if (kind == Keys.I64)
             return m.get(JAVA_LONG, r + 24);
-        long data = m.get(JAVA_LONG, r + 8);
         int len = (int) m.get(JAVA_LONG, r + 16);
         byte[] b = new byte[len];
-        long off = data - heap.base;
-        if (off >= 0 && off <= heap.seg.byteSize() - len)
-            MemorySegment.copy(heap.seg, JAVA_BYTE, off, b, 0, len);
-        else
-            MemorySegment.copy(Native.at(data, len), JAVA_BYTE, 0, b, 0, len);
+        Keys.copyBytes(heap, m.get(JAVA_LONG, r + 8), len, b, 0);
         return Keys.of(kind, b, 0, len);
     }
 }
