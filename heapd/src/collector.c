@@ -12,8 +12,10 @@
  *      empty at once. gc_state = (c+1, SWEEP); handshake H2: no session is
  *      still in a busy section that loaded MARK (it may still push the
  *      old values it overwrites); then the rings are drained and marked
- *      once more. A ring that overflowed, or a dead session's log replayed
- *      meanwhile (that replay has no barrier), gives the cycle up.
+ *      once more. A session that ends meanwhile leaves what its ring
+ *      holds to the next drain (hd->gc_left). A ring that overflowed, or
+ *      a dead session's log replayed meanwhile (that replay has no
+ *      barrier), gives the cycle up.
  *   6. Sweep in batches, with the Dekker protocol against uh_pin: take
  *      the lock of each candidate, fence, scan every session's pins,
  *      rescue what a pin holds, free the rest. Large regions go back to
@@ -57,6 +59,8 @@
  * that step of its first cycle (after greying the roots; after the first
  * batch's valid bits are cleared and persisted, its locks still held) and
  * wait there until heapd stops, so a test can kill heapd mid-cycle.
+ * UNIHEAP_GC_HOLD=NAME holds the first cycle after it greyed its roots
+ * until the file NAME.go exists beside the heap (hold).
  * UNIHEAP_GC_CRASH_AT_BARRIER=k SIGKILLs heapd right before the k-th
  * crash point of its first cycle. The crash points of a cycle are its
  * persist barriers (the clock's at step 1 and at each batch, each batch's
@@ -109,6 +113,7 @@ struct hd_collector {
 	uint32_t session;		/* gc_session */
 	uint64_t used_after;		/* slot bytes in use after the last cycle (atomic) */
 	int stop_at;			/* test hook: 0, 1 mark, 2 sweep */
+	const char *hold;		/* test hook: NULL, or the hold's file name */
 	/* Recovery left its mark to this collector (FORMAT.md 9.4): cycles
 	 * with the trigger "recovery" run until one is done, whose figures
 	 * become hd->rec's. Written under col->mu. */
@@ -310,6 +315,15 @@ static int drain_rings(struct cycle *cy, uint64_t *got)
 		}
 		__atomic_store_n(&gs->tail, tail, __ATOMIC_RELEASE);
 	}
+	/* What sessions that ended during this cycle left (gcfile.c). */
+	if (hd->gc_left_lost == uh_gc_cycle(cy->state) && !cy->why)
+		cy->why = "given up: a session that ended had dropped grey references";
+	for (size_t i = 0; i < hd->gc_left.n && !rc; i++) {	/* <= ring cap per ended session */
+		rc = cy->mark ? hd_mark_grey(cy->mark, hd->gc_left.v[i])
+			      : u64vec_push(&cy->early, hd->gc_left.v[i]);
+		(*got)++;
+	}
+	hd->gc_left.n = 0;
 	pthread_mutex_unlock(&hd->mu);
 	return rc;
 }
@@ -332,6 +346,29 @@ static int mark_until_quiet(struct cycle *cy)
 	return 0;
 }
 
+/* Test hook UNIHEAP_GC_HOLD=NAME: the first cycle, once its roots are
+ * grey and before it scans anything, creates NAME.in in the heap file's
+ * directory and waits until NAME.go exists there (at most 60 s, or until
+ * heapd stops), so that a test can move references and end sessions
+ * while the cycle marks. */
+static void hold(struct cycle *cy)
+{
+	const char *name = cy->col->hold, *path = cy->hd->path;
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) : 1;
+	char in[4096], go[4096];
+	if (!name || cy->col->finished != 0)
+		return;
+	snprintf(in, sizeof(in), "%.*s/%s.in", dirlen, slash ? path : ".", name);
+	snprintf(go, sizeof(go), "%.*s/%s.go", dirlen, slash ? path : ".", name);
+	FILE *f = fopen(in, "w");
+	if (f)
+		fclose(f);
+	hd_log("info", "gc_held", "cycle=%llu", (unsigned long long)uh_gc_cycle(cy->state));
+	for (int i = 0; i < 6000 && access(go, F_OK) != 0 && !stopping(cy->col); i++)
+		sleep_ns(10000000);	/* bound: 6000 x 10 ms */
+}
+
 /* Steps 1 to 5. Leaves cy->why set when the cycle is given up. */
 static void mark_phase(struct cycle *cy)
 {
@@ -347,6 +384,8 @@ static void mark_phase(struct cycle *cy)
 	}
 	pthread_mutex_lock(&hd->mu);
 	cy->replayed0 = hd->stats.logs_replayed;
+	hd->gc_left.n = 0;	/* an earlier cycle's */
+	hd->gc_left_lost = 0;
 	uint64_t c = uh_gc_cycle(hd->hdr->gc_state) + 1;
 	set_mark_begun(hd, 0);
 	cy->v0 = next_version(hd, cy);
@@ -384,6 +423,8 @@ static void mark_phase(struct cycle *cy)
 		while (!stopping(cy->col))	/* test hook: until heapd stops or dies */
 			sleep_ns(GC_TICK_NS);
 	}
+	if (!rc && !cy->why)
+		hold(cy);
 	if (!rc)
 		rc = mark_until_quiet(cy);
 	if (!rc && !cy->why) {
@@ -1057,6 +1098,7 @@ int hd_gc_start(struct hd *hd, char *err, size_t errlen)
 	col->stop_at = at && !strcmp(at, "mark") ? 1 : at && !strcmp(at, "sweep") ? 2 : 0;
 	const char *crash = getenv("UNIHEAP_GC_CRASH_AT_BARRIER");
 	col->crash_at = crash ? strtoull(crash, NULL, 10) : 0;
+	col->hold = getenv("UNIHEAP_GC_HOLD");
 	int rc = take_session(hd, col, err, errlen);
 	pthread_mutex_lock(&hd->mu);
 	col->recovery_pending = hd->rec.gc_pending;	/* run from hd_gc_serving */

@@ -51,6 +51,7 @@
 #include "gcfile.h"
 #include "heapd.h"
 #include "logapply.h"
+#include "u64.h"
 #include "persist.h"
 
 /* libpmemobj type numbers of what heapd allocates (only for debugging
@@ -139,6 +140,16 @@ struct hd {
 	 * previous heapd's); owned, session_cap entries, NULL without a file. */
 	uint64_t gc_ended[2];		/* commits, conflicts */
 	uint64_t (*gc_counted)[2];
+	/* Grey references a session pushed that the collector had not yet
+	 * consumed when its area was zeroed (the session ended while a
+	 * cycle marked): the old values its stores overwrote, maybe the
+	 * only trace left of a reference it moved, so that cycle greys them
+	 * at its next drain (collector.c). gc_left_lost: the cycle in which
+	 * such a session had dropped pushes (its ring overflowed) or they
+	 * could not be kept (no memory): that cycle is given up. Both
+	 * under hd->mu; emptied when a cycle begins. */
+	struct u64vec gc_left;
+	uint64_t gc_left_lost;
 };
 
 /* ---- gcfile.c ---- the GC file (FORMAT.md 9.3): created, or reused

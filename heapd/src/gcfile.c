@@ -14,7 +14,9 @@
  *    Otherwise it is replaced by a new file (a client still mapping the
  *    old one keeps its copy until it re-attaches and moves its pins).
  *  - heapd never writes a session's area except to zero it here; the
- *    collector writes only each ring's tail.
+ *    collector writes only each ring's tail. What a ring holds that the
+ *    collector has not consumed is kept for a running cycle before the
+ *    area is zeroed (hd->gc_left).
  *  - An area's `commits` and `conflicts` are counted once: before the
  *    area is zeroed, or when a re-attach leaves it, what it gained since
  *    last counted (gc_counted) is added to hd->gc_ended; a reused file's
@@ -183,8 +185,37 @@ void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conf
 	*conflicts = sum[1];
 }
 
+/* While a cycle runs, keep what slot's ring holds that the collector has
+ * not consumed (hd->gc_left), before the area is zeroed. A session that
+ * moved a reference during the mark (a hash map's resize moves entries
+ * from the old table to the new) pushed the old place's value; if the
+ * new place was scanned already, that entry is the reference's only
+ * trace, and a session may end (detach, or die and be reaped) before
+ * the collector drains its ring. Losing them freed live objects. */
+static void keep_left_greys(struct hd *hd, struct uh_gc_sess *cs, const uint64_t *ring)
+{
+	uint64_t state = __atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE);
+	uint64_t cycle = uh_gc_cycle(state);
+	if (uh_gc_phase(state) == UH_GC_IDLE)
+		return;		/* pushes of an ended cycle, or none */
+	uint64_t head = __atomic_load_n(&cs->head, __ATOMIC_ACQUIRE), tail = cs->tail;
+	uint64_t seen = __atomic_load_n(&cs->seen, __ATOMIC_ACQUIRE);
+	if ((__atomic_load_n(&cs->overflow, __ATOMIC_ACQUIRE) && uh_gc_cycle(seen) == cycle) ||
+	    head - tail > UH_GC_RING_CAP) {
+		hd->gc_left_lost = cycle;
+		return;
+	}
+	for (; tail < head; tail++) {	/* <= UH_GC_RING_CAP */
+		if (u64vec_push(&hd->gc_left, ring[tail % UH_GC_RING_CAP])) {
+			hd->gc_left_lost = cycle;
+			return;
+		}
+	}
+}
+
 /* Zero slot's area (a valid slot of a mapped file), having added its
- * counts to gc_ended when count is set (not for a previous heapd's). */
+ * counts to gc_ended when count is set (not for a previous heapd's) and
+ * kept its ring's unconsumed entries for a running cycle. */
 static void area_reset(struct hd *hd, uint32_t slot, int count)
 {
 	char *area = hd->gcf + UH_GC_AREA_OFF(slot);
@@ -192,6 +223,7 @@ static void area_reset(struct hd *hd, uint32_t slot, int count)
 	uint64_t hwm = __atomic_load_n(&cs->pin_hwm, __ATOMIC_ACQUIRE);
 	if (count)
 		count_area(hd, slot);
+	keep_left_greys(hd, cs, hd_gc_ring(hd, slot));
 	/* The rest of the control line's page, the ring and the pins: their
 	 * pages go back to the system and read as zeroes from now on. */
 	uint64_t from = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -301,6 +333,8 @@ void hd_gcfile_close(struct hd *hd)
 	hd->gcf_size = 0;
 	free(hd->gc_counted);
 	hd->gc_counted = NULL;
+	free(hd->gc_left.v);
+	memset(&hd->gc_left, 0, sizeof(hd->gc_left));
 	if (!keep)
 		unlink(hd->gc_path);
 	free(hd->gc_path);

@@ -394,7 +394,8 @@ void hd_session_reap_locked(struct hd *hd, uint32_t slot, struct hd_reap_result 
 		hd_log("error", "reap_failed", "session=%u reason=%s", slot,
 		       pmemobj_errormsg());
 	} TX_END
-	/* Its pins and greys die with it (an active slot keeps them). */
+	/* Its pins die with it (an active slot keeps them); what its ring
+	 * holds goes to a running cycle's next drain (gcfile.c). */
 	if (!failed)
 		hd_gc_area_reset(hd, slot);
 }
