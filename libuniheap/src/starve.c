@@ -12,9 +12,14 @@
  * at each of its retries. Every other session's outermost uh_begin waits
  * while the word names another session and its deadline has not passed
  * (a renewal extends the wait, up to UH_STARVE_WAIT_MAX_US in all);
- * blocks already running finish, the starving block retries at once
- * (no backoff) and, with nobody else starting, commits; its commit (or
- * uh_run giving up) clears the word.
+ * blocks already running finish, the starving block retries without
+ * backoff and, with nobody else starting, commits; its commit (or
+ * uh_run giving up) clears the word. Without backoff, but not at once
+ * while the object it lost on is still locked by another session: a
+ * block already running that holds it (descheduled, or paused by its
+ * runtime) would otherwise see all the remaining tries lost within a
+ * millisecond; the starving block waits for that lock first (bounded by
+ * UH_STARVE_US, a claim's length).
  *
  * The word is advisory: it orders starts, never decides what commits
  * (validation does), so a wrong or torn value costs at most one wait of
@@ -88,6 +93,22 @@ void uh_starve_wait(uh_heap *h)
 		if (!cur || (cur >> STARVE_SLOT_SHIFT) == h->session || t >= deadline ||
 		    deadline - t > UH_STARVE_US || now - start >= UH_STARVE_WAIT_MAX_US)
 			return;	/* released, ours, over, not a claim, or waited enough */
+		sched_yield();
+	}
+}
+
+void uh_starve_wait_lost_on(uh_heap *h)
+{
+	uint64_t obj = h->tx.lost_on;
+	if (!obj || obj + sizeof(struct uh_objhdr) > h->size)
+		return;
+	const struct uh_objhdr *o = (const void *)(h->base + obj);
+	uint64_t start = mono_us();
+	for (;;) {	/* bound: UH_STARVE_US */
+		uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
+		if (!uh_lock_is_locked(w) || uh_lock_owner(w) == h->session ||
+		    mono_us() - start >= UH_STARVE_US)
+			return;
 		sched_yield();
 	}
 }

@@ -188,6 +188,7 @@ static int locked_out(uh_heap *h, uint64_t obj, const char *what)
 	h->st.conflicts++;
 	uh_gc_count(h, 1);
 	h->st.aborts_locked++;
+	h->tx.lost_on = obj;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu stayed locked by session %u "
 				     "(%s); block rolled back, run it again",
 				     (unsigned long long)obj, uh_lock_owner(w), what));
@@ -246,6 +247,7 @@ static int stale(uh_heap *h, uint64_t obj)
 	h->st.conflicts++;
 	uh_gc_count(h, 1);
 	h->st.aborts_stale++;
+	h->tx.lost_on = obj;
 	return tx_doom(h, uh_err_set(UH_ECONFLICT, "object %llu changed after this block "
 				     "read it; block rolled back, run it again",
 				     (unsigned long long)obj));
@@ -301,8 +303,10 @@ static int reads_valid(uh_heap *h, int strict)
 
 	for (uint32_t i = 0; i < t->reads_list.n; i++) {	/* bound: reads */
 		uint64_t obj = t->reads_list.v[i];
-		if (!read_valid(h, obj, *u64map_get(&t->reads, obj), strict))
+		if (!read_valid(h, obj, *u64map_get(&t->reads, obj), strict)) {
+			t->lost_on = obj;
 			return 0;
+		}
 	}
 	return 1;
 }
@@ -784,6 +788,7 @@ int uh_begin(uh_heap *h)
 		uh_starve_wait(h);	/* a block that keeps losing goes first */
 	if (h->tx.depth++ == 0) {
 		h->tx.doomed = 0;
+		h->tx.lost_on = 0;
 		h->tx.rv = __atomic_load_n(&h->hdr->clock, __ATOMIC_ACQUIRE);
 	}
 	return 0;
@@ -1014,8 +1019,12 @@ int uh_retry_wait(uh_heap *h, unsigned tries)
 	if (tries == 0)
 		return 0;
 	h->st.retries++;
-	if (uh_starve_claim(h, tries))
-		return 0;	/* others hold back new blocks: retry at once */
+	if (uh_starve_claim(h, tries)) {
+		/* Others hold back new blocks: retry as soon as the block
+		 * that beat ours has released what ours lost on. */
+		uh_starve_wait_lost_on(h);
+		return 0;
+	}
 	for (unsigned i = 1; i < tries && us < 10000; i++)	/* bound: 10 doublings */
 		us *= 2;
 	backoff_sleep(h, us < 10000 ? us : 10000);
@@ -1054,7 +1063,9 @@ int uh_run(uh_heap *h, uh_block_fn fn, void *arg, unsigned max_tries)
 		if (rc != UH_ECONFLICT)
 			return rc;
 	}
+	char last[512];
+	snprintf(last, sizeof(last), "%s", uh_errmsg());
 	uh_starve_release(h);
 	return uh_err_set(UH_ECONFLICT, "uh_run: gave up after %u tries, each lost to a "
-			  "conflict with another session", max_tries);
+			  "conflict with another session (the last: %s)", max_tries, last);
 }

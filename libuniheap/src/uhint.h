@@ -63,6 +63,10 @@ struct pmem2_source;
 struct uh_tx {
 	int depth;			/* nesting; 0 = no block */
 	int doomed;			/* error that rolled the block back, or 0 */
+	/* The object the last block lost on (locked by another session, or
+	 * changed since read), 0 if unknown: a block that starves waits for
+	 * its lock before it retries (starve.c). */
+	uint64_t lost_on;
 	uint64_t pos;			/* bytes of log entries in use, all segments */
 	uint64_t nentries;
 	struct u64map writes;		/* target offset -> the entry's heap offset */
@@ -531,6 +535,7 @@ void uh_gc_forked(uh_heap *h, int mapping_too);
  * a commit or a give-up releases it. */
 int uh_starve_claim(uh_heap *h, unsigned tries);
 void uh_starve_wait(uh_heap *h);
+void uh_starve_wait_lost_on(uh_heap *h);
 void uh_starve_release(uh_heap *h);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
