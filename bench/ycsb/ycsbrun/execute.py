@@ -38,6 +38,7 @@ class Run:
     client_cpu_s: float = 0.0   # CPU time (user + system) of the client process itself
     grow_steps: list = field(default_factory=list)  # µs of each growth of the heap (YCSB_GROW)
     heap_bytes: int = 0         # the heap's size after the run (YCSB_GROW)
+    store_bytes: int = None     # a load: what the store's data grew by (Store.footprint)
 
     @property
     def ok(self):

@@ -102,7 +102,11 @@ def run_series(cfg, durability, lang, backend, progress):
         return Run("matrix", durability, lang, backend, phase, workload, cfg.threads,
                    cfg.records, ops)
     with open_store(backend, durability, cfg.build, cfg.base, cfg.records) as store:
+        before = store.footprint()
         load = execute(make("load", "load"), store, cfg, progress)
+        after = store.footprint() if load.ok else None
+        if before is not None and after is not None:
+            load.store_bytes = after - before
         runs.append(load)
         for w in cfg.workloads:
             for gc in gc_modes(cfg, backend):

@@ -13,6 +13,7 @@ Durability classes (what survives what):
     sync    uniheap --durability sync, LMDB's default (fdatasync per
             commit), Redis appendfsync always: a power loss
 """
+import json
 import shutil
 
 from .services import Heapd, Redis, temp_dir
@@ -50,6 +51,20 @@ class Store:
     def env(self):
         return self.heapd.env() if self.heapd is not None else {}
 
+    def footprint(self):
+        """Bytes the store's data takes now, or None where not measured:
+        uniheap, the bytes its arenas hold (heapctl status: every object
+        slot with the free slots beside it, large regions included);
+        LMDB, its pages up to the last one in use (free pages included),
+        read from the environment while no client has it open."""
+        if self.heapd is not None:
+            st = self.heapd.heapctl("status", json=True)
+            return int(json.loads(st.stdout).get("arena_bytes", 0)) if st.returncode == 0 \
+                else None
+        if self.backend == "lmdb":
+            return lmdb_bytes(self.folder)
+        return None
+
     def close(self):
         for svc in (self.heapd, self.redis):
             if svc is not None:
@@ -62,6 +77,22 @@ class Store:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def lmdb_bytes(folder):
+    """Pages in use of the LMDB environment in folder (0 before it exists),
+    or None without py-lmdb."""
+    try:
+        import lmdb
+    except ImportError:
+        return None
+    if not (folder / "data.mdb").exists():
+        return 0
+    env = lmdb.open(str(folder), readonly=True, lock=False, max_dbs=16)
+    try:
+        return (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+    finally:
+        env.close()
 
 
 def heap_size(records):

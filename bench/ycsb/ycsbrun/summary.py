@@ -18,7 +18,7 @@ LANG_ORDER = ("java", "python", "node")
 def write_csv(runs, path):
     cols = ["block", "durability", "language", "backend", "loader", "phase", "workload",
             "threads", "records", "operations", "status", "throughput_ops_s", "runtime_ms",
-            "wall_s", "exit_status", "gc", "gc_cycles", "gc_given_up", "heapd_cpu_s", "client_cpu_s"]
+            "wall_s", "exit_status", "gc", "gc_cycles", "gc_given_up", "heapd_cpu_s", "client_cpu_s", "store_bytes"]
     for op in LATENCY_OPS:
         cols += [f"{op}_avg_us", f"{op}_p95_us", f"{op}_p99_us"]
     cols += ["verify_ok", "problems"]
@@ -32,7 +32,8 @@ def write_csv(runs, path):
                    r.report.get("OVERALL", {}).get("RunTime(ms)", ""), f"{r.seconds:.2f}",
                    r.exit_status, r.gc, r.gc_cycles if r.gc else "",
                    r.gc_given_up if r.gc else "", f"{r.heapd_cpu_s:.2f}" if r.heapd_cpu_s else "",
-                   f"{r.client_cpu_s:.2f}" if r.client_cpu_s else ""]
+                   f"{r.client_cpu_s:.2f}" if r.client_cpu_s else "",
+                   r.store_bytes if r.store_bytes is not None else ""]
             for op in LATENCY_OPS:
                 row += [r.latency(op, m) if r.latency(op, m) is not None else ""
                         for m in ("AverageLatency(us)", "95thPercentileLatency(us)",
@@ -113,6 +114,24 @@ def grow_table(runs):
         state = "" if r.ok else " (FAILED: " + "; ".join(r.problems)[:120] + ")"
         lines.append(f"| {r.durability} | {r.language} | {_fmt(ft)} | {_fmt(gt)}{state} "
                      f"| {_ratio(gt, ft)} | {len(r.grow_steps)} | {longest} | {lat} | {size} |")
+    return "\n".join(lines)
+
+
+def bytes_table(runs):
+    """Bytes per record each store's data grew by in the load, uniheap
+    against LMDB (the two stores whose footprint is measured)."""
+    per = {(r.durability, r.language, r.backend): r.store_bytes / r.records
+           for r in runs if r.block == "matrix" and r.phase == "load" and r.ok
+           and r.store_bytes and r.records}
+    keys = sorted({(d, lang) for d, lang, b in per if b == "uniheap"},
+                  key=lambda k: (k[0], LANG_ORDER.index(k[1])))
+    if not keys:
+        return ""
+    lines = ["| class | language | uniheap bytes per record | LMDB bytes per record "
+             "| uniheap ÷ LMDB |", "|---|---|---|---|---|"]
+    for d, lang in keys:
+        u, v = per[(d, lang, "uniheap")], per.get((d, lang, "lmdb"))
+        lines.append(f"| {d} | {lang} | {_fmt(u)} | {_fmt(v)} | {_ratio(u, v)} |")
     return "\n".join(lines)
 
 
@@ -203,6 +222,14 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "; ".join(f"{PEER_NAMES.get(b, b)}: {what}"
                           for b, what in CLASSES[durability].items()) + ".", "",
                 class_table(runs, durability), ""]
+    b = bytes_table(runs)
+    if b:
+        out += ["## Bytes per record", "",
+                "What each store's data grew by during the load, divided by the records "
+                "loaded (lower is better): uniheap, the bytes its arenas hold (`heapctl status`, "
+                "object slots with the free slots beside them); LMDB, its pages up to the last "
+                "one in use. Neither counts fixed costs (uniheap's session logs and class "
+                "table, LMDB's lock file).", "", b, ""]
     g = gc_table(runs)
     if g:
         out += ["## uniheap with GC cycles back to back", "",
