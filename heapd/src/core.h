@@ -162,8 +162,9 @@ void hd_gcfile_close(struct hd *hd);
 void hd_gc_area_reset(struct hd *hd, uint32_t slot);
 /* Re-attach: the old session's pins [0, pin_hwm) copied to the new
  * session's area before the old slot is freed, so no moment finds them
- * in neither active session (the client copies them again, FORMAT.md
- * 9.3). The old area is left as it is (the client copies from it). */
+ * in neither active session, and what its ring holds kept for a running
+ * cycle (FORMAT.md 9.3). The old area is left as it is (a client that
+ * predates the move copies from it). */
 void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to);
 /* The clients' commits and conflicts since this heapd started: what
  * ended sessions' areas held, plus the active sessions' areas now.

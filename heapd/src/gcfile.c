@@ -358,6 +358,11 @@ void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to)
 	count_area(hd, from);	/* its client counts in the new area from now on */
 	if (hwm > UH_GC_PIN_CAP)
 		hwm = UH_GC_PIN_CAP;
+	/* The slot stops being active here: its ring's unconsumed pushes go
+	 * to a running cycle, as at a reap (the area itself is left as it
+	 * is for a client that copies its pins from it). */
+	keep_left_greys(hd, f, hd_gc_ring(hd, from));
+	__atomic_store_n(&f->tail, __atomic_load_n(&f->head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 	uint64_t *fp = hd_gc_pins(hd, from), *tp = hd_gc_pins(hd, to);
 	for (uint64_t i = 0; i < hwm; i++)	/* bounded by UH_GC_PIN_CAP */
 		__atomic_store_n(&tp[i], __atomic_load_n(&fp[i], __ATOMIC_RELAXED),

@@ -31,7 +31,15 @@
  *    deferred_bits): the mark may have read the pin table already and
  *    relies on what it found there until the sweep;
  *  - sess->pins counts the entries holding a reference (deferred ones
- *    too), h->st.pins the pins given out and not unpinned.
+ *    too), h->st.pins the pins given out and not unpinned;
+ *  - a re-attach holds h->gc.lock from before its Attach call until the
+ *    session is bound to its new area (uh_gc_hold, reattach.c): heapd
+ *    copies the old area's pins into the new one in that call, then
+ *    frees the old slot, which another session may take (and its area
+ *    be zeroed) at once; so nothing of this handle writes the old area
+ *    after heapd's copy, and nothing reads it after the call, unless it
+ *    lies in another GC file than the new area (the one a previous
+ *    heapd made), which nobody reuses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +62,8 @@ struct uh_gc_oldmap {
 
 static void spin_lock(int *l)
 {
-	/* bounded by the holder: a few table stores, never a wait */
+	/* bounded by the holder: a few table stores, or a re-attach's
+	 * Attach call (uh_gc_hold), never a wait on another session */
 	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(l, __ATOMIC_RELAXED))
 			sched_yield();
@@ -174,14 +183,24 @@ static void grey_pins(uh_heap *h, uint64_t hwm)
 	uh_gc_leave(h);
 }
 
+void uh_gc_hold(uh_heap *h)
+{
+	spin_lock(&h->gc.lock);
+}
+
+void uh_gc_unhold(uh_heap *h)
+{
+	spin_unlock(&h->gc.lock);
+}
+
 int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
 		   uint32_t new_session)
 {
 	(void)old_session;	/* h->gc still points at its area */
 	struct uh_gc_client *g = &h->gc;
-	spin_lock(&g->lock);
 	struct uh_gc_sess *old = g->sess;
 	uint64_t *old_pins = g->pins;
+	const void *old_file = g->file;
 	int rc = 0;
 	if (!gc_path || !gc_path[0]) {
 		/* The new heapd has no GC file: nothing is collected online. */
@@ -194,17 +213,28 @@ int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
 		g->ring = g->pins = NULL;
 		goto out;
 	}
-	uint64_t hwm = old ? __atomic_load_n(&old->pin_hwm, __ATOMIC_ACQUIRE) : 1;
+	uint64_t hwm;
+	if (old && old_file == g->file) {
+		/* One file: heapd copied the pins in the Attach call (held:
+		 * nothing changed them since), and the old slot may be
+		 * another session's already. */
+		hwm = __atomic_load_n(&g->sess->pin_hwm, __ATOMIC_ACQUIRE);
+	} else {
+		/* The old area is in the file of a heapd that has gone:
+		 * heapd could not copy from it, nobody else writes it. */
+		hwm = old ? __atomic_load_n(&old->pin_hwm, __ATOMIC_ACQUIRE) : 1;
+		if (hwm < 1 || hwm > UH_GC_PIN_CAP)
+			hwm = 1;
+		for (uint64_t i = 1; i < hwm; i++)	/* bounded by pin_hwm */
+			__atomic_store_n(&g->pins[i], old_pins[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&g->sess->pins, old ? old->pins : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->sess->pin_hwm, hwm, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	if (hwm < 1 || hwm > UH_GC_PIN_CAP)
 		hwm = 1;
-	for (uint64_t i = 1; i < hwm; i++)	/* bounded by pin_hwm */
-		__atomic_store_n(&g->pins[i], old_pins[i], __ATOMIC_RELAXED);
-	__atomic_store_n(&g->sess->pins, old ? old->pins : 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&g->sess->pin_hwm, hwm, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	grey_pins(h, hwm);
 out:
-	spin_unlock(&g->lock);
 	return rc;
 }
 

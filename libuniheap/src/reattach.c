@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "uhint.h"
 
@@ -52,6 +53,25 @@ static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
+}
+
+/* Test hook UH_REATTACH_HOLD=P: a re-attach whose Attach call succeeded
+ * creates P.in and waits (at most 30 s) until P.go exists, before it
+ * takes the new session, so that a test can attach another session into
+ * the slot heapd has just freed. */
+static void reattach_hold(void)
+{
+	const char *p = getenv("UH_REATTACH_HOLD");
+	char path[4096];
+	if (!p || strlen(p) > sizeof(path) - 4)
+		return;
+	snprintf(path, sizeof(path), "%s.in", p);
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s.go", p);
+	for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)	/* bound: 30 s */
+		sleep_ms(10);
 }
 
 /* Take the new session: the old one is heapd's to recover now. */
@@ -98,16 +118,22 @@ static int reattach(uh_heap *h)
 		return uh_err_set(UH_ENOMEM, "re-attach: out of memory");
 	/* bound: the time budget; each round sleeps at least 10 ms */
 	for (;;) {
+		/* No pin or unpin of another thread may write the old area
+		 * once heapd has copied it and freed the slot (pins.c). */
+		uh_gc_hold(h);
 		rc = uhc_attach(h->m->socket, h->readonly, uh_client_desc(desc, sizeof(desc)),
 				h->session, h->token, &ctl, w);
+		if (rc == 0) {
+			reattach_hold();
+			rc = adopt(h, ctl, w);
+		}
+		uh_gc_unhold(h);
 		if (rc != UH_EDISCONNECTED ||
 		    mono_ns() - t0 > (uint64_t)REATTACH_BUDGET_MS * 1000000ull)
 			break;
 		sleep_ms(wait);
 		wait = wait * 2 < REATTACH_WAIT_MAX_MS ? wait * 2 : REATTACH_WAIT_MAX_MS;
 	}
-	if (rc == 0)
-		rc = adopt(h, ctl, w);
 	free(w);
 	if (rc == UH_EDISCONNECTED)
 		return uh_err_set(rc, "heapd at %s ended and did not come back within %d s; "

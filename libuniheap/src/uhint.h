@@ -512,8 +512,12 @@ void uh_gc_overwrite(void *ctx, const void *dst, const void *src, size_t len);
 
 /* pins.c: the GC file mapped (shared by sibling sessions through the
  * mapping) and this session's area bound; after a re-attach the pins
- * move to the new session's area under the same ids. */
+ * move to the new session's area under the same ids. A re-attach holds
+ * the pin lock (uh_gc_hold) from before its Attach call to after
+ * uh_gc_reattach. */
 int uh_gc_attach(uh_heap *h, const char *gc_path, uint32_t session);
+void uh_gc_hold(uh_heap *h);
+void uh_gc_unhold(uh_heap *h);
 int uh_gc_reattach(uh_heap *h, const char *gc_path, uint32_t old_session,
 		   uint32_t new_session);
 /* A new object goes into the session's nursery (common/gcfile.h), in
