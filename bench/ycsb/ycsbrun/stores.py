@@ -81,14 +81,18 @@ class Store:
 
 def lmdb_bytes(folder):
     """Pages in use of the LMDB environment in folder (0 before it exists),
-    or None without py-lmdb."""
+    or None where py-lmdb cannot tell: not installed, or a file it does not
+    read (lmdb-js writes LMDB's unreleased data format v2)."""
     try:
         import lmdb
     except ImportError:
         return None
     if not (folder / "data.mdb").exists():
         return 0
-    env = lmdb.open(str(folder), readonly=True, lock=False, max_dbs=16)
+    try:
+        env = lmdb.open(str(folder), readonly=True, lock=False, max_dbs=16)
+    except lmdb.Error:
+        return None
     try:
         return (env.info()["last_pgno"] + 1) * env.stat()["psize"]
     finally:

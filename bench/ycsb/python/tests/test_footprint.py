@@ -42,6 +42,13 @@ def test_an_environment_not_made_yet_takes_nothing(tmp_path):
     assert lmdb_bytes(tmp_path) == 0
 
 
+def test_a_file_py_lmdb_does_not_read_is_not_measured(tmp_path):
+    # lmdb-js writes LMDB's unreleased data format v2: the run goes on
+    # without that figure instead of failing.
+    (tmp_path / "data.mdb").write_bytes(b"\0" * 8192)
+    assert lmdb_bytes(tmp_path) is None
+
+
 def _load_run(backend, lang, store_bytes):
     return Run("matrix", "memory", lang, backend, "load", "load", 1, 1000, 1000,
                report={"OVERALL": {"Throughput(ops/sec)": 100.0}}, store_bytes=store_bytes)
