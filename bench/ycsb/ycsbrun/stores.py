@@ -80,19 +80,21 @@ class Store:
 
 
 def lmdb_bytes(folder):
-    """Pages in use of the LMDB environment in folder (0 before it exists),
-    or None where py-lmdb cannot tell: not installed, or a file it does not
-    read (lmdb-js writes LMDB's unreleased data format v2)."""
+    """Pages in use of the LMDB environment in folder (0 before it exists).
+    Where py-lmdb cannot read it (not installed, or lmdb-js's unreleased
+    data format v2), the bytes the file system allocated to data.mdb: the
+    pages ever written, as its map is a sparse file of the map's size."""
+    data = folder / "data.mdb"
+    if not data.exists():
+        return 0
     try:
         import lmdb
     except ImportError:
-        return None
-    if not (folder / "data.mdb").exists():
-        return 0
+        return data.stat().st_blocks * 512
     try:
         env = lmdb.open(str(folder), readonly=True, lock=False, max_dbs=16)
     except lmdb.Error:
-        return None
+        return data.stat().st_blocks * 512
     try:
         return (env.info()["last_pgno"] + 1) * env.stat()["psize"]
     finally:

@@ -228,8 +228,10 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "What each store's data grew by during the load, divided by the records "
                 "loaded (lower is better): uniheap, the bytes its arenas hold (`heapctl status`, "
                 "object slots with the free slots beside them); LMDB, its pages up to the last "
-                "one in use. Neither counts fixed costs (uniheap's session logs and class "
-                "table, LMDB's lock file).", "", b, ""]
+                "one in use (Node's lmdb-js writes a data format py-lmdb does not read: "
+                "there, the bytes the file system allocated to its sparse data.mdb). Neither "
+                "counts fixed costs (uniheap's session logs and class table, LMDB's lock "
+                "file).", "", b, ""]
     g = gc_table(runs)
     if g:
         out += ["## uniheap with GC cycles back to back", "",
