@@ -41,7 +41,9 @@ import org.uniheap.ycsb.uniheap.Record;
  * objects read in a block (readUniheapWhole: with no block, a lookup then
  * fieldValues(), as bench/ycsb's Java binding reads all fields), and as lmdbjava records (one value per record,
  * bench/ycsb's encoding) read in a read transaction. The record class
- * (Record) and the encoding (RecordCodec) are bench/ycsb/java's own. Each read returns the
+ * (Record) and the encoding (RecordCodec) are bench/ycsb/java's own;
+ * readUniheapRecord and scanUniheapRecords are what bench/ycsb's Java
+ * binding does now (fieldValues, scanFieldValues: no proxy, no block). Each read returns the
  * record as a field name -> byte[] map; a scan returns 50 records from a
  * random start key. Also the parts of a uniheap read: an empty block, a
  * sorted-map get and ten field reads, each in and outside a block, the ten
@@ -245,6 +247,16 @@ public class YcsbBench {
         return u.readWhole(k.key());
     }
 
+    /** bench/ycsb's read today: one call copies the record (fieldValues). */
+    @Benchmark
+    public Map<String, byte[]> readUniheapRecord(Uniheap u, Keys k) {
+        Map<String, byte[]> out = new HashMap<>();
+        Object[] v = u.table.fieldValues(k.key());
+        if (v != null)
+            Uniheap.values(v, out);
+        return out;
+    }
+
     @Benchmark
     public Map<String, byte[]> readLmdb(Lmdb l, LmdbKey kb, Keys k) {
         try (Txn<ByteBuffer> txn = l.env.txnRead()) {
@@ -259,6 +271,18 @@ public class YcsbBench {
     @Benchmark
     public List<Map<String, byte[]>> scanUniheap(Uniheap u, Keys k) {
         return u.scan(k.key());
+    }
+
+    /** bench/ycsb's scan today: a leaf's records per call (scanFieldValues). */
+    @Benchmark
+    public List<Map<String, byte[]>> scanUniheapRecords(Uniheap u, Keys k) {
+        List<Map<String, byte[]>> out = new ArrayList<>(SCAN);
+        for (Object[] v : u.table.scanFieldValues(k.key(), SCAN)) {
+            Map<String, byte[]> row = new HashMap<>();
+            Uniheap.values(v, row);
+            out.add(row);
+        }
+        return out;
     }
 
     @Benchmark
