@@ -295,12 +295,12 @@ static void leased(struct hd *hd, uint64_t bytes)
 }
 
 /* No space (hd->mu held): with a collector, let a GC cycle run (hd->mu
- * released while it does) and say whether to try again; at most
- * LEASE_CYCLES times per request. The first cycle frees the garbage; the
- * sessions, told by the GC file's space_asked, then give back the arenas
- * it left mostly empty (libuniheap's leases.c, at their next allocation
- * or lease), and the next one's end
- * frees those of them that are empty (FORMAT.md 6.3), so that a lease of
+ * released while it does) and say whether to try again; LEASE_CYCLES
+ * times per request, more while they free (below). The first cycle frees
+ * the garbage; the sessions, told by the GC file's space_asked, then give
+ * back the arenas it left mostly empty (libuniheap's leases.c, at their
+ * next allocation or lease), and the next one's end frees those of them
+ * that are empty (FORMAT.md 6.3), so that a lease of
  * another slot size, a large region or a session log finds room. After
  * each cycle the request waits until every other session that leases a
  * small arena has looked (its GC area's look word names the cycle), not
@@ -308,8 +308,17 @@ static void leased(struct hd *hd, uint64_t bytes)
  * comes back as soon as it runs again. An idle session (no busy section
  * in the last two cycles), one waiting for space itself, and one that
  * does not look within LOOK_WAIT_NS keep their arenas, as a session that
- * does not acknowledge a GC phase is let be (9.3). */
+ * does not acknowledge a GC phase is let be (9.3).
+ *
+ * Past LEASE_CYCLES a request goes on while each cycle frees something,
+ * for LEASE_MORE_NS from its first at most: with writers that make
+ * garbage as fast as the cycles free it, the others may take what each
+ * cycle freed before this request looks again (it runs the cycle with
+ * hd->mu released), and four such cycles in a row are not a full heap.
+ * The bound stays well inside the client's 10 s call deadline. */
 #define LEASE_CYCLES 4
+#define LEASE_CYCLES_MAX 64
+#define LEASE_MORE_NS 4000000000ull
 #define LOOK_WAIT_NS 1000000000ull
 
 /* A session that had a busy section (an allocation outside a block, a
@@ -378,10 +387,14 @@ static void wait_looks(struct hd *hd, uint32_t self, const uint8_t *want, uint32
 
 int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t)
 {
-	if (t->tried >= LEASE_CYCLES || !hd->gc_full)
+	if (t->tried >= LEASE_CYCLES_MAX || !hd->gc_full)
 		return 0;
-	if (!t->tried)
+	if (t->tried >= LEASE_CYCLES && hd_mono_ns() - t->t0 > LEASE_MORE_NS)
+		return 0;
+	if (!t->tried) {
 		t->c0 = uh_gc_swept_cycle(__atomic_load_n(&hd->hdr->gc_state, __ATOMIC_ACQUIRE));
+		t->t0 = hd_mono_ns();
+	}
 	int (*full)(struct hd *) = hd->gc_full;
 	uint64_t returned0 = hd->stats.arenas_returned;
 	uint32_t cap = hd->hdr->session_cap;
@@ -415,7 +428,7 @@ int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try 
 	 * one that found nothing while nobody gave anything back, says the
 	 * next would not either, and the caller's RPC has a deadline. */
 	if (ran < 2 && hd->stats.arenas_returned == returned0)
-		t->tried = LEASE_CYCLES;
+		t->tried = LEASE_CYCLES_MAX;
 	return ran > 0;
 }
 
@@ -451,7 +464,7 @@ static int grow_for(struct hd *hd, uint64_t need, char *err, size_t errlen)
 /* No space (hd->mu held; for an arena, a session log or a log extent):
  * first what a GC cycle and the sessions' give-back free
  * (hd_gc_for_space_locked: one round when the heap may grow, up to
- * LEASE_CYCLES when it may not), then, once, a growth of a heap that may
+ * LEASE_CYCLES or more when it may not), then, once, a growth of a heap that may
  * grow (FORMAT.md 1.1, collect first, then grow). Says whether
  * to try once more; *why is the growth's error when it was refused (err
  * says why). */
@@ -477,8 +490,8 @@ static int lease_small_locked(struct hd *hd, uint32_t session, uint32_t slot_siz
 			      uint64_t *off, char *err, size_t errlen)
 {
 	int rc, why = 0;
-	struct hd_space_try tried = { 0, 0, 0 };
-	for (;;) {	/* bounded: make_room says yes LEASE_CYCLES + 1 times at most */
+	struct hd_space_try tried = { 0 };
+	for (;;) {	/* bounded: make_room says yes LEASE_CYCLES_MAX + 1 times at most */
 		if ((rc = check_writer(hd, session, err, errlen)))
 			return rc;
 		int64_t idx = find_reusable(hd, slot_size, tried.tried ? session : 0);
@@ -539,9 +552,9 @@ int hd_large_lease(struct hd *hd, uint32_t session, uint64_t size, struct hd_are
 	uint32_t slot = (uint32_t)UH_ALIGN_UP(size, 64);
 	uint64_t off;
 	int e = 0, why = 0;
-	struct hd_space_try tried = { 0, 0, 0 };
+	struct hd_space_try tried = { 0 };
 	uint64_t need = uh_arena_first_slot_rel(1) + slot;
-	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES + 2 */
+	while (new_arena(hd, UH_ARENA_LARGE, slot, session, &off, &e)) {	/* <= LEASE_CYCLES_MAX + 2 */
 		if (hd_make_room_locked(hd, session, e, need, &tried, &why, err, errlen) &&
 		    !(rc = check_writer(hd, session, err, errlen)))
 			continue;

@@ -366,6 +366,7 @@ int hd_large_free_locked(struct hd *hd, uint32_t dir_index);
 struct hd_space_try {
 	int tried;		/* cycles run for this request */
 	uint64_t c0;		/* the last cycle swept when the first one began */
+	uint64_t t0;		/* when the first one began (hd_mono_ns) */
 	int grew;		/* the heap was grown for it (arenas.c) */
 };
 int hd_gc_for_space_locked(struct hd *hd, uint32_t session, struct hd_space_try *t);

@@ -256,7 +256,7 @@ static uint64_t *extent_link_locked(struct hd *hd, uint32_t session, int *rc, ch
 int hd_log_extent_lease(struct hd *hd, uint32_t session, uint64_t size, uint64_t *off,
 			uint64_t *got, char *err, size_t errlen)
 {
-	struct hd_space_try tried = { 0, 0, 0 };
+	struct hd_space_try tried = { 0 };
 	uint64_t *link;
 	int rc = 0, why = 0;
 

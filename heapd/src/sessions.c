@@ -235,7 +235,7 @@ int hd_session_attach(struct hd *hd, uint32_t pid, int readonly, const char *cli
 	if (pid == 0)
 		return hd_err(err, errlen, UH_EINVAL, "attach: pid 0 is not a process");
 	int rc = 0, why = 0, tx_errno;
-	struct hd_space_try tried = { 0, 0, 0 };
+	struct hd_space_try tried = { 0 };
 	pthread_mutex_lock(&hd->mu);
 again:	/* a GC cycle a few times at most, or a growth, when the log finds no space */
 	hd_reap_inherited_locked(hd);
