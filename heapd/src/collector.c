@@ -297,17 +297,10 @@ static int drain_rings(struct cycle *cy, uint64_t *got)
 			continue;
 		struct uh_gc_sess *gs = hd_gc_sess(hd, s);
 		const uint64_t *ring = hd_gc_ring(hd, s);
-		/* A client clears overflow in its first busy section that sees a
-		 * new cycle's MARK: one that has seen nothing of this cycle yet
-		 * dropped nothing of it (a stale flag). */
-		uint64_t seen = __atomic_load_n(&gs->seen, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&gs->overflow, __ATOMIC_ACQUIRE) &&
-		    uh_gc_cycle(seen) == uh_gc_cycle(cy->state))
-			cy->why = "given up: a grey ring overflowed";
-		uint64_t head = __atomic_load_n(&gs->head, __ATOMIC_ACQUIRE);
-		uint64_t tail = gs->tail;
-		if (head - tail > UH_GC_RING_CAP)	/* damaged line: skip what was lost */
-			cy->why = "given up: a grey ring is inconsistent";
+		uint64_t head, tail;
+		const char *lost = hd_gc_ring_lost(gs, uh_gc_cycle(cy->state), &head, &tail);
+		if (lost)	/* skip what was lost: the cycle is given up */
+			cy->why = lost;
 		for (; tail < head && !rc && !cy->why; tail++) {	/* <= UH_GC_RING_CAP */
 			uint64_t e = ring[tail % UH_GC_RING_CAP];
 			rc = cy->mark ? hd_mark_grey(cy->mark, e) : u64vec_push(&cy->early, e);

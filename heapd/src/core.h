@@ -170,6 +170,14 @@ void hd_gc_area_move_pins(struct hd *hd, uint32_t from, uint32_t to);
  * ended sessions' areas held, plus the active sessions' areas now.
  * Caller holds hd->mu. 0 without a GC file. */
 void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conflicts);
+/* Whether a session's grey ring lost pushes of cycle `cycle` (NULL if it
+ * did not; else why), and its head and tail. A client clears overflow in
+ * its first busy section that sees a new cycle's MARK: one that has seen
+ * nothing of this cycle yet dropped nothing of it (a stale flag). Head
+ * and tail further apart than the ring holds are a damaged line. The
+ * collector's drain and a reset of an ended session's area both ask. */
+const char *hd_gc_ring_lost(struct uh_gc_sess *gs, uint64_t cycle, uint64_t *head,
+			    uint64_t *tail);
 static inline struct uh_gc_sess *hd_gc_sess(struct hd *hd, uint32_t slot)
 {
 	return hd->gcf ? (struct uh_gc_sess *)(hd->gcf + UH_GC_AREA_OFF(slot)) : NULL;

@@ -185,6 +185,19 @@ void hd_gc_client_counts_locked(struct hd *hd, uint64_t *commits, uint64_t *conf
 	*conflicts = sum[1];
 }
 
+const char *hd_gc_ring_lost(struct uh_gc_sess *gs, uint64_t cycle, uint64_t *head,
+			    uint64_t *tail)
+{
+	uint64_t seen = __atomic_load_n(&gs->seen, __ATOMIC_ACQUIRE);
+	*head = __atomic_load_n(&gs->head, __ATOMIC_ACQUIRE);
+	*tail = gs->tail;
+	if (__atomic_load_n(&gs->overflow, __ATOMIC_ACQUIRE) && uh_gc_cycle(seen) == cycle)
+		return "given up: a grey ring overflowed";
+	if (*head - *tail > UH_GC_RING_CAP)
+		return "given up: a grey ring is inconsistent";
+	return NULL;
+}
+
 /* While a cycle runs, keep what slot's ring holds that the collector has
  * not consumed (hd->gc_left), before the area is zeroed. A session that
  * moved a reference during the mark (a hash map's resize moves entries
@@ -198,10 +211,8 @@ static void keep_left_greys(struct hd *hd, struct uh_gc_sess *cs, const uint64_t
 	uint64_t cycle = uh_gc_cycle(state);
 	if (uh_gc_phase(state) == UH_GC_IDLE)
 		return;		/* pushes of an ended cycle, or none */
-	uint64_t head = __atomic_load_n(&cs->head, __ATOMIC_ACQUIRE), tail = cs->tail;
-	uint64_t seen = __atomic_load_n(&cs->seen, __ATOMIC_ACQUIRE);
-	if ((__atomic_load_n(&cs->overflow, __ATOMIC_ACQUIRE) && uh_gc_cycle(seen) == cycle) ||
-	    head - tail > UH_GC_RING_CAP) {
+	uint64_t head, tail;
+	if (hd_gc_ring_lost(cs, cycle, &head, &tail)) {
 		hd->gc_left_lost = cycle;
 		return;
 	}
