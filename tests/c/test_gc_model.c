@@ -37,11 +37,17 @@ static pid_t spawn_worker(int id, const char *ops)
 	return th_spawn(argv, NULL);
 }
 
-/* One cycle, waited for; its figures in *marked and *freed. */
+/* One cycle, waited for; its figures in *marked and *freed. 1: the cycle
+ * was given up (heapctl says so and exits 1), which a cycle may be while
+ * clients run: on a loaded machine a client's grey ring can fill before
+ * the collector drains it, and the cycle then frees nothing (FORMAT.md
+ * 9.3). */
 static int gc_cycle(uint64_t *marked, uint64_t *freed)
 {
 	char out[8192];
 	int rc = th_heapctl(&d, "gc --wait", out, sizeof(out));
+	if (rc == 1 && strstr(out, "given up"))
+		return 1;
 	if (rc != 0 || th_find_u64(out, "marked", marked) != 0 ||
 	    th_find_u64(out, "freed", freed) != 0) {
 		fprintf(stderr, "heapctl gc --wait: exit %d:\n%s\n", rc, out);
@@ -57,7 +63,7 @@ static void test_model(void)
 	uh_off map;
 	pid_t pid[NPROC];
 	int left = NPROC, status[NPROC];
-	long cycles = 0;
+	long cycles = 0, given_up = 0;
 	uint64_t marked, freed, total_freed = 0;
 
 	/* 48 MiB: on 32 the processes' build steps found the heap full in
@@ -75,12 +81,17 @@ static void test_model(void)
 	/* Cycles back to back while the processes run. */
 	memset(status, -1, sizeof(status));
 	while (left > 0) {	/* bound: the workers end */
-		if (gc_cycle(&marked, &freed) != 0) {
+		int got = gc_cycle(&marked, &freed);
+		if (got < 0) {
 			TH_CHECK(!"gc cycle ran");
 			break;
 		}
-		cycles++;
-		total_freed += freed;
+		if (got == 0) {
+			cycles++;
+			total_freed += freed;
+		} else {
+			given_up++;
+		}
 		for (int i = 0; i < NPROC; i++) {	/* bound: NPROC */
 			if (status[i] != -1)
 				continue;
@@ -98,8 +109,8 @@ static void test_model(void)
 			th_fail(__FILE__, __LINE__, "prog_gc_model %d exited %d (2: something live "
 				"was freed; 1: an error, e.g. the heap filled)", i, status[i]);
 	}
-	printf("%s: %ld cycles run back to back while the processes ran, %llu objects freed\n",
-	       SUITE, cycles, (unsigned long long)total_freed);
+	printf("%s: %ld cycles run back to back while the processes ran (and %ld given up), "
+	       "%llu objects freed\n", SUITE, cycles, given_up, (unsigned long long)total_freed);
 	TH_CHECK(cycles >= 2);
 	TH_CHECK(total_freed > 0);
 
