@@ -22,7 +22,11 @@
  * of heapd's arena_bytes over the load (key copy, value object, entry or
  * node share), LMDB the pages in use ((last_pgno+1) * psize) over N.
  * A get returns the value's handle only (uniheap: the bytes reference,
- * LMDB: pointer and length); neither reads the 100 bytes.
+ * LMDB: pointer and length); neither reads the 100 bytes. One more row
+ * gets and copies them out, as a user's get does (uniheap: uh_map_get,
+ * uh_bytes_get and a copy, outside a block; LMDB: mdb_get and a copy in
+ * the long read txn); no writer runs meanwhile, so neither checks the
+ * copy against a concurrent replace (a binding's uh_copy_values does).
  *
  * Readers scale: in memory mode, gets/s of the hash map and the sorted
  * map by 1 and then 2 reader processes at once (each its own connection,
@@ -55,19 +59,20 @@ static const char *mode_name[NMODES] = { "memory", "sync" };
 enum { S_MAP, S_SMAP, S_LMDB, NSTORES };
 
 enum {
-	R_LOAD, R_PUT1, R_GET, R_GET100, R_GET1, R_SCAN, R_SCANN, R_BYTES, NROWS
+	R_LOAD, R_PUT1, R_GET, R_GETV, R_GET100, R_GET1, R_SCAN, R_SCANN, R_BYTES, NROWS
 };
 static const char *row_name[NROWS] = {
 	"put, load (1000 per block/txn)",
 	"put, 1 per block/txn (sample)",
 	"get, no block / long read txn",
+	"get + copy value, same",
 	"get, 100 per block/read txn",
 	"get, 1 per block/read txn",
 	"scan 100 entries, random start",
 	"scan 100, uh_smap_next_n / cursor",
 	"bytes per record",
 };
-static const char *row_unit[NROWS] = { "ns", "ns", "ns", "ns", "ns", "ns", "ns", "B" };
+static const char *row_unit[NROWS] = { "ns", "ns", "ns", "ns", "ns", "ns", "ns", "ns", "B" };
 
 /* -1 = not measured (a hash map has no ordered scan). */
 static double result[NMODES][NROWS][NSTORES];
@@ -224,12 +229,14 @@ static double uh_put_singles(uh_heap *h, const struct kind *k, uh_off m)
 	return (double)(bench_now_ns() - t0) / (double)n_one;
 }
 
-/* per_block 0: no block; else blocks of per_block gets. ns per get. */
-static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block)
+/* per_block 0: no block; else blocks of per_block gets. copy: each get
+ * also copies the value's bytes out. ns per get. */
+static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block, int copy)
 {
 	long n = per_block == 1 ? n_get / 10 : n_get;
 	uint64_t sum = 0, t0 = bench_now_ns();
 	uh_value v;
+	char buf[VAL_LEN];
 
 	for (long i = 0; i < n;) {
 		if (per_block)
@@ -238,6 +245,13 @@ static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block)
 			uh_key uk = str_key(keys[rand_rec()]);
 			must(k->get(h, m, &uk, &v), "get");
 			sum += v.u.ref;
+			if (copy) {
+				const void *data;
+				size_t len;
+				must(uh_bytes_get(h, v.u.ref, &data, &len), "bytes_get");
+				memcpy(buf, data, len < VAL_LEN ? len : VAL_LEN);
+				sum += (unsigned char)buf[len / 2 % VAL_LEN];
+			}
 		}
 		if (per_block)
 			must(uh_commit(h), "commit read block");
@@ -384,9 +398,10 @@ static void uh_kind(struct th_heapd *d, uh_heap *h, int mode, int s)
 	if (status_u64(d, "arena_bytes", &after) == 0 && after > before)
 		r[R_BYTES * NSTORES] = (double)(after - before) / (double)n_rec;
 	r[R_PUT1 * NSTORES] = uh_put_singles(h, k, m);
-	r[R_GET * NSTORES] = uh_gets(h, k, m, 0);
-	r[R_GET100 * NSTORES] = uh_gets(h, k, m, 100);
-	r[R_GET1 * NSTORES] = uh_gets(h, k, m, 1);
+	r[R_GET * NSTORES] = uh_gets(h, k, m, 0, 0);
+	r[R_GETV * NSTORES] = uh_gets(h, k, m, 0, 1);
+	r[R_GET100 * NSTORES] = uh_gets(h, k, m, 100, 0);
+	r[R_GET1 * NSTORES] = uh_gets(h, k, m, 1, 0);
 	r[R_SCAN * NSTORES] = s == S_SMAP ? uh_scans(h, m, 0) : -1;
 	r[R_SCANN * NSTORES] = s == S_SMAP ? uh_scans(h, m, 1) : -1;
 	if (mode == M_MEMORY && (!getenv("BENCH_TYPES") || strstr(getenv("BENCH_TYPES"), "readers"))) {
@@ -458,13 +473,15 @@ static double lm_load(struct lm *l, long from, long n, int per_txn)
 	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
-/* per_txn 0: every get in one long read txn; else txns of per_txn gets. */
-static double lm_gets(struct lm *l, int per_txn)
+/* per_txn 0: every get in one long read txn; else txns of per_txn gets.
+ * copy: each get also copies the value's bytes out. */
+static double lm_gets(struct lm *l, int per_txn, int copy)
 {
 	long n = per_txn == 1 ? n_get / 10 : n_get;
 	int each = per_txn ? per_txn : (int)(n > 0x7fffffff ? 0x7fffffff : n);
 	uint64_t sum = 0, t0 = bench_now_ns();
 	MDB_txn *txn;
+	char buf[VAL_LEN];
 
 	for (long i = 0; i < n;) {
 		must_mdb(mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn), "read txn_begin");
@@ -472,6 +489,10 @@ static double lm_gets(struct lm *l, int per_txn)
 			MDB_val k = { KEY_LEN, keys[rand_rec()] }, v;
 			must_mdb(mdb_get(txn, l->dbi, &k, &v), "get");
 			sum += v.mv_size + (uintptr_t)v.mv_data;
+			if (copy) {
+				memcpy(buf, v.mv_data, v.mv_size < VAL_LEN ? v.mv_size : VAL_LEN);
+				sum += (unsigned char)buf[v.mv_size / 2 % VAL_LEN];
+			}
 		}
 		mdb_txn_abort(txn);
 	}
@@ -559,9 +580,10 @@ static void run_lmdb(int mode)
 	r[R_LOAD * NSTORES] = lm_load(&l, 0, n_rec, BATCH);
 	r[R_BYTES * NSTORES] = lm_bytes(&l);
 	r[R_PUT1 * NSTORES] = lm_load(&l, n_rec, n_one, 1);
-	r[R_GET * NSTORES] = lm_gets(&l, 0);
-	r[R_GET100 * NSTORES] = lm_gets(&l, 100);
-	r[R_GET1 * NSTORES] = lm_gets(&l, 1);
+	r[R_GET * NSTORES] = lm_gets(&l, 0, 0);
+	r[R_GETV * NSTORES] = lm_gets(&l, 0, 1);
+	r[R_GET100 * NSTORES] = lm_gets(&l, 100, 0);
+	r[R_GET1 * NSTORES] = lm_gets(&l, 1, 0);
 	r[R_SCAN * NSTORES] = lm_scans(&l);
 	r[R_SCANN * NSTORES] = lm_scans(&l);	/* no batch call: the cursor again */
 	mdb_env_close(l.env);
