@@ -6,7 +6,8 @@ the same run: field get/set against a plain Java field, map get against
 HashMap and lmdbjava, the speedup of 2 threads over 1 (ops/s ratio), and
 YCSB's record read and scan against lmdbjava (time per operation), in a
 block through proxies and as bench/ycsb's binding does them (one call copies
-a record; a scan, a leaf's records).
+a record; a scan, a leaf's records), and its one-field update (one call
+against lmdbjava's read-modify-write transaction, each committed).
 """
 import json
 import sys
@@ -47,8 +48,10 @@ def main():
             r = ratio(what + "Uniheap" + sfx, what + "Lmdb" + sfx)
             if r == r:
                 print(f"  YCSB {what} ({label}): uniheap / lmdbjava time   {r:5.2f}x")
-    # What bench/ycsb's Java binding does now: the record copied in one call.
-    for what, mine in (("read", "readUniheapRecord"), ("scan", "scanUniheapRecords")):
+    # What bench/ycsb's Java binding does now: the record copied in one call,
+    # a field of it written in one call.
+    for what, mine in (("read", "readUniheapRecord"), ("update", "updateUniheapRecord"),
+                       ("scan", "scanUniheapRecords")):
         r = ratio(mine, what + "Lmdb")
         if r == r:
             print(f"  YCSB {what}, record calls (1 thread): uniheap / lmdbjava time   {r:5.2f}x")

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.DbiFlags;
 import org.lmdbjava.Env;
+import org.lmdbjava.EnvFlags;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.TearDown;
 
@@ -20,13 +21,13 @@ public abstract class LmdbState {
     Env<ByteBuffer> env;
     Dbi<ByteBuffer> db;
 
-    /** Opens database name of the environment in folder; true when the
-     *  folder did not exist before (the database is empty). */
-    boolean open(String folder, String name) throws IOException {
+    /** Opens database name of the environment in folder, with flags;
+     *  true when the folder did not exist before (the database is empty). */
+    boolean open(String folder, String name, EnvFlags... flags) throws IOException {
         Path dir = Path.of(System.getenv().getOrDefault("UNIHEAP_BENCH_DIR", "/tmp"), folder);
         boolean fresh = !Files.exists(dir);
         Files.createDirectories(dir);
-        env = Env.create().setMapSize(1L << 30).setMaxDbs(1).setMaxReaders(16).open(dir.toFile());
+        env = Env.create().setMapSize(1L << 30).setMaxDbs(1).setMaxReaders(16).open(dir.toFile(), flags);
         db = env.openDbi(name, DbiFlags.MDB_CREATE);
         return fresh;
     }

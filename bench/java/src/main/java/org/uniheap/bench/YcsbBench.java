@@ -12,6 +12,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import org.lmdbjava.Cursor;
+import org.lmdbjava.EnvFlags;
 import org.lmdbjava.GetOp;
 import org.lmdbjava.Txn;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -27,6 +28,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
+import org.uniheap.ConflictException;
 import org.uniheap.FreedObjectException;
 import org.uniheap.Heap;
 import org.uniheap.PObject;
@@ -35,8 +37,8 @@ import org.uniheap.ycsb.RecordCodec;
 import org.uniheap.ycsb.uniheap.Record;
 
 /**
- * YCSB's read (workload C) and scan (workload E) as bench/ycsb's Java
- * bindings do them, without the YCSB client around: a table of 20,000
+ * YCSB's read (workload C), update (workload A's write) and scan (workload
+ * E) as bench/ycsb's Java bindings do them, without the YCSB client around: a table of 20,000
  * records of ten 100-byte fields, as a uniheap sorted map of ycsb.Record
  * objects read in a block (readUniheapWhole: with no block, a lookup then
  * fieldValues(), as bench/ycsb's Java binding reads all fields), and as lmdbjava records (one value per record,
@@ -45,7 +47,10 @@ import org.uniheap.ycsb.uniheap.Record;
  * readUniheapRecord and scanUniheapRecords are what bench/ycsb's Java
  * binding does now (fieldValues, scanFieldValues: no proxy, no block). Each read returns the
  * record as a field name -> byte[] map; a scan returns 50 records from a
- * random start key. Also the parts of a uniheap read: an empty block, a
+ * random start key; an update replaces one random field of the record of a
+ * random key with a new 100-byte value and commits (uniheap: setField, one
+ * call; lmdbjava: the record read, changed and written back in one write
+ * transaction). Also the parts of a uniheap read: an empty block, a
  * sorted-map get and ten field reads, each in and outside a block, the ten
  * fields at once (fieldValues), and a
  * walk over 50 entries of the table (records not read), in and outside a
@@ -95,6 +100,31 @@ public class YcsbBench {
 
         String key() {
             return lookups[next++ & (lookups.length - 1)];
+        }
+    }
+
+    /** Each thread's updates: a field and its new value per operation,
+     *  drawn before the run (YCSB's client makes them outside the store's
+     *  call too), the same sequence for every store. */
+    @State(Scope.Thread)
+    public static class Updates {
+        int[] fields;
+        byte[][] values;
+        int next;
+
+        @Setup
+        public void setup() {
+            Random r = new Random(~Thread.currentThread().threadId());
+            fields = new int[1 << 10];
+            values = new byte[fields.length][];
+            for (int i = 0; i < fields.length; i++) {
+                fields[i] = r.nextInt(FIELDS.length);
+                values[i] = value(RECORDS + i, fields[i]);
+            }
+        }
+
+        int step() {
+            return next++ & (fields.length - 1);
         }
     }
 
@@ -205,7 +235,10 @@ public class YcsbBench {
     public static class Lmdb extends LmdbState {
         @Setup(Level.Trial)
         public void setup() throws Exception {
-            if (!open("lmdb-ycsb", "usertable"))
+            // bench/ycsb's lmdb.durability=nosync, the peer it runs beside
+            // uniheap's memory durability (run.sh's): a commit syncs nothing.
+            if (!open("lmdb-ycsb", "usertable", EnvFlags.MDB_NOSYNC, EnvFlags.MDB_NOMETASYNC,
+                    EnvFlags.MDB_WRITEMAP))
                 return;
             ByteBuffer key = ByteBuffer.allocateDirect(64);
             ByteBuffer val = ByteBuffer.allocateDirect(2048);
@@ -235,6 +268,17 @@ public class YcsbBench {
     @State(Scope.Thread)
     public static class LmdbKey {
         final ByteBuffer buf = ByteBuffer.allocateDirect(511);
+        ByteBuffer val = ByteBuffer.allocateDirect(2048);
+
+        /* The record into val, grown when short, as bench/ycsb's LmdbDB encodes. */
+        ByteBuffer encode(Map<String, byte[]> record) {
+            int size = RecordCodec.encodedSize(record);
+            if (val.capacity() < size)
+                val = ByteBuffer.allocateDirect(Math.max(size, 2 * val.capacity()));
+            val.clear();
+            RecordCodec.encode(record, val);
+            return val.flip();
+        }
     }
 
     @Benchmark
@@ -265,6 +309,40 @@ public class YcsbBench {
             if (v != null)
                 RecordCodec.decode(v, out);
             return out;
+        }
+    }
+
+    /** bench/ycsb's update of one field of a Record: setField, the lookup
+     *  and the write in one call, atomic and durable on its own (committed
+     *  when it returns); as a block if it lost a conflict. */
+    @Benchmark
+    public boolean updateUniheapRecord(Uniheap u, Keys k, Updates w) {
+        int i = w.step();
+        String key = k.key(), field = FIELDS[w.fields[i]];
+        byte[] v = w.values[i];
+        try {
+            return u.table.setField(key, field, v);
+        } catch (ConflictException e) {
+            return u.heap.atomic(() -> u.table.setField(key, field, v));
+        }
+    }
+
+    /** bench/ycsb's LmdbDB update: in one write transaction, the record
+     *  read and decoded, the field replaced, the record encoded and put,
+     *  the transaction committed. */
+    @Benchmark
+    public boolean updateLmdb(Lmdb l, LmdbKey kb, Keys k, Updates w) {
+        int i = w.step();
+        try (Txn<ByteBuffer> txn = l.env.txnWrite()) {
+            ByteBuffer key = Lmdb.key(kb.buf, k.key());
+            ByteBuffer v = l.db.get(txn, key);
+            if (v == null)
+                return false;
+            Map<String, byte[]> record = RecordCodec.decode(v);
+            record.put(FIELDS[w.fields[i]], w.values[i]);
+            l.db.put(txn, key, kb.encode(record));
+            txn.commit();
+            return true;
         }
     }
 
