@@ -1,5 +1,6 @@
 package org.uniheap;
 
+import java.lang.foreign.MemorySegment;
 import java.util.function.ToIntFunction;
 
 /**
@@ -50,6 +51,28 @@ final class FieldIO {
             if (rc != 0)
                 throw Errors.of(rc, "the fields of the " + p.type.name + " at offset " + p.offset);
             return words;
+        } finally {
+            p.heap.release(b, s);
+        }
+    }
+
+    /** The field values of p, whose class keeps no value out of line
+     * (ProxyType.flat), as of one instant: one uh_read into the
+     * session's scratch, decoded there before the session is given back
+     * (decoding such a class calls nothing), so the span is copied once,
+     * into the values, rather than first into a long[] as readFields does. */
+    static Object[] readFlat(BlockState b, ProxyBase p) {
+        ProxyType t = p.type;
+        if (t.spanLen > Session.DATA_CAP)   // past the scratch: through a long[] of its own
+            return ProxyBase.decode(p.heap, t, MemorySegment.ofArray(readFields(b, p)), t.spanLo);
+        Session s = p.heap.acquire(b);
+        try {
+            int rc = s.readData(p.ref, t.spanLo, t.spanLen);
+            if (rc == Errors.EFREED)
+                throw p.gone();
+            if (rc != 0)
+                throw Errors.of(rc, "the fields of the " + t.name + " at offset " + p.offset);
+            return ProxyBase.decode(p.heap, t, s.scratch.asSlice(Session.DATA, t.spanLen), t.spanLo);
         } finally {
             p.heap.release(b, s);
         }

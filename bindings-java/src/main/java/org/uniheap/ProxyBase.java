@@ -209,9 +209,11 @@ public abstract class ProxyBase implements PObject {
      * Every field at one instant: one uh_read of the bytes the fields span
      * (outside a block an optimistic read of the object, tried again if a
      * commit changed it meanwhile; inside one the block's snapshot and its
-     * own writes), decoded here. A string or bytes value is copied after
-     * that read: outside a block, one replaced (so freed) under the copy
-     * sends the whole read round again, as a getter reads its field again.
+     * own writes), decoded here; for a class with no string, bytes or ref
+     * field, in the session's scratch before it is given back. A string or
+     * bytes value is copied after that read: outside a block, one replaced
+     * (so freed) under the copy sends the whole read round again, as a
+     * getter reads its field again.
      */
     @Override
     public final Object[] fieldValues() {
@@ -226,6 +228,8 @@ public abstract class ProxyBase implements PObject {
         }
         for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing a value each time
             BlockState b = block();
+            if (type.flat)   // nothing out of line: no value can be freed under the read
+                return FieldIO.readFlat(b, this);
             Object[] v = decode(FieldIO.readFields(b, this));
             if (v != null)
                 return v;

@@ -221,7 +221,7 @@ final class Session {
         int len = dst.length * 8;
         try {
             if (len <= DATA_CAP) {
-                int rc = (int) Native.READ.invokeExact(h, ref, lo, at + DATA, len);
+                int rc = readData(ref, lo, len);
                 if (rc == 0)
                     MemorySegment.copy(scratch, JAVA_LONG, DATA, dst, 0, dst.length);
                 return rc;
@@ -233,6 +233,16 @@ final class Session {
                     MemorySegment.copy(buf, JAVA_LONG, 0, dst, 0, dst.length);
                 return rc;
             }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /** uh_read of len bytes (at most DATA_CAP) at offset lo of the object
+     * into DATA, where they stay until the session is given back. */
+    int readData(long ref, int lo, int len) {
+        try {
+            return (int) Native.READ.invokeExact(h, ref, lo, at + DATA, len);
         } catch (Throwable t) {
             throw Errors.rethrow(t);
         }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.uniheap.FreedObjectException;
+import org.uniheap.Heap;
 import org.uniheap.PObject;
 import org.uniheap.TypeMismatchException;
 import org.uniheap.ValueRangeException;
@@ -56,5 +58,42 @@ class InlineTest extends HeapTest {
         PObject p = r;
         p.setField("blob", "set".getBytes());
         assertArrayEquals("set".getBytes(), (byte[]) p.getField("blob"));
+    }
+
+    /** A record of inline fields only is read whole in the session's scratch:
+     * the same values as its getters, from this connection and another, in
+     * and outside a block; a freed one throws; one wider than the scratch
+     * reads the same. */
+    @Test
+    void fieldValuesOfARecordOfInlineFieldsOnly() {
+        InlineRec r = heap.create(InlineRec.class, x -> {
+            x.key(-3);
+            x.blob("0123456789".getBytes());
+            x.flag((byte) 4);
+            x.text("hé");
+        });
+        Object[] v = r.fieldValues();
+        assertEquals(-3L, v[0]);
+        assertArrayEquals("0123456789".getBytes(), (byte[]) v[1]);
+        assertEquals((byte) 4, v[2]);
+        assertEquals("hé", v[3]);
+        Heap other = connect();
+        InlineRec there = other.proxy(r.ref()).as(InlineRec.class);
+        assertArrayEquals("0123456789".getBytes(), (byte[]) there.fieldValues()[1]);
+        assertEquals("hé", other.atomic(() -> there.fieldValues()[3]));
+        heap.free(r);
+        assertThrows(FreedObjectException.class, r::fieldValues);
+        assertThrows(FreedObjectException.class, there::fieldValues);
+
+        byte[] big = new byte[20000];
+        for (int i = 0; i < big.length; i++)
+            big[i] = (byte) (i * 31);
+        WideInlineRec w = heap.create(WideInlineRec.class, x -> {
+            x.key(9);
+            x.blob(big);
+        });
+        assertEquals(9L, w.fieldValues()[0]);
+        assertArrayEquals(big, (byte[]) w.fieldValues()[1]);
+        assertArrayEquals(big, (byte[]) heap.atomic(() -> w.fieldValues()[1]));
     }
 }
