@@ -72,7 +72,7 @@ final class FieldIO {
                 throw p.gone();
             if (rc != 0)
                 throw Errors.of(rc, "the fields of the " + t.name + " at offset " + p.offset);
-            return ProxyBase.decode(p.heap, t, s.scratch.asSlice(Session.DATA, t.spanLen), t.spanLo);
+            return ProxyBase.decode(p.heap, t, s.scratch, t.spanLo - Session.DATA);   // in place: no slice
         } finally {
             p.heap.release(b, s);
         }

@@ -93,6 +93,7 @@ final class MapOps {
             BlockState b = heap.current();
             Session s = heap.acquire(b);
             MemorySegment payload;
+            long from = 0;   // where the record's payload starts in payload
             ProxyType t;
             int cls;
             try {
@@ -107,20 +108,19 @@ final class MapOps {
                     rc = getRecord(s, ref, sorted, payload.address(), len);
                     len = s.scratch.get(JAVA_LONG, Session.OUT);
                     cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
-                    if (rc == 0)
-                        payload = payload.asSlice(0, len);
                 } else {
                     payload = s.scratch;
+                    from = Session.DATA;
                 }
                 if (rc != 0)   // UH_ETYPE: the value is not a record
                     throw Errors.of(rc, "map get of a record");
-                if (payload == s.scratch)
-                    payload = s.scratch.asSlice(Session.DATA, len);
                 t = heap.classes.known(cls);
-                if (t != null && t.flat)   // nothing to call: decoded from the scratch
-                    return ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT);
+                // Nothing to call: decoded from the scratch, in place (a slice
+                // of it would be one more allocation per read).
+                if (t != null && t.flat)
+                    return ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT - from);
                 long[] words = new long[(int) ((len + 7) / 8)];   // 8-aligned, as decode reads
-                MemorySegment.copy(payload, 0, MemorySegment.ofArray(words), 0, len);
+                MemorySegment.copy(payload, from, MemorySegment.ofArray(words), 0, len);
                 payload = MemorySegment.ofArray(words);
             } finally {
                 heap.release(b, s);

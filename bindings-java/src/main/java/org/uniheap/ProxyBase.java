@@ -251,10 +251,11 @@ public abstract class ProxyBase implements PObject {
 
     /**
      * The field values of a record of type t whose bytes from object
-     * offset base on are in m (a uh_read of its fields' span, or a whole
-     * uh_record_read payload with base PAYLOAD_AT); null when a string or bytes
-     * value (out of line) was freed before or during its copy. Inline
-     * values come from m itself.
+     * offset base on are in m from its start (a uh_read of its fields'
+     * span, or a whole uh_record_read payload with base PAYLOAD_AT; for
+     * bytes that lie further into m, base less their place there); null
+     * when a string or bytes value (out of line) was freed before or during
+     * its copy. Inline values come from m itself.
      */
     static Object[] decode(Heap heap, ProxyType t, MemorySegment m, long base) {
         int n = t.names.length;

@@ -56,8 +56,8 @@ final class ScanRecords {
                     long at = m.get(JAVA_LONG, r + REC_AT), len = m.get(JAVA_LONG, r + REC_LEN);
                     boolean copied = m.get(JAVA_INT, r + REC_STATUS) == 0;
                     ProxyType t = heap.classes.known(cls);
-                    if (copied && t != null && t.flat) {   // nothing to call: decoded from the buffer
-                        out.add(ProxyBase.decode(heap, t, buf.asSlice(at, len), ProxyBase.PAYLOAD_AT));
+                    if (copied && t != null && t.flat) {   // nothing to call: decoded in the buffer, no slice made
+                        out.add(ProxyBase.decode(heap, t, buf, ProxyBase.PAYLOAD_AT - at));
                         continue;
                     }
                     if (later == null)
