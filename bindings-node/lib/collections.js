@@ -16,7 +16,7 @@ const {
   check, fromNative, toNative, conv, bytesAt,
 } = require('./internal');
 const { T, TYPE_NAMES } = require('./fields');
-const { builtins, inlineRecord } = require('./objects');
+const { builtins, inlineRecord, packInline } = require('./objects');
 const { closedError } = require('./errors');
 const { BytesView, kMake: kMakeView } = require('./views');
 const records = require('./records');
@@ -249,6 +249,17 @@ class PMap extends PCollection {
   putRecord(key, C, values, freeOld = false) {
     const kind = keyKind(this);
     const st = this[kH];
+    // A class this heap knows already: its values go packed in the bytes
+    // buffer, one copy each, rather than as arrays the addon reads element
+    // by element. Else (or values that do not pack) the arrays' way.
+    const cid = st.ids.get(C);
+    const n = cid === undefined ? -1 : packInline(C, values);
+    if (n >= 0) {
+      if (this.constructor.sorted) smapWrites++;
+      st.s.mapPutRecordPacked(this[kO], this[kG], this.constructor.sorted, kind, key, cid, n,
+        freeOld);
+      return this;
+    }
     const r = inlineRecord(st, C, values, 'putRecord');
     if (r === null) {
       throw new TypeError('putRecord: every value must go to an inline field ' +

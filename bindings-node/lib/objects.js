@@ -14,7 +14,7 @@
 // the same layout in every language; registering a name the heap knows
 // with other fields raises ClassMismatchError naming the first difference.
 const { inspect } = require('node:util');
-const { scratch } = require('./native');
+const { scratch, bytesBuf } = require('./native');
 const {
   kH, kO, kG, kState, Identity, initProxy, inspectShort,
 } = require('./identity');
@@ -344,6 +344,43 @@ function inlineRecord(st, C, vals, what) {
   return idx === null ? null : { cid: classIdIn(st, C), idx, values: keys.map((k) => vals[k]) };
 }
 
+// The bytes buffer as u32 words: packInline's field headers.
+const bytesWords = new Uint32Array(bytesBuf.buffer, bytesBuf.byteOffset, bytesBuf.length >>> 2);
+
+/** inlineRecord's values for mapPutRecordPacked: each value of vals
+ * copied into the bytes buffer behind its field's index and its length
+ * (4-byte aligned, as src/records.cc reads them). The count of fields
+ * packed, or -1 when vals is not simply inline values of C that fit the
+ * buffer: inlineRecord then decides (and names the error, if any). */
+function packInline(C, vals) {
+  const L = layoutOf(C);
+  if (L.generic || vals === null || typeof vals !== 'object') return -1;
+  const cap = bytesBuf.length;
+  let at = 0;
+  let n = 0;
+  for (const k of Object.keys(vals)) {
+    const f = L.byName.get(k);
+    if (f === undefined) return -1;
+    const v = vals[k];
+    let len;
+    if (f.type === T.ibytes && v instanceof Uint8Array) {
+      if (v.length > cap - at - 8) return -1;
+      bytesBuf.set(v, at + 8);
+      len = v.length;
+    } else if (f.type === T.istring && typeof v === 'string') {
+      if (v.length * 3 > cap - at - 8) return -1;	// UTF-8: at most 3 bytes per UTF-16 unit
+      len = bytesBuf.write(v, at + 8);
+    } else {
+      return -1;
+    }
+    bytesWords[at >>> 2] = f.index;
+    bytesWords[(at >>> 2) + 1] = len;
+    at = (at + 8 + len + 3) & ~3;
+    n++;
+  }
+  return n;
+}
+
 function heapArgs(C, heap, values) {
   if (heap && heap[kState]) return [heap[kState], values];
   if (C[kHeap]) return [C[kHeap][kState], heap];
@@ -453,5 +490,5 @@ function defineClass(heap, st, nameOrClass, fields) {
 
 module.exports = {
   PObject, declared, builtins, layoutOf, classIdIn, proxyType, defineClass, fromNative,
-  inlineRecord,
+  inlineRecord, packInline,
 };

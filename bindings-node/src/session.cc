@@ -41,6 +41,7 @@ Napi::Function Session::Define(Napi::Env env)
 		M("arrayNew", ArrayNew), M("arrayElemType", ArrayElemType),
 		M("mapGetRecord", MapGetRecord), M("mapSetField", MapSetField),
 		M("rangeRecords", RangeRecords), M("mapPutRecord", MapPutRecord),
+		M("mapPutRecordPacked", MapPutRecordPacked),
 		M("token", Token), M("waitStart", WaitStart), M("waitCancel", WaitCancel),
 		M("waitSync", WaitSync),
 	});

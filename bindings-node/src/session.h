@@ -117,6 +117,7 @@ private:
 	Napi::Value MapSetField(const Napi::CallbackInfo &info);
 	Napi::Value RangeRecords(const Napi::CallbackInfo &info);
 	Napi::Value MapPutRecord(const Napi::CallbackInfo &info);
+	Napi::Value MapPutRecordPacked(const Napi::CallbackInfo &info);
 
 	/* wait.cc */
 	Napi::Value Token(const Napi::CallbackInfo &info);

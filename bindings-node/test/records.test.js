@@ -62,6 +62,9 @@ for (const M of [uniheap.PMap, uniheap.PSortedMap]) {
     assert.throws(() => m.putRecord('c', R, { blob: 'not bytes' }), TypeError);
     assert.throws(() => m.putRecord('c', R, { nope: Buffer.from('x') }), /no field "nope"/);
     assert.throws(() => m.putRecord('c', R, { blob: Buffer.alloc(11) }), uniheap.ValueRangeError);
+    // larger than the addon's bytes buffer (64 KiB): not packed, same error
+    assert.throws(() => m.putRecord('c', R, { blob: Buffer.alloc(70000) }), uniheap.ValueRangeError);
+    assert.throws(() => m.putRecord('c', R, { text: 'é'.repeat(30000) }), uniheap.ValueRangeError);
     assert.equal(m.get('c'), undefined, 'nothing stored by a refused call');
   });
 
