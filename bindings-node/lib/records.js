@@ -29,37 +29,48 @@ function flat(L) {
   return L.flat;
 }
 
-/** An inline value at p of the bytes buffer (the length word, then the
- * value); a bytes value as a view of copy, which holds the payload's bytes
- * from the bytes buffer's offset `at` on. */
-function inlineAt(f, p, copy, at) {
-  const n = bytesBuf.readUInt32LE(p);
-  if (n > f.capacity) {
-    throw new RangeError(`${f.what}: an inline field holds more than its capacity`);
-  }
-  if (f.type === T.istring) return bytesBuf.toString('utf8', p + 4, p + 4 + n);
-  return copy.subarray(p + 4 - at, p + 4 - at + n);
+// Buffer's own subclass (what Buffer.from and subarray make): a view made
+// with it directly skips subarray's species lookup, twice as fast.
+const FastBuffer = Buffer[Symbol.species];
+
+/** The inline bytes value of field f at p of b (the length word, then the
+ * value; capacity cap), a view of b's memory: ArrayBuffer ab from byte
+ * base on (b.buffer and b.byteOffset, passed in: the buffer getter is a
+ * slow runtime call). */
+function ibytesAt(f, cap, b, ab, base, p) {
+  const n = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+  if (n > cap) throw tooLong(f);
+  return new FastBuffer(ab, base + p + 4, n);
 }
 
-/** The i64 at p, a number (RangeError beyond 2^53 - 1, as a getter). */
-function i64At(f, p) {
-  const lo = bytesBuf.readUInt32LE(p);
-  const hi = bytesBuf.readInt32LE(p + 4);
+/** The inline string value of field f at p of b, decoded. */
+function istringAt(f, cap, b, p) {
+  const n = b.readUInt32LE(p);
+  if (n > cap) throw tooLong(f);
+  return b.toString('utf8', p + 4, p + 4 + n);
+}
+
+function tooLong(f) {
+  return new RangeError(`${f.what}: an inline field holds more than its capacity`);
+}
+
+/** The i64 at p of b, a number (RangeError beyond 2^53 - 1, as a getter). */
+function i64At(f, b, p) {
+  const lo = b.readUInt32LE(p);
+  const hi = b.readInt32LE(p + 4);
   if (hi < 0x200000 && hi >= -0x200000 && (hi !== -0x200000 || lo !== 0)) return hi * 4294967296 + lo;
-  throw unsafeInteger(f, bytesBuf.readBigInt64LE(p));
+  throw unsafeInteger(f, b.readBigInt64LE(p));
 }
 
-function valueAt(f, p, copy, at) {
+function valueAt(f, b, p) {
   switch (f.type) {
-    case T.ibytes:
-    case T.istring: return inlineAt(f, p, copy, at);
-    case T.bool: return bytesBuf[p] !== 0;
-    case T.i8: return bytesBuf.readInt8(p);
-    case T.i16: return bytesBuf.readInt16LE(p);
-    case T.i32: return bytesBuf.readInt32LE(p);
-    case T.i64: return i64At(f, p);
-    case T.f32: return bytesBuf.readFloatLE(p);
-    case T.f64: return bytesBuf.readDoubleLE(p);
+    case T.bool: return b[p] !== 0;
+    case T.i8: return b.readInt8(p);
+    case T.i16: return b.readInt16LE(p);
+    case T.i32: return b.readInt32LE(p);
+    case T.i64: return i64At(f, b, p);
+    case T.f32: return b.readFloatLE(p);
+    case T.f64: return b.readDoubleLE(p);
     default: throw new TypeError(`${f.what}: not decoded from a payload`);
   }
 }
@@ -68,16 +79,24 @@ function valueAt(f, p, copy, at) {
 // UH_OBJHDR_SIZE): field offsets count from the object's start.
 const OBJHDR = 16;
 
-/** The decoder of flat layout L (made once): (at, copy) -> { name: value }
- * of the payload at `at` of the bytes buffer, generated as one object
- * literal (a property store per field by a computed name costs several
- * times more). */
+/** The decoder of flat layout L (made once): (b, ab, base, at) ->
+ * { name: value } of the payload at `at` of Buffer b (b.buffer ab from
+ * b.byteOffset base on), its bytes values views of b. It is
+ * generated as one object literal (a property store per field by a
+ * computed name costs several times more), inline values read by calls
+ * of their own with the capacity as a constant (one shared reader of
+ * every field type was a megamorphic call site). */
 function decoderOf(L) {
   if (L.decoder) return L.decoder;
-  const props = L.fields.map((f, i) => `${JSON.stringify(f.name)}: valueAt(F[${i}], ` +
-    `at + ${f.offset - OBJHDR}, copy, at)`);
-  L.decoder = new Function('valueAt', 'F', `return (at, copy) => ({ ${props.join(', ')} });`)(
-    valueAt, L.fields);
+  const props = L.fields.map((f, i) => {
+    const p = `at + ${f.offset - OBJHDR}`;
+    const read = f.type === T.ibytes ? `ibytesAt(F[${i}], ${f.capacity}, b, ab, base, ${p})`
+      : f.type === T.istring ? `istringAt(F[${i}], ${f.capacity}, b, ${p})`
+        : `valueAt(F[${i}], b, ${p})`;
+    return `${JSON.stringify(f.name)}: ${read}`;
+  });
+  L.decoder = new Function('ibytesAt', 'istringAt', 'valueAt', 'F',
+    `return (b, ab, base, at) => ({ ${props.join(', ')} });`)(ibytesAt, istringAt, valueAt, L.fields);
   return L.decoder;
 }
 
@@ -85,17 +104,44 @@ function decoderOf(L) {
  * layout L. Bytes values are views of one copy of the payload (one copy
  * and a view per value cost less than a Buffer and a copy per value). */
 function decode(L, at, len) {
-  let copy = null;
-  if (L.hasBytes) {
-    copy = Buffer.allocUnsafe(len);
-    bytesBuf.copy(copy, 0, at, at + len);
-  }
-  return decoderOf(L)(at, copy);
+  if (!L.hasBytes) return decoderOf(L)(bytesBuf, null, 0, at);
+  const copy = Buffer.allocUnsafe(len);
+  bytesBuf.copy(copy, 0, at, at + len);
+  return decoderOf(L)(copy, copy.buffer, copy.byteOffset, 0);
 }
+
+// getFields copies a record straight into a chunk of this size, then the
+// next one after it, 8-byte aligned; its bytes values are views of the
+// chunk, which lives while one of them does (as a Buffer from
+// Buffer.allocUnsafe keeps Node's pool chunk). A chunk taken up is
+// replaced by a new one.
+const CHUNK = 32 * 1024;
+let chunk = Buffer.allocUnsafeSlow(CHUNK);	// all of its ArrayBuffer
+let chunkAB = chunk.buffer;
+let chunkAt = 0;
 
 /** The fields of the record under key in map m (sorted: a PSortedMap),
  * or undefined when key is missing. slow(): get(key).$fields(). */
 function getFields(st, o, g, sorted, kind, key, slow) {
+  let n = st.s.mapGetRecord(o, g, sorted, kind, key, chunkAB, chunkAt);
+  if (n === -1 && chunkAt > 0) {	// no room left: a new chunk, and read it again
+    chunk = Buffer.allocUnsafeSlow(CHUNK);
+    chunkAB = chunk.buffer;
+    chunkAt = 0;
+    n = st.s.mapGetRecord(o, g, sorted, kind, key, chunkAB, 0);
+  }
+  if (n === -1) return viaBytes(st, o, g, sorted, kind, key, slow);	// larger than a chunk
+  if (n === undefined) return undefined;
+  const L = layoutIn(st, scratch[2]);
+  if (!flat(L)) return slow();
+  const at = chunkAt;
+  if (L.hasBytes) chunkAt = (at + n + 7) & ~7;	// else nothing views it: reused
+  return decoderOf(L)(chunk, chunkAB, 0, at);
+}
+
+/** getFields for a record larger than a chunk: through the (larger)
+ * bytes buffer, then copied; through its proxy when it is larger still. */
+function viaBytes(st, o, g, sorted, kind, key, slow) {
   const n = st.s.mapGetRecord(o, g, sorted, kind, key);
   if (n === undefined) return undefined;
   if (n >= 0) {

@@ -26,16 +26,21 @@ static bool map_and_key(const Napi::CallbackInfo &info, size_t ki, uh_off *m, Ke
 	       to_key(info.Env(), info[ki].As<Napi::Number>().Uint32Value(), info[ki + 1], k);
 }
 
-/* mapGetRecord(off, gen, sorted, kind, key) -> the length of the record's
- * payload, copied to the start of the bytes buffer, with the record's
- * class id in scratch[SCR_CLASS]; undefined when the key is missing; -1
- * when the payload is larger than the bytes buffer (the JS side reads
- * such a record through its proxy). TypeMismatchError when the value is
- * not a record. */
+/* mapGetRecord(off, gen, sorted, kind, key[, dst, at]) -> the length of
+ * the record's payload, copied to the start of the bytes buffer, or with
+ * dst (an ArrayBuffer) to dst at byte at, with the record's class id in
+ * scratch[SCR_CLASS]; undefined when the key is missing; -1 when the
+ * payload is larger than the room there (the JS side reads such a record
+ * through its proxy). TypeMismatchError when the value is not a record.
+ * dst lets lib/records.js copy a record straight into the memory its
+ * values are returned in, rather than into the bytes buffer and then
+ * again into a new Buffer. */
 Napi::Value Session::MapGetRecord(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	AddonData *ad = data(env);
+	uint8_t *dst = ad->bytes;
+	size_t cap = BYTES_BUF_SIZE;
 	uh_off m;
 	Key k;
 	size_t len = 0;
@@ -43,9 +48,17 @@ Napi::Value Session::MapGetRecord(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !map_and_key(info, 3, &m, &k))
 		return env.Undefined();
+	if (info.Length() > 6 && info[5].IsArrayBuffer()) {
+		Napi::ArrayBuffer b = info[5].As<Napi::ArrayBuffer>();
+		double at = info[6].As<Napi::Number>().DoubleValue();
+		if (!(at >= 0 && at <= (double)b.ByteLength()))
+			return type_error(env, "mapGetRecord: the offset is outside the buffer");
+		dst = (uint8_t *)b.Data() + (size_t)at;
+		cap = b.ByteLength() - (size_t)at;
+	}
 	int rc = info[2].ToBoolean()
-		? uh_smap_get_record(h, m, &k.k, ad->bytes, BYTES_BUF_SIZE, &len, &cls)
-		: uh_map_get_record(h, m, &k.k, ad->bytes, BYTES_BUF_SIZE, &len, &cls);
+		? uh_smap_get_record(h, m, &k.k, dst, cap, &len, &cls)
+		: uh_map_get_record(h, m, &k.k, dst, cap, &len, &cls);
 	if (rc == UH_ENOTFOUND)
 		return env.Undefined();
 	if (rc == UH_ERANGE)
