@@ -221,6 +221,21 @@ bool to_inline_values(Napi::Env env, Napi::Value indexes, Napi::Value values, co
 	return true;
 }
 
+/* The put of mapPutRecord and mapPutRecordPacked: a new record of class
+ * cls with the n inline values v, stored under k; the value it replaces is
+ * freed when it is a string or bytes value, and with freeOld when it is a
+ * record. */
+static Napi::Value put_record(Napi::Env env, uh_heap *h, bool sorted, uh_off m, const Key &k,
+			      uint32_t cls, const uh_inline_value *v, uint32_t n, bool freeOld)
+{
+	uint32_t flags = UH_FREE_OLD_VALUE | (freeOld ? UH_FREE_OLD : 0);
+	int rc = sorted ? uh_smap_put_record(h, m, &k.k, cls, v, n, flags)
+			: uh_map_put_record(h, m, &k.k, cls, v, n, flags);
+	if (rc != 0)
+		return raise(env, rc, "map put record");
+	return env.Undefined();
+}
+
 /* mapPutRecord(off, gen, sorted, kind, key, classId, indexes, values,
  * freeOld): a new record of class classId whose inline fields indexes[i]
  * hold values[i] (as allocInline), stored under key, the record key held
@@ -237,14 +252,8 @@ Napi::Value Session::MapPutRecord(const Napi::CallbackInfo &info)
 	if (!open(env) || !map_and_key(info, 3, &m, &k) ||
 	    !to_inline_values(env, info[6], info[7], "putRecord", &iv))
 		return env.Undefined();
-	uint32_t cls = info[5].As<Napi::Number>().Uint32Value();
-	uint32_t n = (uint32_t)iv.v.size();
-	uint32_t flags = UH_FREE_OLD_VALUE | (info[8].ToBoolean() ? UH_FREE_OLD : 0);
-	int rc = info[2].ToBoolean() ? uh_smap_put_record(h, m, &k.k, cls, iv.v.data(), n, flags)
-				     : uh_map_put_record(h, m, &k.k, cls, iv.v.data(), n, flags);
-	if (rc != 0)
-		return raise(env, rc, "map put record");
-	return env.Undefined();
+	return put_record(env, h, info[2].ToBoolean(), m, k, info[5].As<Napi::Number>().Uint32Value(),
+			  iv.v.data(), (uint32_t)iv.v.size(), info[8].ToBoolean());
 }
 
 /* Most fields a packed record may have: more than a class can declare
@@ -292,12 +301,7 @@ Napi::Value Session::MapPutRecordPacked(const Napi::CallbackInfo &info)
 		v[i].len = hdr[1];
 		at = (at + hdr[1] + 3) & ~(size_t)3;
 	}
-	uint32_t flags = UH_FREE_OLD_VALUE | (info[7].ToBoolean() ? UH_FREE_OLD : 0);
-	int rc = info[2].ToBoolean() ? uh_smap_put_record(h, m, &k.k, cls, v, n, flags)
-				     : uh_map_put_record(h, m, &k.k, cls, v, n, flags);
-	if (rc != 0)
-		return raise(env, rc, "map put record");
-	return env.Undefined();
+	return put_record(env, h, info[2].ToBoolean(), m, k, cls, v, n, info[7].ToBoolean());
 }
 
 }  // namespace uhn
