@@ -690,6 +690,13 @@ void uh_wait_cancel(uh_heap *h);
  * string, bytes: a string or bytes object) as ref. */
 typedef struct uh_value {
 	uint32_t type;		/**< UH_T_*; 0 = none */
+	/** 0, but for an inline value (UH_T_ISTRING, UH_T_IBYTES: a string
+	 * or bytes value a hash map keeps in its entry, uh_map_put_bytes):
+	 * where its bytes lie in the object u.ref names, their offset from
+	 * the object's start in the low 16 bits (UH_VALUE_AT), their length
+	 * in the high 16 (UH_VALUE_LEN). Valid while that object lives: a
+	 * put or remove of the key frees it, as replacing a bytes value
+	 * frees the old bytes object. */
 	uint32_t reserved;
 	union {
 		int64_t i;
@@ -697,6 +704,19 @@ typedef struct uh_value {
 		uh_off ref;
 	} u;
 } uh_value;
+#define UH_VALUE_AT(v) ((v)->reserved & 0xffffu)
+#define UH_VALUE_LEN(v) ((v)->reserved >> 16)
+
+/**
+ * The bytes of a string or bytes value: an object's (UH_T_STRING,
+ * UH_T_BYTES) or an inline value's (UH_T_ISTRING, UH_T_IBYTES), in place
+ * in the mapping, after checking that the object holding them is live
+ * and of the reference's generation. Inside a block the block holds them
+ * still; outside one another session may free them after this returns
+ * (uh_copy_values is the loop that copies them safely).
+ * @return 0; UH_ETYPE (another type); UH_EFREED.
+ */
+int uh_value_bytes(uh_heap *h, const uh_value *v, const void **data, size_t *len);
 
 /** @defgroup copy Copying string and bytes values out
  * A binding turns a string or bytes value into its runtime's own (a
@@ -728,9 +748,10 @@ typedef int (*uh_bytes_copy_fn)(void *arg, uint32_t i, const void *data, size_t 
 
 /**
  * Read a set of values with fetch and copy out each string or bytes
- * value among them (type UH_T_STRING or UH_T_BYTES, reference not 0) with
- * copy; then check that each copied object is still live and of the
- * reference's generation. One was freed before or during its copy
+ * value among them (type UH_T_STRING or UH_T_BYTES, reference not 0, or
+ * an inline value, UH_T_ISTRING or UH_T_IBYTES) with copy; then check
+ * that each copied object (an inline value's: its map entry) is still
+ * live and of the reference's generation. One was freed before or during its copy
  * (replaced by another session): outside a block, fetch and copy run
  * again for the whole set, at most UH_READ_TRIES times; inside a block,
  * the error stands (UH_ECONFLICT when a commit made the block's read
@@ -823,13 +844,37 @@ int uh_map_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind);
 int uh_map_len(uh_heap *h, uh_off m, uint64_t *len);
 /** @return 0 or UH_ENOTFOUND; UH_ETYPE for a key of another kind;
  * UH_EINVAL for a key longer than UH_KEY_MAX_LEN; UH_EUTF8 for a string
- * key that is not valid UTF-8. */
+ * key that is not valid UTF-8. A value stored in the entry itself
+ * (uh_map_put_bytes) comes back as an inline value (UH_T_ISTRING or
+ * UH_T_IBYTES, see uh_value): read its bytes with uh_value_bytes() or
+ * uh_copy_values(). */
 int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v);
-/** Insert or replace. The map keeps its own copy of the key. */
+/** Insert or replace. The map keeps its own copy of the key. v may not
+ * be an inline value (UH_ETYPE): store bytes with uh_map_put_bytes(). */
 int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags);
-/** @return 0 or UH_ENOTFOUND. The old value goes to *old (may be NULL). */
+/** The largest string or bytes value a hash map keeps inside its entry. */
+#define UH_MAP_INLINE_MAX 128u
+/**
+ * Insert or replace key k's value with a string (type UH_T_STRING: UTF-8,
+ * checked) or bytes (UH_T_BYTES) value of len bytes at data. A hash map
+ * created by this version keeps a value of up to UH_MAP_INLINE_MAX bytes
+ * inside the key's entry, so a get finds key and value on one object and
+ * a put allocates one object; a longer value, or any value in a map made
+ * before (FORMAT.md 11.3), becomes a string or bytes object of its own,
+ * as uh_string_new / uh_bytes_new would make it. flags as uh_map_put
+ * (UH_FREE_OLD frees an old value's object; an old inline value goes
+ * with its entry in any case).
+ * @return 0; UH_EINVAL (type, NULL data with len); UH_EUTF8; as
+ *         uh_map_put and uh_alloc.
+ */
+int uh_map_put_bytes(uh_heap *h, uh_off m, const uh_key *k, uint32_t type, const void *data,
+		     size_t len, uint32_t flags);
+/** @return 0 or UH_ENOTFOUND. The old value goes to *old (may be NULL);
+ * an inline one is freed with its entry when the block commits, so read
+ * its bytes in the same block. */
 int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t flags);
-/** Next entry in unspecified order; UH_ENOTFOUND at the end. */
+/** Next entry in unspecified order; UH_ENOTFOUND at the end. Values as
+ * uh_map_get returns them. */
 int uh_map_next(uh_heap *h, uh_off m, uh_iter *it, uh_key *k, uh_value *v);
 /** Structural check (counts, hashing, reachability of every entry).
  * @return 0 or UH_EINTERNAL with uh_errmsg() naming the first problem. */

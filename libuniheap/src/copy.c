@@ -23,15 +23,51 @@
 
 #include "uhint.h"
 
-/* Copy value i (a string or bytes reference) with copy. 0, or an error
- * that stands; *replaced = 1 (outside a block) when the object was freed
- * before or during the copy: the whole set is read again. */
+static int is_inline(const uh_value *v)
+{
+	return v->type == UH_T_ISTRING || v->type == UH_T_IBYTES;
+}
+
+/* The object holding string or bytes value v's bytes (NULL with *rc), and
+ * where they lie in it: an object's payload, or an inline value's span of
+ * its map entry, which must lie inside the payload past the entry's
+ * fixed part (map_int.h: a damaged or forged value names no other
+ * bytes). */
+static const struct uh_objhdr *holder(uh_heap *h, const uh_value *v, uint32_t *at,
+				      uint32_t *len, int *rc)
+{
+	uint32_t cls = is_inline(v) ? UH_CLASS_MAP_IENTRY :
+		       v->type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
+	const struct uh_objhdr *o = uh_obj_get(h, v->u.ref, cls, rc);
+
+	if (!o)
+		return NULL;
+	uint32_t payload = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
+	*at = UH_OBJHDR_SIZE;
+	*len = payload;
+	if (!is_inline(v))
+		return o;
+	*at = UH_VALUE_AT(v);
+	*len = UH_VALUE_LEN(v);
+	if (*at < UH_OBJHDR_SIZE + UH_MAP_ENTRY_KEY_AT || *at + *len > UH_OBJHDR_SIZE + payload) {
+		*rc = uh_err_set(UH_EINVAL, "inline value at %u (%u bytes) lies outside map entry "
+				 "%llu: not a value a map returned", *at, *len,
+				 (unsigned long long)UH_REF_OFFSET(v->u.ref));
+		return NULL;
+	}
+	return o;
+}
+
+/* Copy value i (a string or bytes reference, or an inline value) with
+ * copy. 0, or an error that stands; *replaced = 1 (outside a block) when
+ * the object was freed before or during the copy: the whole set is read
+ * again. */
 static int copy_one(uh_heap *h, const uh_value *v, uint32_t i, uh_bytes_copy_fn copy,
 		    void *arg, int *replaced)
 {
-	uint32_t cls = v->type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
+	uint32_t at, len;
 	int rc;
-	const struct uh_objhdr *o = uh_obj_get(h, v->u.ref, cls, &rc);
+	const struct uh_objhdr *o = holder(h, v, &at, &len, &rc);
 
 	if (!o) {
 		*replaced = rc == UH_EFREED && !h->tx.depth;
@@ -43,14 +79,15 @@ static int copy_one(uh_heap *h, const uh_value *v, uint32_t i, uh_bytes_copy_fn 
 
 	/* Freed between uh_obj_get and these loads: no copy, the check fails. */
 	if ((size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(v->u.ref))
-		crc = copy(arg, i, o + 1, size & UH_OBJ_SIZE_MASK);
+		crc = copy(arg, i, (const char *)o + at, is_inline(v) ? len :
+			   size & UH_OBJ_SIZE_MASK);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* the copy's loads before the check's */
 	if ((size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(v->u.ref) &&
 	    __atomic_load_n(&o->class_word, __ATOMIC_ACQUIRE) == word &&
 	    __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) == size)
 		return crc;	/* the bytes were the value's: copy's answer stands */
 	rc = uh_err_set(UH_EFREED, "%s value at %llu was freed while it was copied",
-			cls == UH_CLASS_STRING ? "string" : "bytes",
+			v->type == UH_T_STRING || v->type == UH_T_ISTRING ? "string" : "bytes",
 			(unsigned long long)UH_REF_OFFSET(v->u.ref));
 	if (h->tx.depth)
 		return uh_tx_stale_or(h, rc);
@@ -64,7 +101,8 @@ static int copy_all(uh_heap *h, const uh_value *vals, uint32_t n, uh_bytes_copy_
 {
 	for (uint32_t i = 0; i < n; i++) {	/* bound: n <= cap */
 		const uh_value *v = &vals[i];
-		if ((v->type != UH_T_STRING && v->type != UH_T_BYTES) || v->u.ref == 0)
+		if ((v->type != UH_T_STRING && v->type != UH_T_BYTES && !is_inline(v)) ||
+		    v->u.ref == 0)
 			continue;
 		int rc = copy_one(h, v, i, copy, arg, replaced);
 		if (rc || *replaced)
@@ -97,4 +135,24 @@ int uh_copy_values(uh_heap *h, uh_values_fetch_fn fetch, uh_bytes_copy_fn copy, 
 	return uh_err_set(UH_ECONFLICT, "a string or bytes value was replaced while it was "
 			  "copied, %d times in a row; read it inside a block, which holds it "
 			  "still", UH_READ_TRIES);
+}
+
+int uh_value_bytes(uh_heap *h, const uh_value *v, const void **data, size_t *len)
+{
+	uint32_t at, n;
+	int rc = uh_check_handle(h);
+
+	if (rc)
+		return rc;
+	if (!v || !data || !len)
+		return uh_err_set(UH_EINVAL, "uh_value_bytes: NULL argument");
+	if (v->type != UH_T_STRING && v->type != UH_T_BYTES && !is_inline(v))
+		return uh_err_set(UH_ETYPE, "uh_value_bytes: a value of type %s, not a string or "
+				  "bytes", uh_type_name(v->type));
+	const struct uh_objhdr *o = holder(h, v, &at, &n, &rc);
+	if (!o)
+		return rc;
+	*data = (const char *)o + at;
+	*len = n;
+	return 0;
 }

@@ -28,6 +28,17 @@
  *             so a key returned by uh_map_next points here.
  *   A lookup reads the bucket and then one object per entry of the chain
  *   (key, value and next on the entry's first line): no key object.
+ *   entry with its value inline (a map whose kind has DT_KIND_INLINE,
+ *   uh_map_put_bytes), class UH_CLASS_MAP_IENTRY, PACKED:
+ *     @16 u16 nvals = 1, @18 u16 vals_at = 16, @20 u16 types_at = 7
+ *     @22 u8  UH_T_ISTRING or UH_T_IBYTES   @23 u8 UH_T_REF
+ *     @24 u64 key length (low 32 bits), value length (high 32, <= 128)
+ *     @32 u64 next entry of the chain, or 0
+ *     @40     the key's bytes, then the value's, to the end of the payload.
+ *   Never written in place but for next: a put of the key relinks a new
+ *   entry (relink), so a copy of the value is checked by the entry's
+ *   generation alone (copy.c), and a get that finds the key has its value
+ *   on the same object, usually the same page.
  *
  * Format 2 wrote tables of class UH_CLASS_MAP_TABLE (9, VALUES: bucket b
  * is slot b, tagged REF or empty) and entries of class UH_CLASS_MAP_ENTRY
@@ -77,6 +88,7 @@
 #include <string.h>
 
 #include "map_int.h"
+#include "utf8.h"
 
 /* ---- slot helpers ---- */
 
@@ -212,21 +224,71 @@ static int slot_entry_key(uh_heap *h, const struct dt_map_view *v, struct dt_ent
 	return 0;
 }
 
-/* An inline-key entry's payload holds a key of a length its kind allows. */
-static int ie_payload_ok(uint32_t kind, uint32_t payload)
+static int inline_type(uint32_t t)
 {
-	return payload >= DT_IE_KEY && payload - DT_IE_KEY <= UH_KEY_MAX_LEN &&
-	       (kind != UH_KEY_I64 || payload == DT_IE_KEY + 8);
+	return t == UH_T_ISTRING || t == UH_T_IBYTES;
+}
+
+/* The key's and the value's lengths in an inline-key entry of map v
+ * whose payload is as long as its header says (read in place: a torn read
+ * fails a check here, or the caller's final validation): 1 when they fit
+ * the payload exactly, a key of a length the map's kind allows and an
+ * inline value (only in a map that allows them) of at most
+ * UH_MAP_INLINE_MAX bytes, else 0. *vtype is the inline value's type, 0
+ * when the value is a typed value. */
+static int ie_lens(const struct uh_objhdr *o, const struct dt_map_view *v, uint32_t *klen,
+		   uint32_t *vtype, uint32_t *vlen)
+{
+	const char *p = (const char *)(o + 1);
+	uint32_t payload = payload_of(o);
+	uint64_t lens;
+	uint8_t t;
+
+	if (payload < DT_IE_KEY)
+		return 0;
+	uh_load(&t, p + DT_IE_TYPE, 1);
+	*vtype = *vlen = 0;
+	*klen = payload - DT_IE_KEY;
+	if (inline_type(t)) {
+		uh_load(&lens, p + DT_IE_LENS, 8);
+		*vtype = t;
+		*klen = (uint32_t)lens;
+		*vlen = (uint32_t)(lens >> 32);
+		if (!v->inl || *vlen > UH_MAP_INLINE_MAX || *klen > payload - DT_IE_KEY ||
+		    payload - DT_IE_KEY - *klen != *vlen)
+			return 0;
+	}
+	return *klen <= UH_KEY_MAX_LEN && (v->kind != UH_KEY_I64 || *klen == 8);
+}
+
+/* An inline value as a slot (dt_entry_value): its type, and where its
+ * bytes lie in entry e (from the object's start) and their length in the
+ * tag's high half, as uh_value.reserved says them; e as the value. */
+static void inline_slot(uh_off e, uint32_t vtype, uint32_t klen, uint32_t vlen,
+			struct uh_slot *s)
+{
+	uint64_t at = UH_OBJHDR_SIZE + DT_IE_KEY + klen;
+
+	s->tag = vtype | (at | (uint64_t)vlen << 16) << 32;
+	s->value = e;
 }
 
 /* One step along a chain of inline-key entries, read in place: 1 with *s
- * when entry o holds the key (kd, klen), else 0 with *next. */
-static int ie_step(const struct uh_objhdr *o, const void *kd, size_t klen, struct uh_slot *s,
-		   uh_off *next)
+ * when entry e (header o, lengths checked by ie_lens) holds the key (kd,
+ * klen), else 0 with *next. */
+static int ie_step(uh_off e, const struct uh_objhdr *o, const struct dt_map_view *v,
+		   const void *kd, size_t klen, struct uh_slot *s, uh_off *next)
 {
 	const char *p = (const char *)(o + 1);
+	uint32_t elen, vtype, vlen;
 
-	if (payload_of(o) - DT_IE_KEY == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
+	if (!ie_lens(o, v, &elen, &vtype, &vlen))
+		return -1;
+	if (elen == klen && memcmp(p + DT_IE_KEY, kd, klen) == 0) {
+		if (vtype) {
+			inline_slot(e, vtype, elen, vlen, s);
+			return 1;
+		}
 		uint8_t type;
 		uh_load(&type, p + DT_IE_TYPE, 1);
 		uh_load(&s->value, p + DT_IE_VALUE, 8);
@@ -241,17 +303,18 @@ static int ie_step(const struct uh_objhdr *o, const void *kd, size_t klen, struc
 static int inline_entry_key(const struct dt_map_view *v, const struct uh_objhdr *o,
 			    struct dt_entry *d)
 {
-	uint32_t payload = payload_of(o);
 	const char *key = (const char *)(o + 1) + DT_IE_KEY;
+	uint32_t klen;
 
-	if (!ie_payload_ok(v->kind, payload))
-		return bad_entry(v->m, d->ref, "has a key of a bad length");
+	if (!ie_lens(o, v, &klen, &d->vtype, &d->vlen))
+		return bad_entry(v->m, d->ref, "has a key or value of a bad length (or an "
+				 "inline value in a map whose kind lacks 0x200)");
 	memset(&d->key, 0, sizeof(d->key));
 	d->key.kind = v->kind;
 	if (v->kind == UH_KEY_I64)
 		memcpy(&d->key.i64, key, 8);
 	d->key.data = key;
-	d->key.len = payload - DT_IE_KEY;
+	d->key.len = klen;
 	return 0;
 }
 
@@ -269,6 +332,7 @@ int dt_entry_load(uh_heap *h, const struct dt_map_view *v, uh_off parent, uint64
 	if (rc)
 		return rc;
 	d->ref = e;
+	d->vtype = d->vlen = 0;
 	d->inl = uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) ==
 		 UH_CLASS_MAP_IENTRY;
 	if (d->inl) {
@@ -296,6 +360,11 @@ int dt_entry_value(uh_heap *h, const struct dt_entry *e, struct uh_slot *out)
 
 	if (!e->inl)
 		return uh_slot_read(h, e->ref, DT_ME_VALUE, out);
+	if (e->vtype) {
+		/* The value's bytes are the entry's, immutable while it lives. */
+		inline_slot(e->ref, e->vtype, (uint32_t)e->key.len, e->vlen, out);
+		return 0;
+	}
 	if ((rc = uh_tx_read(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_TYPE, &t, 1)) != 0 ||
 	    (rc = uh_tx_read(h, e->ref, e->ref + UH_OBJHDR_SIZE + DT_IE_VALUE, &out->value, 8)) != 0)
 		return rc;
@@ -338,22 +407,33 @@ int dt_entry_hash(uh_heap *h, const struct dt_map_view *v, const struct dt_entry
 	return 0;
 }
 
-/* A new entry for key k (its bytes inline), value vs, next. */
-static int entry_new(uh_heap *h, const uh_key *k, const struct uh_slot *vs, uh_off next,
-		     uh_off *out)
+/* A new entry for key k (its bytes inline), next, and the value: vs, or
+ * when iv is not NULL iv's bytes inline (type UH_T_ISTRING/UH_T_IBYTES). */
+static int entry_new(uh_heap *h, const uh_key *k, const struct uh_slot *vs,
+		     const struct dt_bytes *iv, uh_off next, uh_off *out)
 {
-	static __thread unsigned char buf[DT_IE_KEY + UH_KEY_MAX_LEN];
+	static __thread unsigned char buf[DT_IE_KEY + UH_KEY_MAX_LEN + UH_MAP_INLINE_MAX];
 	struct uh_packed_hdr ph = { 2, DT_IE_VALUE, DT_IE_TYPE, 0 };
 	size_t klen;
 	const void *kd = uh_key_bytes(k, &klen);
+	size_t vlen = iv ? iv->len : 0;
 
-	memcpy(buf, &ph, 6);
-	buf[DT_IE_TYPE] = (uint8_t)uh_slot_type(vs->tag);
 	buf[DT_IE_NTYPE] = UH_T_REF;
-	memcpy(buf + DT_IE_VALUE, &vs->value, 8);
+	if (iv) {
+		uint64_t lens = klen | (uint64_t)vlen << 32;
+		ph = (struct uh_packed_hdr){ 1, DT_IE_NEXT, DT_IE_NTYPE, 0 };
+		buf[DT_IE_TYPE] = iv->type == UH_T_STRING ? UH_T_ISTRING : UH_T_IBYTES;
+		memcpy(buf + DT_IE_LENS, &lens, 8);
+		if (vlen)
+			memcpy(buf + DT_IE_KEY + klen, iv->data, vlen);
+	} else {
+		buf[DT_IE_TYPE] = (uint8_t)uh_slot_type(vs->tag);
+		memcpy(buf + DT_IE_VALUE, &vs->value, 8);
+	}
+	memcpy(buf, &ph, 6);
 	memcpy(buf + DT_IE_NEXT, &next, 8);
 	memcpy(buf + DT_IE_KEY, kd, klen);
-	return uh_alloc_raw(h, UH_CLASS_MAP_IENTRY, DT_IE_KEY + klen, buf, out);
+	return uh_alloc_raw(h, UH_CLASS_MAP_IENTRY, DT_IE_KEY + klen + vlen, buf, out);
 }
 
 /* Free an entry and, in the slot encoding, its key object. */
@@ -400,7 +480,7 @@ static int view_check(uh_heap *h, const struct uh_slot *s, struct dt_map_view *v
 	uh_off m = v->m;
 	int rc;
 
-	uint64_t kind = s[DT_MH_KIND].value & ~(uint64_t)DT_KIND_WORDS;
+	uint64_t kind = s[DT_MH_KIND].value & ~(uint64_t)(DT_KIND_WORDS | DT_KIND_INLINE);
 	if (uh_slot_type(s[DT_MH_KIND].tag) != UH_T_I64 || kind < UH_KEY_STRING ||
 	    kind > UH_KEY_I64)
 		return bad_header(m, "has a bad key kind", s[DT_MH_KIND].value);
@@ -411,6 +491,7 @@ static int view_check(uh_heap *h, const struct uh_slot *s, struct dt_map_view *v
 		return bad_header(m, "has no table", s[DT_MH_TABLE].tag);
 	v->kind = (uint32_t)kind;
 	v->words = (s[DT_MH_KIND].value & DT_KIND_WORDS) != 0;
+	v->inl = (s[DT_MH_KIND].value & DT_KIND_INLINE) != 0;
 	v->count = s[DT_MH_COUNT].value;
 	v->cursor = s[DT_MH_CURSOR].value;
 	if ((rc = view_table(h, m, DT_MH_TABLE, s[DT_MH_TABLE].value, &v->table)) != 0)
@@ -607,24 +688,49 @@ struct put_args {
 	uh_off m;
 	const uh_key *k;
 	const uh_value *val;
+	const struct dt_bytes *bytes;	/* uh_map_put_bytes: the value as bytes */
 	uint32_t flags;
 };
 
-static int replace(uh_heap *h, const struct dt_entry *e, const struct uh_slot *vs,
-		   uint32_t flags)
+/* Make f->entry's successor, a new entry with the same key, value vs (iv:
+ * inline), in f->entry's place in its chain, and free f->entry: an inline
+ * value is never written in place, so that a reader copying it out needs
+ * only the entry's generation to know the bytes were the value's
+ * (uh_copy_values), as for a bytes object. */
+static int relink(uh_heap *h, const struct find *f, const struct uh_slot *vs,
+		  const struct dt_bytes *iv)
+{
+	uh_off e;
+	int rc;
+
+	if ((rc = entry_new(h, &f->entry.key, vs, iv, f->entry.next, &e)) != 0)
+		return rc;
+	if (f->prev.ref)
+		rc = entry_set_next(h, &f->prev, e);
+	else
+		rc = dt_table_set(h, f->table, f->bucket, e);
+	return rc ? rc : entry_free(h, &f->entry);
+}
+
+static int replace(uh_heap *h, const struct find *f, const struct uh_slot *vs,
+		   const struct dt_bytes *iv, uint32_t flags)
 {
 	struct uh_slot old;
 	int rc;
 
-	if ((rc = dt_entry_value(h, e, &old)) != 0 || (rc = entry_set_value(h, e, vs)) != 0)
+	if ((rc = dt_entry_value(h, &f->entry, &old)) != 0)
 		return rc;
-	return uh_slot_free_old(h, &old, vs, flags);
+	if (iv || f->entry.vtype)
+		rc = relink(h, f, vs, iv);
+	else
+		rc = entry_set_value(h, &f->entry, vs);
+	return rc ? rc : uh_slot_free_old(h, &old, vs, flags);
 }
 
 /* Allocations first, then writes: a failed allocation (heap full) leaves
  * no half-linked entry behind, even inside the caller's block. */
 static int insert(uh_heap *h, struct dt_map_view *v, const struct find *f, const uh_key *k,
-		  const struct uh_slot *vs)
+		  const struct uh_slot *vs, const struct dt_bytes *iv)
 {
 	struct dt_table t;
 	uh_off e, head;
@@ -633,7 +739,7 @@ static int insert(uh_heap *h, struct dt_map_view *v, const struct find *f, const
 	if ((rc = grow_table(h, v, &t)) != 0)
 		return rc;
 	if ((rc = dt_table_get(h, v->m, f->table, f->bucket, &head)) != 0 ||
-	    (rc = entry_new(h, k, vs, head, &e)) != 0) {
+	    (rc = entry_new(h, k, vs, iv, head, &e)) != 0) {
 		if (t.ref)
 			uh_tx_log_free(h, t.ref);
 		return rc;
@@ -645,20 +751,48 @@ static int insert(uh_heap *h, struct dt_map_view *v, const struct find *f, const
 	return t.ref ? start_resize(h, v, &t) : 0;
 }
 
+/* The value of a put: *vs, or for bytes that the map keeps inline *iv.
+ * Bytes too long for the entry, or a map that predates inline values,
+ * get an object of their own, new in this block. */
+static int put_value(uh_heap *h, const struct dt_map_view *v, const struct put_args *a,
+		     struct uh_slot *vs, const struct dt_bytes **iv)
+{
+	const struct dt_bytes *b = a->bytes;
+	int rc;
+
+	*iv = NULL;
+	if (!b)
+		return uh_value_to_slot(h, a->val, 0, vs);
+	if (v->inl && b->len <= UH_MAP_INLINE_MAX) {
+		*iv = b;
+		memset(vs, 0, sizeof(*vs));
+		vs->tag = b->type == UH_T_STRING ? UH_T_ISTRING : UH_T_IBYTES;
+		return 0;
+	}
+	vs->tag = b->type;
+	rc = uh_alloc_raw(h, b->type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES, b->len,
+			  b->data, &vs->value);
+	return rc;
+}
+
 static int put_body(uh_heap *h, void *arg)
 {
 	struct put_args *a = arg;
+	const struct dt_bytes *iv;
 	struct dt_map_view v;
 	struct uh_slot vs;
 	struct find f;
 	int rc;
 
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
-	    (rc = uh_value_to_slot(h, a->val, 0, &vs)) != 0 || (rc = uh_tx_changed(h, a->m)) != 0)
+	    (rc = uh_tx_changed(h, a->m)) != 0)
 		return rc;
-	if ((rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
+	if ((rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0 ||
+	    (rc = put_value(h, &v, a, &vs, &iv)) != 0)
 		return rc;
-	rc = f.entry.ref ? replace(h, &f.entry, &vs, a->flags) : insert(h, &v, &f, a->k, &vs);
+	rc = f.entry.ref ? replace(h, &f, &vs, iv, a->flags) : insert(h, &v, &f, a->k, &vs, iv);
+	if (rc && a->bytes && !iv)
+		uh_tx_log_free(h, vs.value);	/* the object put_value made */
 	if (rc == 0 && v.old.ref)
 		rc = migrate_step(h, &v);
 	return rc;
@@ -753,12 +887,15 @@ static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_ar
 		return rc;
 	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
 		const struct uh_objhdr *o;
+		uh_off at = e;
 		if (n >= v->count || !(o = uh_obj_get(h, e, 0, &rc)) ||
 		    uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) !=
-			    UH_CLASS_MAP_IENTRY ||
-		    !ie_payload_ok(v->kind, payload_of(o)))
+			    UH_CLASS_MAP_IENTRY)
 			return GET_GENERAL;
-		if (ie_step(o, kd, klen, s, &e)) {
+		int step = ie_step(at, o, v, kd, klen, s, &e);
+		if (step < 0)
+			return GET_GENERAL;
+		if (step) {
 			*found = 1;
 			return 0;
 		}
@@ -830,7 +967,7 @@ static int new_body(uh_heap *h, void *arg)
 		return rc;
 	}
 	/* Both objects are new in this block: written in place. */
-	if ((rc = put_i64(h, m, DT_MH_KIND, a->kind | DT_KIND_WORDS)) != 0 ||
+	if ((rc = put_i64(h, m, DT_MH_KIND, a->kind | DT_KIND_WORDS | DT_KIND_INLINE)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_COUNT, 0)) != 0 ||
 	    (rc = put_ref(h, m, DT_MH_TABLE, t.ref)) != 0 ||
 	    (rc = put_i64(h, m, DT_MH_CURSOR, 0)) != 0)
@@ -892,19 +1029,19 @@ int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
 #define LEAN_MAX 8
 
 /* Entry e, checked as dt_entry_load checks an inline-key entry (valid,
- * its generation, its class and size), its lock word noted in *w first;
+ * its generation, its class; ie_step checks its lengths), its lock word
+ * noted in *w first;
  * else NULL. No arena lookup: e was read from a table or entry the final
  * check vouches for, so it names a live entry if that check passes, and
  * until then only the bounds of what is read matter (uh_obj_in_map). */
-static const struct uh_objhdr *lean_entry(uh_heap *h, uint32_t kind, uh_off e, uint64_t *w)
+static const struct uh_objhdr *lean_entry(uh_heap *h, uh_off e, uint64_t *w)
 {
 	const struct uh_objhdr *o = uh_obj_in_map(h, e, 0);
 	uint64_t v;
 	uint32_t payload;
 
 	if (!o || !uh_lock_note(h, UH_REF_OFFSET(e), w, &v) ||
-	    !uh_obj_live_in_place(h, o, e, UH_CLASS_MAP_IENTRY, &payload) ||
-	    !ie_payload_ok(kind, payload))
+	    !uh_obj_live_in_place(h, o, e, UH_CLASS_MAP_IENTRY, &payload))
 		return NULL;
 	return o;
 }
@@ -975,11 +1112,14 @@ static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
 	while (e) {	/* bound: LEAN_MAX - 2 entries */
 		if (++n == LEAN_MAX || n - 2 >= v->count)
 			return GET_GENERAL;
-		const struct uh_objhdr *o = lean_entry(h, v->kind, e, &word[n]);
+		const struct uh_objhdr *o = lean_entry(h, e, &word[n]);
 		if (!o)
 			return GET_GENERAL;
 		obj[n] = UH_REF_OFFSET(e);
-		if (ie_step(o, kd, klen, s, &e)) {
+		int step = ie_step(e, o, v, kd, klen, s, &e);
+		if (step < 0)
+			return GET_GENERAL;
+		if (step) {
 			*found = 1;
 			break;
 		}
@@ -1023,7 +1163,7 @@ int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 
 int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_t flags)
 {
-	struct put_args a = { m, k, v, flags };
+	struct put_args a = { m, k, v, NULL, flags };
 	int rc = uh_check_writable(h, "uh_map_put");
 
 	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
@@ -1045,4 +1185,29 @@ int uh_map_remove(uh_heap *h, uh_off m, const uh_key *k, uh_value *old, uint32_t
 	if ((rc = uh_free_flags_check(flags, "uh_map_remove")) != 0)
 		return rc;
 	return uh_in_implicit_block(h, remove_body, &a);
+}
+
+int uh_map_put_bytes(uh_heap *h, uh_off m, const uh_key *k, uint32_t type, const void *data,
+		     size_t len, uint32_t flags)
+{
+	struct dt_bytes b = { type, data, len };
+	struct put_args a = { m, k, NULL, &b, flags };
+	size_t bad;
+	int rc = uh_check_writable(h, "uh_map_put_bytes");
+
+	if (rc || (rc = uh_key_check(k ? k->kind : 0, k)) != 0)
+		return rc;
+	if (type != UH_T_STRING && type != UH_T_BYTES)
+		return uh_err_set(UH_EINVAL, "uh_map_put_bytes: type %u is not UH_T_STRING (%u) "
+				  "or UH_T_BYTES (%u)", type, UH_T_STRING, UH_T_BYTES);
+	if (!data && len)
+		return uh_err_set(UH_EINVAL, "uh_map_put_bytes: data is NULL");
+	if (len > UH_OBJ_SIZE_MASK)
+		return uh_err_set(UH_EINVAL, "uh_map_put_bytes: %zu bytes do not fit an object",
+				  len);
+	if (type == UH_T_STRING && !uh_utf8_valid(data, len, &bad))
+		return uh_err_set(UH_EUTF8, "string is not valid UTF-8 (at byte %zu)", bad);
+	if ((rc = uh_free_flags_check(flags, "uh_map_put_bytes")) != 0)
+		return rc;
+	return uh_in_implicit_block(h, put_body, &a);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "map_int.h"
+#include "utf8.h"
 
 struct seen {
 	uint64_t hash;
@@ -60,8 +61,10 @@ static int check_layout(uh_heap *h, struct chk *c, const struct dt_entry *d)
 		memcpy(&ph, p, sizeof(ph));
 		if ((rc = uh_tx_read(h, d->ref, d->ref + UH_OBJHDR_SIZE + DT_IE_NTYPE, &nt, 1)) != 0)
 			return rc;
-		if (ph.nvals != 2 || ph.vals_at != DT_IE_VALUE || ph.types_at != DT_IE_TYPE ||
-		    nt != UH_T_REF)
+		int ok = d->vtype ? ph.nvals == 1 && ph.vals_at == DT_IE_NEXT &&
+				    ph.types_at == DT_IE_NTYPE :
+			 ph.nvals == 2 && ph.vals_at == DT_IE_VALUE && ph.types_at == DT_IE_TYPE;
+		if (!ok || nt != UH_T_REF)
 			return damaged(c, "entry %llu: packed header (%llu values) is not an "
 				       "entry's", d->ref, ph.nvals);
 		return 0;
@@ -73,6 +76,19 @@ static int check_layout(uh_heap *h, struct chk *c, const struct dt_entry *d)
 		return damaged(c, "entry %llu: hash slot has type %llu", d->ref, uh_slot_type(hs.tag));
 	if (uh_slot_type(ns.tag) != UH_T_REF && (ns.tag || ns.value))
 		return damaged(c, "entry %llu: next slot has type %llu", d->ref, uh_slot_type(ns.tag));
+	return 0;
+}
+
+/* An inline value (its length checked by dt_entry_load): a string one is
+ * UTF-8, as every string a map hands out. */
+static int check_inline_value(struct chk *c, const struct dt_entry *d)
+{
+	const char *p = (const char *)d->key.data + d->key.len;
+	size_t bad;
+
+	if (d->vtype == UH_T_ISTRING && !uh_utf8_valid(p, d->vlen, &bad))
+		return damaged(c, "entry %llu: inline string value is not UTF-8 (at byte %llu)",
+			       d->ref, bad);
 	return 0;
 }
 
@@ -89,8 +105,12 @@ static int check_entry(uh_heap *h, struct chk *c, const struct dt_entry *d, uh_o
 	if ((rc = check_layout(h, c, d)) != 0 || (rc = dt_entry_hash(h, c->v, d, &hash)) != 0 ||
 	    (rc = dt_entry_value(h, d, &vs)) != 0)
 		return rc;
-	if (uh_slot_type(vs.tag) < UH_T_BOOL || uh_slot_type(vs.tag) > UH_T_BYTES)
+	if (d->vtype)
+		rc = check_inline_value(c, d);
+	else if (uh_slot_type(vs.tag) < UH_T_BOOL || uh_slot_type(vs.tag) > UH_T_BYTES)
 		return damaged(c, "entry %llu: value has type %llu", d->ref, uh_slot_type(vs.tag));
+	if (rc)
+		return rc;
 	if ((hash & mask) != b)
 		return damaged(c, "entry %llu is in bucket %llu, not the one its hash names",
 			       d->ref, b);

@@ -28,6 +28,10 @@
  * hash with it (uh_key_hash). Readers that predate it see an unknown kind
  * and refuse the map instead of looking in the wrong buckets. */
 #define DT_KIND_WORDS 0x100u
+/* In the kind slot of a map created since inline values: its entries may
+ * keep a string or bytes value inside (types[0] UH_T_ISTRING or
+ * UH_T_IBYTES). Readers that predate it refuse the map, as for 0x100. */
+#define DT_KIND_INLINE 0x200u
 
 /* Entry slots (class UH_CLASS_MAP_ENTRY, the typed-slot encoding). */
 #define DT_ME_KEY 0u		/* I64, or STRING/BYTES ref to a key object */
@@ -42,7 +46,14 @@
 #define DT_IE_NTYPE 7u		/* u8: UH_T_REF, the next entry's (types[1]) */
 #define DT_IE_VALUE 8u		/* u64: the value (vals[0]) */
 #define DT_IE_NEXT 16u		/* u64: next entry of the chain, 0 = none (vals[1]) */
-#define DT_IE_KEY 24u		/* the key's bytes, to the end of the payload */
+#define DT_IE_KEY UH_MAP_ENTRY_KEY_AT	/* the key's bytes, to the end of the payload */
+/* An entry with its value inline has one typed value, next (packed
+ * header: nvals 1, vals_at 16, types_at 7), so that any reader's GC and
+ * heap check see a valid packed object; byte 6 says the value's type
+ * (UH_T_ISTRING or UH_T_IBYTES, never a typed value's there), bytes 8..16
+ * the key's length (low 32 bits) and the value's (high 32). The value's
+ * bytes follow the key's, to the end of the payload. */
+#define DT_IE_LENS 8u
 
 #define DT_MAP_MIN_BUCKETS 8u	/* a new map's table */
 #define DT_MAP_STEP 8u		/* old buckets migrated per put/remove */
@@ -60,6 +71,7 @@ struct dt_map_view {
 	uh_off m;
 	uint32_t kind;
 	int words;		/* keys hash with the word hash (DT_KIND_WORDS) */
+	int inl;		/* entries may keep values inline (DT_KIND_INLINE) */
 	uint64_t count;
 	struct dt_table table;	/* current table */
 	struct dt_table old;	/* during a migration (size = table.size / 2), else ref 0 */
@@ -72,6 +84,15 @@ struct dt_entry {
 	int inl;		/* key inline (class UH_CLASS_MAP_IENTRY) */
 	uh_key key;		/* data points into the mapping: immutable while the entry lives */
 	uh_off next;
+	uint32_t vtype;		/* UH_T_ISTRING/UH_T_IBYTES: the value is inline, else 0 */
+	uint32_t vlen;		/* its length; its bytes follow the key's */
+};
+
+/* A string or bytes value to store as bytes (uh_map_put_bytes). */
+struct dt_bytes {
+	uint32_t type;		/* UH_T_STRING or UH_T_BYTES */
+	const void *data;
+	size_t len;
 };
 
 /* Read map m's header into *v (validated reads; with lock, lock the
@@ -102,6 +123,9 @@ int dt_entry_load(uh_heap *h, const struct dt_map_view *v, uh_off parent, uint64
 int dt_entry_recheck(uh_heap *h, const struct dt_entry *e);
 /* Where e keeps its next reference, in bytes from its start. */
 uint64_t dt_entry_next_at(const struct dt_entry *e);
+/* e's value as a slot; an inline value as uh_slot_to_value turns into an
+ * inline uh_value (uniheap.h): its type, where its bytes lie in e and
+ * their length in the tag's high half, e's reference as the value. */
 int dt_entry_value(uh_heap *h, const struct dt_entry *e, struct uh_slot *out);
 /* The hash of e's key in map v (kept by the slot encoding, computed
  * otherwise). */

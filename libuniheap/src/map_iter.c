@@ -12,6 +12,7 @@
  *   s[3] bucket index in that table
  *   s[4] the entry returned last from that bucket (0: none yet)
  *   s[5] how many entries of that bucket were returned
+ *   s[6] the hash of the key returned last, s[7] 1 when s[6] is set
  * Each call is one atomic read of the map (its own snapshot, or the
  * caller's block). Between calls the map may change: then the iterator
  * finds its place again by the entry offset (never dereferencing it: it
@@ -19,13 +20,15 @@
  * gone, by its position, or, if its table is gone, starts that table over.
  * So it may skip or repeat entries changed meanwhile, but every entry it
  * returns is a live entry read through validated reads. Removing the
- * entry just returned, between calls, skips nothing.
+ * entry just returned, between calls, skips nothing; replacing its value
+ * repeats nothing: a put of an inline value puts a new entry in the old
+ * one's place (map.c), which the iterator knows by its key's hash.
  */
 #include <string.h>
 
 #include "map_int.h"
 
-enum { IT_MAP, IT_PHASE, IT_TABLE, IT_BUCKET, IT_LAST, IT_NTH };
+enum { IT_MAP, IT_PHASE, IT_TABLE, IT_BUCKET, IT_LAST, IT_NTH, IT_HASH, IT_HASHED };
 enum { PH_OLD = 1, PH_TABLE = 2, PH_DONE = 3 };
 
 struct next_args {
@@ -44,6 +47,7 @@ static void it_at(uint64_t *s, uint64_t phase, uh_off table, uint64_t bucket)
 	s[IT_BUCKET] = bucket;
 	s[IT_LAST] = 0;
 	s[IT_NTH] = 0;
+	s[IT_HASH] = s[IT_HASHED] = 0;
 }
 
 /* From the start: the old table's unmigrated buckets first, if any. */
@@ -74,9 +78,26 @@ static void it_resync(uint64_t *s, const struct dt_map_view *v)
 	}
 }
 
+/* Whether entry d, now at the position of the entry returned last, which
+ * is gone, took its place with the same key (a replaced inline value):
+ * then d was returned already, as that key. */
+static int same_as_last(uh_heap *h, const struct dt_map_view *v, const uint64_t *s,
+			const struct dt_entry *d, int *same)
+{
+	uint64_t hash;
+	int rc;
+
+	*same = 0;
+	if (!s[IT_HASHED] || (rc = dt_entry_hash(h, v, d, &hash)) != 0)
+		return s[IT_HASHED] ? rc : 0;
+	*same = hash == s[IT_HASH];
+	return 0;
+}
+
 /* In the chain of bucket b of table t, the first entry not returned
  * yet: the one after s[IT_LAST] if that is still there, else the one now
- * at s[IT_LAST]'s position (it was removed: those after it moved up).
+ * at s[IT_LAST]'s position (it was removed: those after it moved up),
+ * or the one after that if it holds s[IT_LAST]'s key (it was replaced).
  * out->ref = 0 when the bucket is done; *pos = its position in the chain. */
 static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s,
 		  const struct dt_table *t, uint64_t b, struct dt_entry *out, uint64_t *pos)
@@ -102,11 +123,15 @@ static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s,
 			*pos = n;
 			return 0;
 		}
-		if (e == s[IT_LAST])
+		if (e == s[IT_LAST]) {
 			take = 1;
-		else if (n + 1 == s[IT_NTH] && !by_pos.ref) {
+		} else if (n + 1 == s[IT_NTH] && !by_pos.ref) {
+			int same;
+			if ((rc = same_as_last(h, v, s, &d, &same)) != 0)
+				return rc;
 			by_pos = d;
 			by_n = n;
+			take = same;	/* then the next one */
 		}
 		parent = e;
 		at = dt_entry_next_at(&d);
@@ -167,14 +192,16 @@ static int next_body(uh_heap *h, void *arg)
 		if ((rc = resume(h, &v, s, t, s[IT_BUCKET], &e, &pos)) != 0)
 			return rc;
 		if (e.ref) {
-			if ((rc = give(h, a, &e)) != 0)
+			if ((rc = give(h, a, &e)) != 0 ||
+			    (rc = dt_entry_hash(h, &v, &e, &s[IT_HASH])) != 0)
 				return rc;
 			s[IT_LAST] = e.ref;
 			s[IT_NTH] = pos + 1;
+			s[IT_HASHED] = 1;
 			return 0;
 		}
 		s[IT_BUCKET]++;
-		s[IT_LAST] = s[IT_NTH] = 0;
+		s[IT_LAST] = s[IT_NTH] = s[IT_HASHED] = 0;
 	}
 	it_at(s, PH_DONE, 0, 0);
 	a->end = 1;

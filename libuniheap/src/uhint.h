@@ -94,6 +94,10 @@ struct uh_tx {
  * optimistic reads while the header's lock word stays what it was when
  * the header was read (optread.c). */
 #define UH_VIEW_BYTES 96
+/* Where a hash-map entry of class UH_CLASS_MAP_IENTRY keeps its key's
+ * bytes, from the payload's start (map_int.h, DT_IE_KEY): an inline value
+ * (uh_value_bytes) lies past it. */
+#define UH_MAP_ENTRY_KEY_AT 24u
 #define UH_VIEW_CACHE 4
 struct uh_view {
 	uh_off obj;			/* 0: empty */

@@ -71,6 +71,11 @@ int uh_value_to_slot(uh_heap *h, const uh_value *v, uint32_t want_class, struct 
 		uint32_t cls = v->type == UH_T_STRING ? UH_CLASS_STRING :
 			       v->type == UH_T_BYTES ? UH_CLASS_BYTES : want_class;
 		return uh_obj_get(h, v->u.ref, cls, &rc) ? 0 : rc;
+	case UH_T_ISTRING: case UH_T_IBYTES:
+		return uh_err_set(UH_ETYPE, "an inline %s value (kept in a map entry) cannot be "
+				  "stored as it is: copy its bytes (uh_value_bytes) and store "
+				  "them with uh_map_put_bytes or as a new object",
+				  v->type == UH_T_ISTRING ? "string" : "bytes");
 	default:
 		return uh_err_set(UH_ETYPE, "value type %u is not a field type", v->type);
 	}
@@ -79,7 +84,10 @@ int uh_value_to_slot(uh_heap *h, const uh_value *v, uint32_t want_class, struct 
 void uh_slot_to_value(const struct uh_slot *s, uh_value *v)
 {
 	v->type = uh_slot_type(s->tag);
-	v->reserved = 0;
+	/* Only an inline value (map.c) says where its bytes are in the tag's
+	 * high half; elsewhere that half may hold other things (key hints). */
+	v->reserved = v->type == UH_T_ISTRING || v->type == UH_T_IBYTES ?
+		      (uint32_t)(s->tag >> 32) : 0;
 	if (v->type == UH_T_F32 || v->type == UH_T_F64)
 		memcpy(&v->u.f, &s->value, 8);
 	else

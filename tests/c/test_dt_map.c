@@ -853,7 +853,8 @@ static void test_word_hash_buckets(uh_heap *h)
  * DT_KIND_WORDS, 0x100, as written here on an empty map) hashes with
  * FNV-1a 64 for good: puts through several resizes, gets, removes and the
  * check (which verifies every entry's bucket by the map's hash) agree,
- * and the kind slot keeps saying so. A new map says DT_KIND_WORDS. */
+ * and the kind slot keeps saying so. A new map says DT_KIND_WORDS (and
+ * DT_KIND_INLINE: test_dt_map_inline). */
 static void test_fnv_map(uh_heap *h)
 {
 	uh_off m;
@@ -863,7 +864,7 @@ static void test_fnv_map(uh_heap *h)
 	uint32_t kind;
 
 	TH_CHECK_RC(uh_map_new(h, UH_KEY_STRING, &m));
-	TH_CHECK_EQ(rd64(h, m, 16 + 8), 0x100u | UH_KEY_STRING);
+	TH_CHECK_EQ(rd64(h, m, 16 + 8), 0x300u | UH_KEY_STRING);	/* word hash, inline values */
 	wr64(h, m, 16 + 8, UH_KEY_STRING);
 	TH_CHECK_RC(uh_map_key_kind(h, m, &kind));
 	TH_CHECK_EQ(kind, UH_KEY_STRING);
