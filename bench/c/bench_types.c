@@ -7,8 +7,10 @@
  *
  * Keys: "user" + 19-digit zero-padded number, the number an FNV-1a hash of
  * the record index (YCSB-style, so loading goes in random key order).
- * Values: 100 bytes. uniheap stores a bytes object (uh_bytes_new) and the
- * map holds its reference (UH_T_BYTES); LMDB copies the 100 bytes.
+ * Values: 100 bytes. The hash map keeps them inside the key's entry
+ * (uh_map_put_bytes: one object per record); the sorted map holds the
+ * reference of a bytes object (uh_bytes_new, then uh_smap_put); LMDB
+ * copies the 100 bytes into its leaf.
  *
  * Rows, per store: ns per put while loading N records (1000 per
  * block/txn), per put of one record per block/txn (a smaller sample of
@@ -23,8 +25,8 @@
  * node share), LMDB the pages in use ((last_pgno+1) * psize) over N.
  * A get returns the value's handle only (uniheap: the bytes reference,
  * LMDB: pointer and length); neither reads the 100 bytes. One more row
- * gets and copies them out, as a user's get does (uniheap: uh_map_get,
- * uh_bytes_get and a copy, outside a block; LMDB: mdb_get and a copy in
+ * gets and copies them out, as a user's get does (uniheap: uh_*_get,
+ * uh_value_bytes and a copy, outside a block; LMDB: mdb_get and a copy in
  * the long read txn); no writer runs meanwhile, so neither checks the
  * copy against a concurrent replace (a binding's uh_copy_values does).
  *
@@ -180,7 +182,8 @@ static int status_u64(struct th_heapd *d, const char *key, uint64_t *v)
 	return th_find_u64(out, key, v);
 }
 
-/* Value object + put, the unit every uniheap put row times. */
+/* The put every uniheap put row times: the hash map's of the bytes
+ * (inline in the entry), the sorted map's of a new bytes object. */
 static void put_rec(uh_heap *h, const struct kind *k, uh_off m, const char *key, long i)
 {
 	char data[VAL_LEN];
@@ -188,6 +191,10 @@ static void put_rec(uh_heap *h, const struct kind *k, uh_off m, const char *key,
 	uh_key uk = str_key(key);
 
 	fill_value(i, data);
+	if (k->put == uh_map_put) {
+		must(uh_map_put_bytes(h, m, &uk, UH_T_BYTES, data, VAL_LEN, 0), "put_bytes");
+		return;
+	}
 	must(uh_bytes_new(h, data, VAL_LEN, &v.u.ref), "bytes_new");
 	must(k->put(h, m, &uk, &v, 0), "put");
 }
@@ -248,7 +255,7 @@ static double uh_gets(uh_heap *h, const struct kind *k, uh_off m, int per_block,
 			if (copy) {
 				const void *data;
 				size_t len;
-				must(uh_bytes_get(h, v.u.ref, &data, &len), "bytes_get");
+				must(uh_value_bytes(h, &v, &data, &len), "value_bytes");
 				memcpy(buf, data, len < VAL_LEN ? len : VAL_LEN);
 				sum += (unsigned char)buf[len / 2 % VAL_LEN];
 			}

@@ -13,7 +13,10 @@
  * starts a resize to 128 buckets; the 64 old buckets then migrate 8 per
  * put/remove, through op 6 (a block of three operations, which also frees
  * the old table). Values include strings made in the block, replaced and
- * removed with UH_FREE_OLD. The arenas every size class needs are leased
+ * removed with UH_FREE_OLD. Ops 9-14 put strings inline in their entries
+ * (uh_map_put_bytes): over an I64 value, an inline value and a string
+ * object, and back, each a new entry relinked in the old one's place;
+ * inserted and removed beside other steps. The arenas every size class needs are leased
  * first, so the ops need no call to heapd (the test may freeze it).
  * Prints "barriers=<n>" when done.
  * --check: uh_map_check, then the map's whole content (one snapshot)
@@ -33,7 +36,7 @@
 #define NSETUP 63
 
 struct step {
-	char kind;		/* 'P' put, 'R' remove */
+	char kind;		/* 'P' put, 'B' put bytes (inline), 'R' remove */
 	int key;
 	int64_t ival;		/* an I64 value, when sval is NULL */
 	const char *sval;	/* a string value made in the block */
@@ -55,14 +58,23 @@ static const struct op OPS[] = {
 	{ 3, { { 'P', 65, 65, NULL, 0 }, { 'R', 11, 0, NULL, 0 },
 	       { 'P', 66, 0, "v66", 0 } } },			/* steps 6-8, old freed */
 	{ 1, { { 'R', 66, 0, NULL, UH_FREE_OLD } } },		/* frees "v66" */
+	{ 1, { { 'B', 3, 0, "i3", 0 } } },			/* I64 -> inline */
+	{ 1, { { 'B', 3, 0, "i3-second", 0 } } },		/* inline -> inline */
+	{ 1, { { 'P', 3, 0, "s3", UH_FREE_OLD } } },		/* inline -> object */
+	{ 1, { { 'B', 3, 0, "i3-third", UH_FREE_OLD } } },	/* frees "s3" */
+	{ 3, { { 'B', 66, 0, "i66", 0 }, { 'R', 3, 0, NULL, 0 },
+	       { 'B', 4, 0, "i4", 0 } } },
+	{ 1, { { 'R', 66, 0, NULL, UH_FREE_OLD } } },
 };
 #define NOPS ((int)(sizeof(OPS) / sizeof(OPS[0])))
 
-/* The model: per key, present, and its I64 value or string text. */
+/* The model: per key, present, and its I64 value or string text, kept
+ * inline or not. */
 struct mval {
 	int present;
 	int64_t ival;
 	const char *sval;
+	int inl;
 };
 
 static uh_off map;
@@ -85,12 +97,12 @@ static void model_after(struct mval *m, int nops)
 {
 	memset(m, 0, NKEYS * sizeof(*m));
 	for (int k = 0; k < NSETUP; k++)
-		m[k] = (struct mval){ 1, k, NULL };
+		m[k] = (struct mval){ 1, k, NULL, 0 };
 	for (int i = 0; i < nops; i++)
 		for (int j = 0; j < OPS[i].n; j++) {
 			const struct step *s = &OPS[i].s[j];
-			if (s->kind == 'P')
-				m[s->key] = (struct mval){ 1, s->ival, s->sval };
+			if (s->kind != 'R')
+				m[s->key] = (struct mval){ 1, s->ival, s->sval, s->kind == 'B' };
 			else
 				m[s->key].present = 0;
 		}
@@ -128,6 +140,11 @@ static int op_body(uh_heap *h, void *arg)
 		uh_value v = { .type = UH_T_I64, .u.i = s->ival };
 		if (s->kind == 'R') {
 			rc = uh_map_remove(h, map, &key, NULL, s->flags);
+			continue;
+		}
+		if (s->kind == 'B') {
+			rc = uh_map_put_bytes(h, map, &key, UH_T_STRING, s->sval, strlen(s->sval),
+					      s->flags);
 			continue;
 		}
 		if (s->sval) {
@@ -191,12 +208,12 @@ static int read_body(uh_heap *h, void *arg)
 			continue;
 		}
 		c->val[q] = v;
-		if (v.type == UH_T_STRING) {
-			const char *s;
+		if (v.type == UH_T_STRING || v.type == UH_T_ISTRING) {
+			const void *s;
 			size_t len;
-			if ((rc = uh_string_get(h, v.u.ref, &s, &len)) != 0)
+			if ((rc = uh_value_bytes(h, &v, &s, &len)) != 0)
 				return rc;
-			snprintf(c->text[q], sizeof(c->text[q]), "%.*s", (int)len, s);
+			snprintf(c->text[q], sizeof(c->text[q]), "%.*s", (int)len, (const char *)s);
 		}
 	}
 	return rc == UH_ENOTFOUND ? 0 : rc;
@@ -211,7 +228,8 @@ static int differences(const struct content *c, const struct mval *m)
 		if (c->seen[q] != m[q].present) {
 			diff++;
 		} else if (m[q].present) {
-			if (m[q].sval ? c->val[q].type != UH_T_STRING || strcmp(c->text[q], m[q].sval) :
+			uint32_t st = m[q].inl ? UH_T_ISTRING : UH_T_STRING;
+			if (m[q].sval ? c->val[q].type != st || strcmp(c->text[q], m[q].sval) :
 					c->val[q].type != UH_T_I64 || c->val[q].u.i != m[q].ival)
 				diff++;
 		}

@@ -5,7 +5,9 @@
  * (prog_dt_map_crash --setup). The workload (prog_dt_map_crash --work:
  * puts that start a resize, replaces and removes during the migration
  * steps, with and without UH_FREE_OLD, a block of three operations that
- * finishes the migration and frees the old table) is run once without
+ * finishes the migration and frees the old table, then strings put
+ * inline in their entries over every kind of value and back, inserted
+ * and removed) is run once without
  * the hook to count its persist barriers N; then for every k in 1..N on a
  * fresh copy of the template with UH_CRASH_AT=k (SIGKILL right before its
  * k-th barrier), twice:

@@ -8,7 +8,8 @@
  *          leased while it runs, so heapd's transactions sit between its
  *          barriers;
  *   list:  prog_dt_list_crash (growth, shifts, pops with frees, an array);
- *   map:   prog_dt_map_crash (a resize and its migration steps);
+ *   map:   prog_dt_map_crash (a resize and its migration steps, values
+ *          put inline in their entries and replaced);
  *   smap:  prog_dt_smap_crash (splits, removes, a root change);
  *   alloc: prog_pl_alloc (objects across the size classes and large ones,
  *          each published as a root, then freed: the allocator and the
