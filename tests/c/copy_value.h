@@ -13,29 +13,33 @@
 
 #define CV_MAX 2100
 
-static inline size_t cv_len(uint32_t k)
+/* The length of value k: 100 to 1999 bytes, or for a map's values (map 1)
+ * 12 to 191, inline in their entries up to UH_MAP_INLINE_MAX, objects
+ * beyond. */
+static inline size_t cv_len(uint32_t k, int map)
 {
-	return 100 + (size_t)(k * 37u) % 1900;
+	return map ? 12 + (size_t)(k * 37u) % 180 : 100 + (size_t)(k * 37u) % 1900;
 }
 
 /* Value k into buf (CV_MAX bytes); fill 'a'.. for strings, 'A'.. for bytes. */
-static inline size_t cv_make(uint32_t k, char fill0, char *buf)
+static inline size_t cv_make(uint32_t k, char fill0, char *buf, int map)
 {
-	size_t len = cv_len(k);
+	size_t len = cv_len(k, map);
 	int n = snprintf(buf, CV_MAX, "k=%u;", k);
 
 	memset(buf + n, fill0 + (char)(k % 26), len - (size_t)n);
 	return len;
 }
 
-/* The k of a whole value made by cv_make(k, fill0), or 0 if it is not one. */
-static inline uint32_t cv_parse(const char *p, size_t len, char fill0)
+/* The k of a whole value made by cv_make(k, fill0, map), or 0 if it is
+ * not one. */
+static inline uint32_t cv_parse(const char *p, size_t len, char fill0, int map)
 {
 	unsigned k = 0;
 	int n = 0;
 
 	if (len < 8 || len > CV_MAX || sscanf(p, "k=%u;%n", &k, &n) != 1 || n == 0 ||
-	    cv_len(k) != len)
+	    cv_len(k, map) != len)
 		return 0;
 	for (size_t i = (size_t)n; i < len; i++)	/* bound: len */
 		if (p[i] != fill0 + (char)(k % 26))

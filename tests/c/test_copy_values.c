@@ -6,7 +6,10 @@
  * UH_READ_TRIES bound), a reference that stays freed, reads inside a
  * block, and a reader copying a record's string and bytes fields while
  * another process (prog_copy_writer) replaces both in every block: every
- * copy is whole, and the two are of the same block.
+ * copy is whole, and the two are of the same block. The same with a hash
+ * map's values, inline in their entries or objects by length, replaced
+ * by uh_map_put_bytes: every copy of an inline value is whole and no
+ * older than the one before.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +108,8 @@ static void set_pair(uh_heap *h, uh_off rec, uint32_t k)
 	char buf[CV_MAX];
 	uh_off s, b;
 
-	TH_CHECK_RC(uh_string_new(h, buf, cv_make(k, 'a', buf), &s));
-	TH_CHECK_RC(uh_bytes_new(h, buf, cv_make(k, 'A', buf), &b));
+	TH_CHECK_RC(uh_string_new(h, buf, cv_make(k, 'a', buf, 0), &s));
+	TH_CHECK_RC(uh_bytes_new(h, buf, cv_make(k, 'A', buf, 0), &b));
 	TH_CHECK_RC(uh_set_ref(h, rec, 0, s));
 	TH_CHECK_RC(uh_set_ref(h, rec, 1, b));
 	TH_CHECK_RC(uh_set_i64(h, rec, 2, k));
@@ -143,8 +146,8 @@ static void test_basics(uh_heap *h, uh_off rec)
 	TH_CHECK_RC(uh_copy_values(h, fetch_fields, copy_out, &r, v, 3));
 	TH_CHECK_EQ(r.fetches, 1);
 	TH_CHECK_EQ(r.copies, 2);
-	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a'), 7);
-	TH_CHECK_EQ(cv_parse(r.buf[1], r.len[1], 'A'), 7);
+	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a', 0), 7);
+	TH_CHECK_EQ(cv_parse(r.buf[1], r.len[1], 'A', 0), 7);
 	TH_CHECK_EQ(v[2].type, UH_T_I64);	/* left for the caller */
 	TH_CHECK_EQ(v[2].u.i, 7);
 
@@ -198,8 +201,8 @@ static void test_in_block(uh_heap *h, uh_off rec)
 	TH_CHECK_RC(uh_begin(h));
 	set_pair(h, rec, 9);
 	TH_CHECK_RC(uh_copy_values(h, fetch_fields, copy_out, &r, v, 3));
-	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a'), 9);
-	TH_CHECK_EQ(cv_parse(r.buf[1], r.len[1], 'A'), 9);
+	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a', 0), 9);
+	TH_CHECK_EQ(cv_parse(r.buf[1], r.len[1], 'A', 0), 9);
 	TH_CHECK_RC(uh_commit(h));
 
 	TH_CHECK_RC(uh_string_new(h, "x", 1, &s));
@@ -241,8 +244,8 @@ static void test_writer(const struct th_heapd *d, uh_heap *h, uh_off rec)
 				fprintf(stderr, "copy: %s: %s\n", uh_strerror(rc), uh_errmsg());
 			continue;
 		}
-		uint32_t ks = cv_parse(r.buf[0], r.len[0], 'a');
-		uint32_t kb = cv_parse(r.buf[1], r.len[1], 'A');
+		uint32_t ks = cv_parse(r.buf[0], r.len[0], 'a', 0);
+		uint32_t kb = cv_parse(r.buf[1], r.len[1], 'A', 0);
 		if (ks == 0 || ks != kb || ks < last)
 			bad++;
 		last = ks;
@@ -253,9 +256,86 @@ static void test_writer(const struct th_heapd *d, uh_heap *h, uh_off rec)
 	TH_CHECK_EQ(bad, 0);
 	TH_CHECK(reads > 0);
 	TH_CHECK_RC(uh_copy_values(h, fetch_fields, copy_out, &r, v, 3));
-	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a'), 3001);
+	TH_CHECK_EQ(cv_parse(r.buf[0], r.len[0], 'a', 0), 3001);
 	printf("%ld reads copied while the writer replaced the values 3000 times; %ld "
 	       "read again (a value replaced under its copy)\n", reads, again);
+}
+
+struct map_reader {
+	uh_off m;
+	uh_key k;
+	size_t len;
+	char buf[CV_MAX];
+};
+
+static int fetch_map(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
+{
+	struct map_reader *r = arg;
+	*n = 1;
+	return uh_map_get(h, r->m, &r->k, vals);
+}
+
+static int copy_map(void *arg, uint32_t i, const void *data, size_t len)
+{
+	struct map_reader *r = arg;
+	(void)i;
+	r->len = len < CV_MAX ? len : CV_MAX;
+	memcpy(r->buf, data, r->len);
+	return 0;
+}
+
+/* One key's copies while the writer replaces it: whole, never older. */
+static void read_key(uh_heap *h, struct map_reader *r, char fill0, uint32_t *last, long *bad,
+		     long *inl)
+{
+	uh_value v;
+	int rc = uh_copy_values(h, fetch_map, copy_map, r, &v, 1);
+
+	if (rc == UH_ECONFLICT)
+		return;
+	uint32_t k = rc ? 0 : cv_parse(r->buf, r->len, fill0, 1);
+	if (rc && !*bad)
+		fprintf(stderr, "map copy: %s: %s\n", uh_strerror(rc), uh_errmsg());
+	if (k == 0 || k < *last)
+		(*bad)++;
+	*last = k;
+	*inl += v.type == UH_T_ISTRING || v.type == UH_T_IBYTES;
+}
+
+static void test_map_writer(const struct th_heapd *d, uh_heap *h)
+{
+	char ref[32], rounds[] = "3000", buf[CV_MAX];
+	struct map_reader rs = { .k = { .kind = UH_KEY_STRING, .data = "s", .len = 1 } };
+	struct map_reader rb = { .k = { .kind = UH_KEY_STRING, .data = "b", .len = 1 } };
+	uint32_t last_s = 0, last_b = 0;
+	long reads = 0, bad = 0, inl = 0;
+	int status = -2;
+	uh_off m;
+
+	TH_CHECK_RC(uh_map_new(h, UH_KEY_STRING, &m));
+	TH_CHECK_RC(uh_root_set(h, "copy.map", m));
+	TH_CHECK_RC(uh_map_put_bytes(h, m, &rs.k, UH_T_STRING, buf, cv_make(1, 'a', buf, 1), 0));
+	TH_CHECK_RC(uh_map_put_bytes(h, m, &rb.k, UH_T_BYTES, buf, cv_make(1, 'A', buf, 1), 0));
+	rs.m = rb.m = m;
+	snprintf(ref, sizeof(ref), "%llu", (unsigned long long)m);
+	char *argv[] = { (char *)th_bin("prog_copy_writer"), (char *)d->sock, ref, rounds, "map",
+			 NULL };
+	pid_t w = th_spawn(argv, NULL);
+	TH_CHECK(w > 0);
+	/* bound: the writer's rounds; th_wait_exit_timeout ends the loop */
+	while (w > 0 && (status = th_wait_exit_timeout(w, 0)) == -2) {
+		read_key(h, &rs, 'a', &last_s, &bad, &inl);
+		read_key(h, &rb, 'A', &last_b, &bad, &inl);
+		reads += 2;
+	}
+	TH_CHECK_EQ(status, 0);
+	TH_CHECK_EQ(bad, 0);
+	TH_CHECK(inl > 0);
+	read_key(h, &rs, 'a', &last_s, &bad, &inl);
+	TH_CHECK_EQ(last_s, 3001);
+	TH_CHECK_RC(uh_map_check(h, m));
+	printf("%ld map values copied while the writer replaced them 3000 times (%ld inline)\n",
+	       reads, inl);
 }
 
 int main(void)
@@ -273,6 +353,7 @@ int main(void)
 	test_freed(h);
 	test_in_block(h, rec);
 	test_writer(&d, h, rec);
+	test_map_writer(&d, h);
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
 	return th_summary(SUITE);
