@@ -15,6 +15,10 @@
  *     (old nodes and entries meet the encodings of today), checked again
  *     and after a restart; and the same on a heap today's code wrote,
  *     with online GC cycles every 2 MiB of arenas leased.
+ *  3b. inline: tests/gold/v10/inline.heap.gz holds a hash map whose
+ *     entries keep string and bytes values inline (prog_gold_inline.c):
+ *     checked, changed, checked again and after a restart; first the same
+ *     on a fresh heap, whose file UH_GOLD_REGEN=1 writes over it.
  *  4. pending: tests/gold/v3/pending.heap.gz and v4/pending.heap.gz were
  *     left by clients of the format 3 and format 4 code that died with one
  *     block COMMITTED but not applied and one still open
@@ -261,6 +265,53 @@ static void maps(void)
 	th_heapd_cleanup(&d);
 }
 
+static int run_inline(struct th_heapd *d, const char *mode, const char *phase, const char *what)
+{
+	char *argv[] = { (char *)th_bin("prog_gold_inline"), "--socket", d->sock, (char *)mode,
+			 (char *)phase, NULL };
+
+	return run_prog(argv, what);
+}
+
+/* Phase 0 there: check, change to phase 1, check, and after a restart. */
+static void inline_steps(struct th_heapd *d, const char *what)
+{
+	if (run_inline(d, "--check", "0", what) != 0 ||
+	    run_inline(d, "--modify", NULL, what) != 0 || run_inline(d, "--check", "1", what) != 0)
+		return;
+	if (th_heapd_restart(d) != 0)
+		th_fail(__FILE__, __LINE__, "%s: heapd restart failed", what);
+	else
+		run_inline(d, "--check", "1", what);
+}
+
+static void inline_maps(void)
+{
+	struct th_heapd d = { 0 };
+	char gz[1024], cmd[2400];
+
+	if (th_heapd_start(&d, GOLD_ARGS) != 0) {
+		th_fail(__FILE__, __LINE__, "heapd --create " GOLD_ARGS " failed");
+	} else if (run_inline(&d, "--gen", NULL, "inline map written today") == 0) {
+		th_heapd_stop(&d);
+		if (getenv("UH_GOLD_REGEN") && !strcmp(getenv("UH_GOLD_REGEN"), "1")) {
+			gold_path(gz, sizeof(gz), GOLD_VERSION_NOW, "inline");
+			snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gz);
+			TH_CHECK(sh(cmd) == 0);
+			printf("wrote %s\n", gz);
+		}
+		if (th_heapd_start(&d, NULL) == 0)
+			inline_steps(&d, "inline map written today");
+		else
+			th_fail(__FILE__, __LINE__, "reopen of the inline map's heap failed");
+	}
+	th_heapd_cleanup(&d);
+	memset(&d, 0, sizeof(d));
+	if (unpack(GOLD_VERSION_NOW, "inline", &d) == 0)
+		inline_steps(&d, "golden inline map v10");
+	th_heapd_cleanup(&d);
+}
+
 /* What a heap file holds before any heapd recovered it, read from its
  * bytes (FORMAT.md 2.1, 7, 8.1, 8.2), so that the pending step cannot pass
  * on a file whose logs were already recovered. The fields read here sit
@@ -479,6 +530,7 @@ int main(void)
 	for (int v = 1; v <= GOLD_VERSION_NOW; v++)
 		checked_in(v);
 	maps();
+	inline_maps();
 	pending();
 	return th_summary("test_gold");
 }
