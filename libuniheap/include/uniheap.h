@@ -785,9 +785,11 @@ int uh_copy_values(uh_heap *h, uh_values_fetch_fn fetch, uh_bytes_copy_fn copy, 
 
 /** A key passed to or returned by a map. For STRING/BYTES keys data and
  * len; for I64 keys i64. @note a returned key's data points into the
- * mapping (valid while the map entry lives) or, for a sorted-map key kept
- * inline in its leaf, into a buffer of the calling thread (valid until its
- * next uh_smap_next or uh_smap_next_n call). */
+ * mapping (a sorted-map key kept in an object of its own: valid while the
+ * entry lives) or into a buffer of the calling thread: a hash-map key
+ * (valid until its next uh_map_next call: a put of the key may free the
+ * entry it was read from) and a sorted-map key kept inline in its leaf
+ * (until its next uh_smap_next or uh_smap_next_n call). */
 typedef struct uh_key {
 	uint32_t kind;		/**< UH_KEY_* */
 	uint32_t flags;		/**< 0, or UH_KEY_VALID_UTF8 */

@@ -144,16 +144,24 @@ static int resume(uh_heap *h, const struct dt_map_view *v, const uint64_t *s,
 	return 0;
 }
 
-/* Fill the caller's key and value from entry e. */
+/* Fill the caller's key and value from entry e. The key's bytes are
+ * copied while this read is still to be validated: once it returns, a
+ * put of the key (which relinks a new entry when a value is inline) or a
+ * remove may free e under a caller still reading them. */
 static int give(uh_heap *h, const struct next_args *a, const struct dt_entry *e)
 {
+	static __thread unsigned char keybuf[UH_KEY_MAX_LEN];
 	struct uh_slot s;
 	int rc;
 
 	if ((rc = dt_entry_value(h, e, &s)) != 0)
 		return rc;
-	if (a->k)
+	if (a->k) {
 		*a->k = e->key;
+		if (e->key.len)
+			memcpy(keybuf, e->key.data, e->key.len);
+		a->k->data = keybuf;
+	}
 	if (a->val)
 		uh_slot_to_value(&s, a->val);
 	return 0;
