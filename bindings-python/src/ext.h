@@ -198,8 +198,13 @@ PyObject *uhpy_heap_atomic(HeapObject *hp, PyObject *args, PyObject *kw);
  * checked; UHPY_RAISED; or -1, a value is not as the header check wants
  * it: uhpy_copy_checked then runs uh_copy_values from those values (its
  * first try's, the fetched), to say why or to read them again.
- * uhpy_string_at is for a reference that stays put (replaced there means
- * freed). */
+ * Inline values (UH_T_ISTRING, UH_T_IBYTES: in a hash map's entry) are
+ * left to uh_copy_values, which checks where in its entry a value may
+ * lie (the map's layout).
+ * uhpy_value_copy is for a str/bytes value of any of the four types that
+ * stays put (replaced there means freed: FreedObjectError), e.g. the old
+ * value a remove returned inside its step; uhpy_string_at for a str/bytes
+ * object's reference. */
 #define UHPY_RAISED 1
 int uhpy_copy_in_place(HeapObject *hp, const uh_value *vals, uint32_t n, PyObject **objs);
 int uhpy_copy_checked(HeapObject *hp, uh_values_fetch_fn fetch, void *arg, uh_value *vals,
@@ -217,6 +222,7 @@ static inline int uhpy_copy_values(HeapObject *hp, uh_values_fetch_fn fetch, voi
 		return rc;
 	return uhpy_copy_checked(hp, fetch, arg, vals, objs, cap, n);
 }
+PyObject *uhpy_value_copy(HeapObject *hp, const uh_value *v);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
 /* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
  * exception. */

@@ -6,6 +6,9 @@
  * the value frees the old object with it. Its bytes never change while it
  * lives, so a copy is read in place and then checked: the copy is the
  * value's if the object is still there afterwards (uniheap.h, "direct").
+ * A hash map keeps a short value inside its entry instead (an inline
+ * value, UH_T_ISTRING / UH_T_IBYTES): the same holds for the entry, which
+ * a put or remove of its key frees.
  * uh_copy_values (uniheap.h) is the one loop that copies them, checks each
  * copy and reads again where a value was replaced under its copy; here
  * its copies are Python objects, made with the GIL held. Calls only
@@ -86,8 +89,9 @@ static int fetch_afresh(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
 
 static PyObject *make_copy(uint32_t type, const void *data, size_t len)
 {
-	return type == UH_T_STRING ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
-				   : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+	return type == UH_T_STRING || type == UH_T_ISTRING
+		       ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)len, "strict")
+		       : PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
 }
 
 static int copy_value(void *arg, uint32_t i, const void *data, size_t len)
@@ -106,8 +110,13 @@ int uhpy_copy_in_place(HeapObject *hp, const uh_value *vals, uint32_t n, PyObjec
 									 : UH_CLASS_BYTES;
 		const void *data;
 		size_t len;
-		if ((type != UH_T_STRING && type != UH_T_BYTES) || !vals[i].u.ref)
+		if ((type != UH_T_STRING && type != UH_T_BYTES && type != UH_T_ISTRING &&
+		     type != UH_T_IBYTES) || !vals[i].u.ref)
 			continue;
+		/* Where an inline value's bytes may lie in its entry is the map's
+		 * layout, libuniheap's to check: uh_copy_values copies it. */
+		if (type == UH_T_ISTRING || type == UH_T_IBYTES)
+			return -1;
 		if (!string_direct(hp, vals[i].u.ref, cls, &data, &len))
 			return -1;
 		objs[i] = make_copy(type, data, len);
@@ -139,10 +148,9 @@ int uhpy_copy_checked(HeapObject *hp, uh_values_fetch_fn fetch, void *arg, uh_va
 	return rc;
 }
 
-/* The reference s, which the caller holds: it cannot be read again. */
+/* The value v, which the caller holds: it cannot be read again. */
 struct held {
-	uh_off s;
-	uint32_t type;
+	uh_value v;
 	int fetched;
 };
 
@@ -153,21 +161,29 @@ static int fetch_held(uh_heap *h, void *arg, uh_value *vals, uint32_t *n)
 	(void)h;
 	if (r->fetched++)
 		return UH_EFREED;	/* replaced under the first copy: freed */
-	vals[0] = (uh_value){ .type = r->type, .u.ref = r->s };
+	vals[0] = r->v;
 	*n = 1;
 	return 0;
 }
 
-PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
+PyObject *uhpy_value_copy(HeapObject *hp, const uh_value *v)
 {
-	struct held r = { s, type, 0 };
-	uh_value v;
+	struct held r = { *v, 0 };
+	uh_value got;
 	PyObject *copy;
-	int rc = uhpy_copy_values(hp, fetch_held, &r, &v, &copy, 1);
+	int rc = uhpy_copy_values(hp, fetch_held, &r, &got, &copy, 1);
+	int str = v->type == UH_T_STRING || v->type == UH_T_ISTRING;
 
 	if (rc == UH_EFREED)
-		return uhpy_freed(s);
+		return uhpy_freed(v->u.ref);
 	if (rc)
-		return rc == UHPY_RAISED ? NULL : uhpy_raise(rc, type == UH_T_STRING ? "string" : "bytes");
+		return rc == UHPY_RAISED ? NULL : uhpy_raise(rc, str ? "string" : "bytes");
 	return copy;
+}
+
+PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type)
+{
+	uh_value v = { .type = type, .u.ref = s };
+
+	return uhpy_value_copy(hp, &v);
 }

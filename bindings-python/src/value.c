@@ -112,9 +112,10 @@ PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)
 		return PyLong_FromLongLong(v->u.i);
 	case UH_T_F32: case UH_T_F64: return PyFloat_FromDouble(v->u.f);
 	case UH_T_STRING: case UH_T_BYTES:
+	case UH_T_ISTRING: case UH_T_IBYTES:	/* inline: in a hash map's entry */
 		if (!v->u.ref)
 			Py_RETURN_NONE;
-		return uhpy_string_at(hp, v->u.ref, v->type);
+		return uhpy_value_copy(hp, v);
 	case UH_T_REF: return uhpy_wrap_ref(hp, v->u.ref);
 	}
 	Py_RETURN_NONE;
