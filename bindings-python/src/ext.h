@@ -256,6 +256,10 @@ PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v);
 int uhpy_to_key(uint32_t kind, PyObject *o, uh_key *k);
 PyObject *uhpy_from_key(const uh_key *k);
 int uhpy_value_allocates(PyObject *o);
+/* The bytes a str (its UTF-8), bytes or bytearray o stores, borrowed from
+ * o, and UH_T_STRING or UH_T_BYTES: 1; 0 when o is none of these; -1
+ * with an exception (a str with no UTF-8: lone surrogates). */
+int uhpy_str_bytes(PyObject *o, uint32_t *type, const char **data, Py_ssize_t *len);
 /* String and bytes values belong to the slot holding them: a put, set,
  * remove or pop that replaces one frees it. */
 #define UHPY_OWNED UH_FREE_OLD_VALUE

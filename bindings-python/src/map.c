@@ -82,6 +82,23 @@ static int put_fn(uh_heap *h, ProxyObject *p, const void *k, const uh_value *v)
 	return uh_smap_put(h, p->off, k, v, UHPY_OWNED);
 }
 
+/* A str or bytes value goes into a hash map in one uh_map_put_bytes
+ * call, which keeps a short one inside the key's entry (no object of its
+ * own to allocate, and a get finds key and value together); sorted maps
+ * and other values: uhpy_store. */
+static int map_put(ProxyObject *p, const uh_key *k, PyObject *val)
+{
+	uint32_t type;
+	const char *data;
+	Py_ssize_t len;
+	int rc = uhpy_map_sorted(p) ? 0 : uhpy_str_bytes(val, &type, &data, &len);
+
+	if (rc <= 0)
+		return rc < 0 ? -1 : uhpy_store(p, k, val, put_fn, "map put");
+	rc = uh_map_put_bytes(p->heap->h, p->off, k, type, data, (size_t)len, UHPY_OWNED);
+	return rc ? (uhpy_raise(rc, "map put"), -1) : 0;
+}
+
 static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
 {
 	uh_key k;
@@ -90,7 +107,7 @@ static int map_ass_subscript(ProxyObject *p, PyObject *key, PyObject *val)
 	if (uhpy_map_key(p, key, &k) < 0)
 		return -1;
 	if (val)
-		return uhpy_store(p, &k, val, put_fn, "map put");
+		return map_put(p, &k, val);
 	uhpy_smap_writes += uhpy_map_sorted(p);
 	rc = uhpy_map_sorted(p) ? uh_smap_remove(p->heap->h, p->off, &k, NULL, UHPY_OWNED)
 				: uh_map_remove(p->heap->h, p->off, &k, NULL, UHPY_OWNED);

@@ -3,7 +3,9 @@
  *
  * Values: None, bool, int (i64), float (f64), str, bytes and proxies of
  * the same heap. A str or bytes becomes a new persistent string/bytes
- * object owned by the slot that holds it. Nothing else is coerced.
+ * object owned by the slot that holds it; a hash map is given its bytes
+ * instead (uhpy_str_bytes, map.c) and keeps a short one in the key's
+ * entry. Nothing else is coerced.
  * uhpy_store converts a value and stores it with one data-type call, in
  * one step (map.c, seq.c).
  */
@@ -39,6 +41,26 @@ int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
 	rc = fn(hp->h, p, where, &v);
 	if ((rc = uhpy_step_end(hp, outer, rc)) != 0)
 		return uhpy_raise(rc, what), -1;
+	return 0;
+}
+
+int uhpy_str_bytes(PyObject *o, uint32_t *type, const char **data, Py_ssize_t *len)
+{
+	if (PyUnicode_Check(o)) {
+		*type = UH_T_STRING;
+		return (*data = PyUnicode_AsUTF8AndSize(o, len)) ? 1 : -1;
+	}
+	*type = UH_T_BYTES;
+	if (PyBytes_Check(o)) {
+		*data = PyBytes_AS_STRING(o);
+		*len = PyBytes_GET_SIZE(o);
+		return 1;
+	}
+	if (PyByteArray_Check(o)) {
+		*data = PyByteArray_AS_STRING(o);
+		*len = PyByteArray_GET_SIZE(o);
+		return 1;
+	}
 	return 0;
 }
 
@@ -82,19 +104,12 @@ int uhpy_to_value(HeapObject *hp, PyObject *o, uh_value *v)
 		v->u.f = PyFloat_AS_DOUBLE(o);
 		return 0;
 	}
-	if (PyUnicode_Check(o)) {
-		if (!(s = PyUnicode_AsUTF8AndSize(o, &len)))
+	if ((rc = uhpy_str_bytes(o, &v->type, &s, &len)) != 0) {
+		if (rc < 0)
 			return -1;
-		v->type = UH_T_STRING;
-		rc = uh_string_new(hp->h, s, (size_t)len, &v->u.ref);
-		return rc ? (uhpy_raise(rc, "string"), -1) : 0;
-	}
-	if (PyBytes_Check(o) || PyByteArray_Check(o)) {
-		s = PyBytes_Check(o) ? PyBytes_AS_STRING(o) : PyByteArray_AS_STRING(o);
-		len = PyBytes_Check(o) ? PyBytes_GET_SIZE(o) : PyByteArray_GET_SIZE(o);
-		v->type = UH_T_BYTES;
-		rc = uh_bytes_new(hp->h, s, (size_t)len, &v->u.ref);
-		return rc ? (uhpy_raise(rc, "bytes"), -1) : 0;
+		rc = v->type == UH_T_STRING ? uh_string_new(hp->h, s, (size_t)len, &v->u.ref)
+					    : uh_bytes_new(hp->h, s, (size_t)len, &v->u.ref);
+		return rc ? (uhpy_raise(rc, v->type == UH_T_STRING ? "string" : "bytes"), -1) : 0;
 	}
 	if ((rc = uhpy_same_heap(hp, o, &v->u.ref)) < 0)
 		return -1;
