@@ -224,9 +224,12 @@ static inline int uhpy_copy_values(HeapObject *hp, uh_values_fetch_fn fetch, voi
 }
 PyObject *uhpy_value_copy(HeapObject *hp, const uh_value *v);
 PyObject *uhpy_string_at(HeapObject *hp, uh_off s, uint32_t type);
-/* Where bytes object b keeps its bytes in the mapping (0), or -1 with an
- * exception. */
-int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len);
+/* Where bytes value v (a bytes object, UH_T_BYTES, or an inline value,
+ * UH_T_IBYTES) keeps its bytes in the mapping, and *cls the class of the
+ * object holding them (its header says while they are v's): 0, or -1
+ * with an exception. */
+int uhpy_bytes_span(HeapObject *hp, const uh_value *v, const void **data, size_t *len,
+		    uint32_t *cls);
 
 /* pin.c: a proxy's or view's GC pin of ref, on the Heap's session: 0,
  * or -1 with an exception (FreedObjectError when the object was freed,
@@ -273,8 +276,9 @@ int uhpy_store(ProxyObject *p, const void *where, PyObject *o, uhpy_store_fn fn,
 
 /* view.c: zero-copy views of bytes values. */
 extern PyType_Spec uhpy_view_spec;
-/* A read-only memoryview of bytes object b's bytes in place. */
-PyObject *uhpy_view_of(HeapObject *hp, uh_off b);
+/* A read-only memoryview of bytes value v's bytes in place (a bytes
+ * object's or an inline value's, uhpy_bytes_span). */
+PyObject *uhpy_view_of(HeapObject *hp, const uh_value *v);
 
 /* mapread.c: one key of a hash or sorted map proxy. */
 static inline int uhpy_map_sorted(const ProxyObject *p)

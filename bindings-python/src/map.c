@@ -59,12 +59,14 @@ static PyObject *map_view(ProxyObject *p, PyObject *key)
 			PyErr_SetObject(PyExc_KeyError, key);
 		return NULL;
 	}
-	if (v.type != UH_T_BYTES || !v.u.ref) {
+	if ((v.type != UH_T_BYTES && v.type != UH_T_IBYTES) || !v.u.ref) {
+		/* a short str in a hash map is a string too, whatever its place */
 		PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
-			     v.type == UH_T_BYTES ? "None" : uh_type_name(v.type));
+			     v.type == UH_T_BYTES ? "None"
+			     : uh_type_name(v.type == UH_T_ISTRING ? UH_T_STRING : v.type));
 		return NULL;
 	}
-	return uhpy_view_of(p->heap, v.u.ref);
+	return uhpy_view_of(p->heap, &v);
 }
 
 static int map_contains(ProxyObject *p, PyObject *key)

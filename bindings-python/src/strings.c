@@ -39,15 +39,35 @@ static int string_direct(HeapObject *hp, uh_off s, uint32_t cls, const void **da
 	return 1;
 }
 
-int uhpy_bytes_span(HeapObject *hp, uh_off b, const void **data, size_t *len)
+/* An inline value: the class of its entry, then its bytes, which
+ * uh_value_bytes finds live at the reference's generation, the one the
+ * class was read at: so the class is that entry's. */
+static int inline_span(HeapObject *hp, const uh_value *v, const void **data, size_t *len,
+		       uint32_t *cls)
+{
+	int rc = uh_obj_class(hp->h, v->u.ref, cls);
+
+	if (rc == 0)
+		rc = uh_value_bytes(hp->h, v, data, len);
+	return rc;
+}
+
+int uhpy_bytes_span(HeapObject *hp, const uh_value *v, const void **data, size_t *len,
+		    uint32_t *cls)
 {
 	int rc;
 
-	if (string_direct(hp, b, UH_CLASS_BYTES, data, len))
-		return 0;
-	if ((rc = uh_bytes_get(hp->h, b, data, len)) != 0)
+	if (v->type == UH_T_IBYTES) {
+		rc = inline_span(hp, v, data, len, cls);
+	} else {
+		*cls = UH_CLASS_BYTES;
+		if (string_direct(hp, v->u.ref, UH_CLASS_BYTES, data, len))
+			return 0;
+		rc = uh_bytes_get(hp->h, v->u.ref, data, len);
+	}
+	if (rc)
 		return uhpy_raise(rc, "bytes"), -1;
-	uhpy_heap_mapped(hp);
+	uhpy_heap_mapped(hp);	/* the check may have mapped more of a grown heap */
 	return 0;
 }
 

@@ -9,20 +9,23 @@
  * after close(), which then only stops every other use; the session ends
  * when the last view is released (session.c, uhpy_heap_disconnect). A
  * view never reads unmapped memory. Its bytes are the value's only while
- * the value object lives: a put that replaces the value, or a remove,
- * frees it (in any process), and the slot may then hold another object,
- * whose bytes the view shows. BytesView.valid says whether the object is still there
- * (its header's generation); copy, then check valid, for a consistent
- * copy (uniheap.h, "direct"). The exporter pins the bytes object
- * (pin.c) until it dies, so the online collector does not reclaim it
- * while the view lives; only a replace or remove frees it then.
+ * the object holding them lives (the bytes object, or for a short value
+ * in a hash map the key's entry, uhpy_bytes_span): a put that replaces
+ * the value, or a remove, frees it (in any process), and the slot may
+ * then hold another object, whose bytes the view shows. BytesView.valid
+ * says whether the object is still there (its header's class and
+ * generation); copy, then check valid, for a consistent copy (uniheap.h,
+ * "direct"). The exporter pins that object (pin.c) until it dies, so the
+ * online collector does not reclaim it while the view lives; only a
+ * replace or remove frees it then.
  */
 #include "ext.h"
 
 typedef struct {
 	PyObject_HEAD
 	HeapObject *heap;	/* owned */
-	uh_off ref;		/* the bytes object: offset and generation */
+	uh_off ref;		/* the object holding the bytes: offset and generation */
+	uint32_t cls;		/* its class, which its header names while it lives */
 	uhpy_pin pin;		/* its GC pin, released in view_dealloc */
 	const char *base;	/* the mapping */
 	const char *data;	/* the object's payload in it */
@@ -72,7 +75,7 @@ static void view_dealloc(ViewObject *v)
 static PyObject *view_get_valid(ViewObject *v, void *c)
 {
 	(void)c;
-	return PyBool_FromLong(mapped(v) && uhpy_live(v->base, v->ref, UH_CLASS_BYTES));
+	return PyBool_FromLong(mapped(v) && uhpy_live(v->base, v->ref, v->cls));
 }
 
 static PyObject *view_get_offset(ViewObject *v, void *c)
@@ -83,9 +86,11 @@ static PyObject *view_get_offset(ViewObject *v, void *c)
 
 static PyGetSetDef view_getset[] = {
 	{ "valid", (getter)view_get_valid, NULL,
-	  "True while the bytes object the view shows is still there (not freed).", NULL },
-	{ "offset", (getter)view_get_offset, NULL, "The bytes object's offset in the heap.",
+	  "True while the object holding the bytes the view shows is still there (not freed).",
 	  NULL },
+	{ "offset", (getter)view_get_offset, NULL,
+	  "The heap offset of the object holding the bytes (the bytes object, or the hash-map "
+	  "entry of a short value).", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -105,20 +110,23 @@ PyType_Spec uhpy_view_spec = {
 	.slots = view_slots,
 };
 
-PyObject *uhpy_view_of(HeapObject *hp, uh_off ref)
+PyObject *uhpy_view_of(HeapObject *hp, const uh_value *val)
 {
+	uh_off ref = val->u.ref;
 	const void *data;
 	size_t len;
+	uint32_t cls;
 	ViewObject *v;
 	PyObject *mv;
 
-	if (uhpy_bytes_span(hp, ref, &data, &len) < 0)
+	if (uhpy_bytes_span(hp, val, &data, &len, &cls) < 0)
 		return NULL;
 	v = PyObject_New(ViewObject, uhpy_st->view_type);
 	if (!v)
 		return NULL;
 	v->heap = (HeapObject *)Py_NewRef(hp);
 	v->ref = ref;
+	v->cls = cls;
 	v->pin = (uhpy_pin){ 0 };
 	v->base = hp->base;
 	v->data = data;

@@ -99,7 +99,7 @@ class PMap(Proxy, MutableMapping[K, Any]):
 class BytesView:
     """The exporter of a view (view.obj)."""
     @property
-    def valid(self) -> bool: ...          # the viewed bytes object is still there
+    def valid(self) -> bool: ...          # the object holding the viewed bytes is still there
     @property
     def offset(self) -> int: ...
 
