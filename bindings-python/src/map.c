@@ -47,26 +47,45 @@ static PyObject *map_get(ProxyObject *p, PyObject *const *args, Py_ssize_t n)
 	return rc == 0 ? Py_NewRef(n == 2 ? args[1] : Py_None) : r;
 }
 
+/* The value v of a key as view(key) shows it: 0 if it is bytes (an
+ * object's or an inline value), else -1 with a TypeError naming it. */
+static int viewable(const uh_value *v)
+{
+	if ((v->type == UH_T_BYTES || v->type == UH_T_IBYTES) && v->u.ref)
+		return 0;
+	/* a short str in a hash map is a string too, whatever its place */
+	PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
+		     v->type == UH_T_BYTES ? "None"
+		     : uh_type_name(v->type == UH_T_ISTRING ? UH_T_STRING : v->type));
+	return -1;
+}
+
 /* view(key): a zero-copy view of a bytes value (view.c says how long it
- * shows the value). */
+ * shows the value). Outside a block another session may replace the
+ * value, and so free what holds its bytes, between the lookup and the
+ * view's check of it: the key is then looked up again, as a read of it
+ * would be (at most UH_READ_TRIES times), so that a key that has a value
+ * never raises FreedObjectError. */
 static PyObject *map_view(ProxyObject *p, PyObject *key)
 {
+	PyObject *view;
 	uh_value v;
-	int rc = uhpy_map_lookup(p, key, &v);
 
-	if (rc <= 0) {
-		if (rc == 0)
-			PyErr_SetObject(PyExc_KeyError, key);
-		return NULL;
+	for (int t = 1;; t++) {	/* bound: UH_READ_TRIES */
+		int rc = uhpy_map_lookup(p, key, &v);
+		if (rc <= 0) {
+			if (rc == 0)
+				PyErr_SetObject(PyExc_KeyError, key);
+			return NULL;
+		}
+		if (viewable(&v) < 0)
+			return NULL;
+		if ((view = uhpy_view_of(p->heap, &v)) || t == UH_READ_TRIES ||
+		    uh_in_block(p->heap->h) ||
+		    !PyErr_ExceptionMatches(uhpy_st->by_code[-UH_EFREED]))
+			return view;
+		PyErr_Clear();	/* replaced since the lookup: the key's value now */
 	}
-	if ((v.type != UH_T_BYTES && v.type != UH_T_IBYTES) || !v.u.ref) {
-		/* a short str in a hash map is a string too, whatever its place */
-		PyErr_Format(PyExc_TypeError, "view(): the value is not bytes but %s",
-			     v.type == UH_T_BYTES ? "None"
-			     : uh_type_name(v.type == UH_T_ISTRING ? UH_T_STRING : v.type));
-		return NULL;
-	}
-	return uhpy_view_of(p->heap, &v);
 }
 
 static int map_contains(ProxyObject *p, PyObject *key)
