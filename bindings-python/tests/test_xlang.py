@@ -4,7 +4,9 @@ C -> Python: C registers classes Python never declares and creates objects
 and a map under roots; Python reads them through generic proxies, updates
 them in a block, and C sees the updates.
 Python -> C: Python declares a class and creates objects and collections;
-C reads and checks every field and entry with libuniheap's C API."""
+C reads and checks every field and entry with libuniheap's C API.
+Both ways: a hash map of str and bytes values, the short ones kept in
+their entries (inline), the longer as objects."""
 
 import json
 import random
@@ -16,6 +18,23 @@ import uniheap
 from conftest import run_prog
 
 LABELS = ["point-0", "pünkt ✓", ""]
+# The inline-values map of prog_py_xlang.c (create_inline): for n in
+# INL_LENS, "s<n>" -> inl_text(n), "b<n>" -> inl_bytes(n); up to 128 bytes
+# a hash map keeps a value in its entry.
+INL_LENS = [0, 1, 128, 129]
+
+
+def inl_text(n):
+    return "é" * (n // 2) + "x" * (n % 2)
+
+
+def inl_bytes(n):
+    return bytes(i * 7 % 256 for i in range(n))
+
+
+def inline_values():
+    return {**{f"s{n}": inl_text(n) for n in INL_LENS},
+            **{f"b{n}": inl_bytes(n) for n in INL_LENS}}
 
 
 def test_c_objects_through_generic_proxies(heap, heapd):
@@ -78,6 +97,23 @@ def test_c_objects_through_generic_proxies(heap, heapd):
     r = run_prog("prog_py_xlang", "verify", heapd.sock)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "verify:" in r.stdout and " 0 failed" in r.stdout
+
+
+def test_c_inline_values_read_by_python(heap, heapd):
+    """C put str and bytes values with uh_map_put_bytes (inline up to 128
+    bytes): Python reads them by get, iteration, pop and view."""
+    r = run_prog("prog_py_xlang", "create", heapd.sock)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = heap.roots["xlang.inline"]
+    want = inline_values()
+    for k, v in want.items():
+        got = m[k]
+        assert type(got) is type(v) and got == v, k
+    assert dict(m.items()) == want and sorted(m) == sorted(want)
+    assert m.view("b128").tobytes() == inl_bytes(128)
+    assert m.pop("s128") == inl_text(128) and "s128" not in m
+    m["s128"] = inl_text(128)       # put back, now an entry Python made
+    assert m["s128"] == inl_text(128)
 
 
 def test_python_layout_mismatch_with_c_class(heap, heapd):
@@ -158,6 +194,7 @@ def test_python_objects_read_from_c(heap, heapd):
         heap.roots["pyx.smap"] = smap
         heap.roots["pyx.list"] = uniheap.PList(heap, [1, "two", 3.0, None, alice])
         heap.roots["pyx.arr"] = uniheap.PArray(heap, "i32", [0, -1, 2, -3, 4])
+        heap.roots["pyx.inline"] = uniheap.PMap(heap, data=inline_values())
     assert bob.weight == struct.unpack("<f", struct.pack("<f", -2.0))[0]
 
     r = run_prog("prog_py_xlang", "check-py", heapd.sock)

@@ -17,14 +17,19 @@
  *             root "xlang.index": a hash map with string keys:
  *               "origin" -> point 0, "count" -> NPOINTS (i64),
  *               "name" -> "points" (string), "ratio" -> 0.25 (f64),
- *               "yes" -> true (bool).
+ *               "yes" -> true (bool);
+ *             root "xlang.inline": a hash map with string keys put with
+ *               uh_map_put_bytes, for n in INL_LENS: "s<n>" -> inl_text(n),
+ *               "b<n>" -> inl_bytes(n) (values of up to UH_MAP_INLINE_MAX
+ *               bytes kept in their entries, the longer as objects).
  *
  *   verify    Python's updates of what create made are visible from C:
  *               every point: x + 100, y unchanged, w * 2, label + "/py";
  *               the last point's next = point 0 (a cycle);
  *               kinds: flag 0, tiny 127, small unchanged, mid INT32_MAX,
  *               ratio -2.25, raw "py\0bytes", big INT64_MIN;
- *               index: "count" -> NPOINTS + 1, "py" -> "from python",
+ *               index: "count" -> NPOINTS + 1, "py" -> "from python"
+ *               (a string in its entry or an object: either place),
  *               "yes" removed, the rest unchanged.
  *
  *   check-py  Python -> C. Checks what test_xlang.py created with classes
@@ -126,6 +131,47 @@ static int bytes_is(uh_off b, const void *want, size_t len)
 	if (b == 0 || uh_bytes_get(h, b, &data, &n) != 0)
 		return 0;
 	return n == len && memcmp(data, want, len) == 0;
+}
+
+/* 1 when v is a string (type UH_T_STRING) or bytes (UH_T_BYTES) value
+ * holding exactly want[0..len), in an object of its own or, in a hash
+ * map, inline in its entry (UH_T_ISTRING, UH_T_IBYTES): a reader takes
+ * either place. */
+static int value_is(const uh_value *v, uint32_t type, const void *want, size_t len)
+{
+	uint32_t inl = type == UH_T_STRING ? UH_T_ISTRING : UH_T_IBYTES;
+	const void *data;
+	size_t n;
+
+	if ((v->type != type && v->type != inl) || uh_value_bytes(h, v, &data, &n) != 0)
+		return 0;
+	return n == len && memcmp(data, want, len) == 0;
+}
+
+/* ---- the inline-values map, the same on both sides ----
+ * For n in INL_LENS: "s<n>" -> inl_text(n), "b<n>" -> inl_bytes(n). The
+ * lengths are 0, 1 and UH_MAP_INLINE_MAX (kept in the entry) and one
+ * more (an object); test_xlang.py makes the same values. */
+static const size_t INL_LENS[] = { 0, 1, UH_MAP_INLINE_MAX, UH_MAP_INLINE_MAX + 1 };
+#define NINL (sizeof(INL_LENS) / sizeof(INL_LENS[0]))
+#define INL_BUF (UH_MAP_INLINE_MAX + 1)
+
+/* n UTF-8 bytes: U+00E9 (2 bytes) n / 2 times, then "x" if n is odd. */
+static void inl_text(size_t n, char *buf)
+{
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		buf[i] = (char)0xc3;
+		buf[i + 1] = (char)0xa9;
+	}
+	if (n % 2)
+		buf[n - 1] = 'x';
+}
+
+/* n bytes, byte i = i * 7 mod 256: NULs and 0xff among them. */
+static void inl_bytes(size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)(i * 7 % 256);
 }
 
 /* Check that field `name` of cls has type `type` in the class table. */
@@ -274,10 +320,33 @@ static int create_index(uh_off first, uh_off *out)
 	return rc;
 }
 
+/* Key <c><n> of map m := inl_text(n) (c 's') or inl_bytes(n) (c 'b'). */
+static int put_inline(uh_off m, char c, size_t n)
+{
+	char name[16], buf[INL_BUF];
+
+	snprintf(name, sizeof(name), "%c%zu", c, n);
+	uh_key k = skey(name);
+	(c == 's' ? inl_text : inl_bytes)(n, buf);
+	return uh_map_put_bytes(h, m, &k, c == 's' ? UH_T_STRING : UH_T_BYTES, buf, n, 0);
+}
+
+static int create_inline(uh_off *out)
+{
+	int rc = uh_map_new(h, UH_KEY_STRING, out);
+
+	for (size_t i = 0; rc == 0 && i < NINL; i++) {
+		rc = put_inline(*out, 's', INL_LENS[i]);
+		if (rc == 0)
+			rc = put_inline(*out, 'b', INL_LENS[i]);
+	}
+	return rc;
+}
+
 static int create(void)
 {
 	uint32_t pcls, kcls;
-	uh_off first = 0, kinds = 0, index = 0;
+	uh_off first = 0, kinds = 0, index = 0, inl = 0;
 	int rc = uh_class_register(h, "xlang.Point", point_fields, 5, &pcls);
 
 	if (rc == 0) rc = uh_class_register(h, "xlang.Kinds", kinds_fields, 7, &kcls);
@@ -285,16 +354,18 @@ static int create(void)
 	if (rc == 0) rc = create_points(pcls, &first);
 	if (rc == 0) rc = create_kinds(kcls, &kinds);
 	if (rc == 0) rc = create_index(first, &index);
+	if (rc == 0) rc = create_inline(&inl);
 	if (rc == 0) rc = uh_root_set(h, "xlang.points", first);
 	if (rc == 0) rc = uh_root_set(h, "xlang.kinds", kinds);
 	if (rc == 0) rc = uh_root_set(h, "xlang.index", index);
+	if (rc == 0) rc = uh_root_set(h, "xlang.inline", inl);
 	if (rc == 0)
 		rc = uh_commit(h);
 	else if (uh_in_block(h))
 		uh_abort(h);
 	TH_CHECK_RC(rc);
 	if (rc == 0)
-		printf("created %d points, kinds and index\n", NPOINTS);
+		printf("created %d points, kinds, index and inline values\n", NPOINTS);
 	return rc;
 }
 
@@ -352,7 +423,7 @@ static void verify_index(void)
 	v = map_get(m, "ratio");
 	TH_CHECK(v.type == UH_T_F64 && v.u.f == 0.25);
 	v = map_get(m, "py");
-	TH_CHECK(v.type == UH_T_STRING && string_is(v.u.ref, "from python", 11));
+	TH_CHECK(value_is(&v, UH_T_STRING, "from python", 11));
 	v = map_get(m, "yes");
 	TH_CHECK(v.type == 0);	/* removed by Python */
 }
@@ -388,6 +459,9 @@ static int verify(void)
  *     (inserted in a shuffled order)
  *   root "pyx.list": PList [1, "two", 3.0, None, alice]
  *   root "pyx.arr": PArray("i32", [0, -1, 2, -3, 4])
+ *   root "pyx.inline": PMap(str), the values of create_inline (above)
+ *   (a PMap keeps a str or bytes value of up to UH_MAP_INLINE_MAX bytes
+ *   in its entry, so "s" and "b" of "pyx.map" are there too)
  */
 
 static const char BOB[] = "B\xc3\xb8" "b \xf0\x9f\x90\x8d";
@@ -462,9 +536,9 @@ static void check_py_map(uh_off alice, uh_off bob)
 	v = map_get(m, "pi");
 	TH_CHECK(v.type == UH_T_F64 && v.u.f == 3.5);
 	v = map_get(m, "s");
-	TH_CHECK(v.type == UH_T_STRING && string_is(v.u.ref, "text \xe2\x9c\x93", 8));
+	TH_CHECK(v.type == UH_T_ISTRING && value_is(&v, UH_T_STRING, "text \xe2\x9c\x93", 8));
 	v = map_get(m, "b");
-	TH_CHECK(v.type == UH_T_BYTES && bytes_is(v.u.ref, "\0\xff", 2));
+	TH_CHECK(v.type == UH_T_IBYTES && value_is(&v, UH_T_BYTES, "\0\xff", 2));
 	v = map_get(m, "t");
 	TH_CHECK(v.type == UH_T_BOOL && v.u.i == 1);
 	{
@@ -578,6 +652,56 @@ static void check_py_array(void)
 	}
 }
 
+/* The value of key (s<n> or b<n>) is where a hash map keeps one of its
+ * length, and holds what create_inline puts there. */
+static int inline_entry_is(const uh_key *k, const uh_value *v)
+{
+	char want[INL_BUF], name[8];
+	size_t n = 0;
+
+	if (k->len < 2 || k->len >= sizeof(name))
+		return 0;
+	memcpy(name, k->data, k->len);	/* a key's bytes end with no NUL */
+	name[k->len] = 0;
+	int text = name[0] == 's';
+	if ((!text && name[0] != 'b') || sscanf(name + 1, "%zu", &n) != 1 || n > sizeof(want))
+		return 0;
+	(text ? inl_text : inl_bytes)(n, want);
+	uint32_t type = n <= UH_MAP_INLINE_MAX ? (text ? UH_T_ISTRING : UH_T_IBYTES)
+					       : (text ? UH_T_STRING : UH_T_BYTES);
+	return v->type == type && value_is(v, text ? UH_T_STRING : UH_T_BYTES, want, n);
+}
+
+/* "pyx.inline": every value by get and by iteration. */
+static void check_py_inline(void)
+{
+	uh_off m = root("pyx.inline");
+	char name[16];
+	uint64_t len = 0;
+	uh_iter it = { 0 };
+	uh_key k;
+	uh_value v;
+	int n = 0, bad = 0;
+
+	TH_CHECK_RC(uh_map_len(h, m, &len));
+	TH_CHECK_EQ(len, 2 * NINL);
+	for (size_t i = 0; i < 2 * NINL; i++) {
+		snprintf(name, sizeof(name), "%c%zu", i % 2 ? 'b' : 's', INL_LENS[i / 2]);
+		k = skey(name);
+		v = map_get(m, name);
+		if (!inline_entry_is(&k, &v))
+			th_fail(__FILE__, __LINE__, "pyx.inline[%s] is not as made", name);
+		else
+			th_passed++;
+	}
+	while (uh_map_next(h, m, &it, &k, &v) == 0) {
+		bad += !inline_entry_is(&k, &v);
+		n++;
+	}
+	TH_CHECK_EQ(n, 2 * NINL);
+	TH_CHECK_EQ(bad, 0);
+}
+
 static int check_py(void)
 {
 	uint32_t cls = 0, ocls = 0;
@@ -598,6 +722,7 @@ static int check_py(void)
 	check_py_smap();
 	check_py_list(alice);
 	check_py_array();
+	check_py_inline();
 	return th_failed ? 1 : 0;
 }
 
