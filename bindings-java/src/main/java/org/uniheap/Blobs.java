@@ -6,8 +6,9 @@ import java.lang.invoke.VarHandle;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
- * Strings and bytes objects read in place (uniheap.h, "Direct access for
- * bindings"): check the header, copy the payload, check the header again.
+ * Strings and bytes objects, and the inline string and bytes values of
+ * hash-map entries, read in place (uniheap.h, "Direct access for
+ * bindings"): check the header, copy the bytes, check the header again.
  * No libuniheap call: the value's reference came from libuniheap or from a
  * field written through it.
  *
@@ -33,6 +34,25 @@ final class Blobs {
      * @throws TypeMismatchException if ref names a live object of another class
      */
     static byte[] tryRead(Heap heap, long ref, int cls, String what) {
+        return tryCopy(heap, ref, cls, 0, what);
+    }
+
+    /**
+     * The bytes of an inline value (a string or bytes value a hash map keeps
+     * in its entry): where's length (high 16 bits) of bytes at where's
+     * offset (low 16 bits) in the object ref names, as uh_value's reserved
+     * word gives them; null, as for tryRead, if that object was freed
+     * before or during the copy. The object is the map's entry, whatever
+     * its class: its bytes never change while it lives, so the header
+     * check that guards a bytes object's copy guards this one too.
+     */
+    static byte[] tryReadInline(Heap heap, long ref, int where, String what) {
+        return tryCopy(heap, ref, 0, where, what);
+    }
+
+    /* cls: the class the object must have, its payload being the value; 0
+     * for an inline value, where then placing it in the object. */
+    private static byte[] tryCopy(Heap heap, long ref, int cls, int where, String what) {
         long o = ref & ProxyBase.OFFSET_MASK;
         try {
             heap.reach(ref);
@@ -42,23 +62,33 @@ final class Blobs {
             int size = (int) (w >>> 32);
             if (size >= 0 || (word >>> 16) != (int) (ref >>> 48))
                 return null;   // valid bit clear, or another generation
-            if ((word & 0xffff) != cls)
-                throw new TypeMismatchException(what + ": the reference names an object of class "
-                        + heap.className(word & 0xffff) + ", not a "
-                        + (cls == ProxyType.CLASS_STRING ? "string" : "bytes"));
-            int len = size & 0x7fff_ffff;
-            byte[] b = new byte[len];
-            MemorySegment.copy(s, JAVA_BYTE, o + 16, b, 0, len);
-            VarHandle.acquireFence();   // the copy's loads before the check's
-            if ((long) ProxyBase.LONG_AT.getAcquire(s, o + 8) != w)
-                return null;
-            return b;
+            if (cls != 0 && (word & 0xffff) != cls)
+                throw notOfClass(heap, word & 0xffff, cls, what);
+            return cls != 0 ? copy(s, o, w, 16, size & 0x7fff_ffff)
+                    : copy(s, o, w, where & 0xffff, where >>> 16);
         } catch (IllegalStateException e) {
             throw heap.closedError();
         } catch (IndexOutOfBoundsException e) {
             throw new FreedObjectException(Errors.EFREED, what + ": reference " + ref
                     + " is outside the heap");
         }
+    }
+
+    /* len bytes at offset at of the object at o, whose header word was w;
+     * null if the header changed under the copy. */
+    private static byte[] copy(MemorySegment s, long o, long w, long at, int len) {
+        byte[] b = new byte[len];
+        MemorySegment.copy(s, JAVA_BYTE, o + at, b, 0, len);
+        VarHandle.acquireFence();   // the copy's loads before the check's
+        if ((long) ProxyBase.LONG_AT.getAcquire(s, o + 8) != w)
+            return null;
+        return b;
+    }
+
+    private static TypeMismatchException notOfClass(Heap heap, int found, int cls, String what) {
+        return new TypeMismatchException(what + ": the reference names an object of class "
+                + heap.className(found) + ", not a "
+                + (cls == ProxyType.CLASS_STRING ? "string" : "bytes"));
     }
 
     /** tryRead, for a reference that stays put: a second failure means the

@@ -34,44 +34,56 @@ public final class BytesView {
     private final long header;   // the live header word ref names, under HEADER_MASK
     private final MemorySegment segment;
 
-    private BytesView(DataType map, Heap heap, long ref, MemorySegment segment) {
+    private BytesView(DataType map, Heap heap, long ref, long header, MemorySegment segment) {
         this.map = map;
         this.heap = heap;
         this.ref = ref;
-        this.header = headerOf(ref);
+        this.header = header;
         this.segment = segment;
     }
 
-    /** The header word of the live bytes object ref names, under HEADER_MASK. */
-    private static long headerOf(long ref) {
-        return 1L << 63 | (ref >>> 48) << 16 | ProxyType.CLASS_BYTES;
+    /** The header word of the live object of class cls ref names, under
+     * HEADER_MASK. */
+    private static long headerOf(long ref, int cls) {
+        return 1L << 63 | (ref >>> 48) << 16 | cls;
     }
 
     /**
      * The view of the value a map lookup found (a {@link MapOps.Reader}):
-     * {@link Values#CHANGED} if the bytes object was freed since, so the
-     * lookup runs again, as get's does.
+     * a bytes object's payload, or the bytes an inline bytes value names in
+     * its hash-map entry (which never change while the entry lives);
+     * {@link Values#CHANGED} if the object holding them was freed since, so
+     * the lookup runs again, as get's does.
      * @throws TypeMismatchException if the value is not bytes
      */
-    static Object of(DataType map, Heap heap, int type, long bits) {
-        if (type != Values.BYTES || bits == 0)
-            throw new TypeMismatchException("view(): the value is not bytes but "
-                    + (bits == 0 && type >= Values.REF ? "null" : FieldType.nameOf(type)));
+    static Object of(DataType map, Heap heap, int type, long bits, int where) {
+        boolean inline = type == Values.IBYTES;
+        if (!inline && (type != Values.BYTES || bits == 0))
+            throw notBytes(type, bits);
         long o = bits & ProxyBase.OFFSET_MASK;
         try {
             heap.reach(bits);
             MemorySegment s = heap.seg;
             long w = (long) ProxyBase.LONG_AT.getAcquire(s, o + 8);
-            if ((w & HEADER_MASK) != headerOf(bits))
+            // an entry's class is whichever the map's entries have: the header's own
+            long header = headerOf(bits, inline ? (int) w & 0xffff : ProxyType.CLASS_BYTES);
+            if ((w & HEADER_MASK) != header)
                 return Values.CHANGED;   // freed (and maybe reused) since the lookup
-            int len = (int) (w >>> 32) & 0x7fff_ffff;
-            return new BytesView(map, heap, bits, s.asSlice(o + 16, len).asReadOnly());
+            long at = inline ? where & 0xffff : 16;
+            int len = inline ? where >>> 16 : (int) (w >>> 32) & 0x7fff_ffff;
+            return new BytesView(map, heap, bits, header, s.asSlice(o + at, len).asReadOnly());
         } catch (IllegalStateException e) {
             throw heap.closedError();
         } catch (IndexOutOfBoundsException e) {
             throw new FreedObjectException(Errors.EFREED, "view(): reference " + bits
                     + " is outside the heap");
         }
+    }
+
+    private static TypeMismatchException notBytes(int type, long bits) {
+        String what = bits == 0 && type >= Values.REF && type <= Values.BYTES ? "null"
+                : FieldType.nameOf(type == Values.ISTRING ? Values.STRING : type);
+        return new TypeMismatchException("view(): the value is not bytes but " + what);
     }
 
     /** The value's bytes in the mapping, read-only: writes throw
@@ -88,17 +100,20 @@ public final class BytesView {
     }
 
     /**
-     * True while the bytes object the view shows is still the value's (its
-     * header is valid, with the reference's generation); false once it was
-     * freed, or the heap closed. Call it after copying: a true answer means
-     * the copy was the value.
+     * True while the object holding the bytes the view shows (the bytes
+     * object, or the hash-map entry of an inline value) is still the
+     * value's (its header is valid, with the reference's generation); false
+     * once it was freed, or the heap closed. Call it after copying: a true
+     * answer means the copy was the value.
      */
     public boolean valid() {
         VarHandle.acquireFence();   // the caller's copy before the check
         return DataTypes.headerIs(heap, ref, HEADER_MASK, header);
     }
 
-    /** The bytes object's offset in the heap (as heapctl shows it). */
+    /** The offset in the heap of the object holding the bytes (as heapctl
+     * shows it): the bytes object's, or the hash-map entry's of an inline
+     * value. */
     public long offset() {
         return ref & ProxyBase.OFFSET_MASK;
     }

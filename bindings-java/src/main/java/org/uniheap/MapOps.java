@@ -34,13 +34,15 @@ final class MapOps {
     }
 
     /**
-     * What a lookup makes of the value it found, once the session is given
-     * back: the Java value, or {@link Values#CHANGED} when a string or bytes
-     * value was freed before it was read (the lookup then runs again).
+     * What a lookup makes of the value it found (type, bits and where, as
+     * {@link Values#from(Heap, int, long, int)} takes them), once the
+     * session is given back: the Java value, or {@link Values#CHANGED} when
+     * a string or bytes value was freed before it was read (the lookup then
+     * runs again).
      */
     @FunctionalInterface
     interface Reader {
-        Object read(Heap heap, int type, long bits);
+        Object read(Heap heap, int type, long bits, int where);
     }
 
     /** The value of key, or MISSING. */
@@ -54,7 +56,7 @@ final class MapOps {
         for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing it each time
             BlockState b = heap.current();
             Session s = heap.acquire(b);
-            int type;
+            int type, where;
             long bits;
             try {
                 Keys.put(s, kind, key);
@@ -67,12 +69,13 @@ final class MapOps {
                     throw Errors.of(rc, "map get");
                 type = s.valueType(Session.OUT);
                 bits = s.valueBits(Session.OUT);
+                where = s.valueWhere(Session.OUT);
             } catch (Throwable t) {
                 throw Errors.rethrow(t);
             } finally {
                 heap.release(b, s);
             }
-            Object v = reader.read(heap, type, bits);
+            Object v = reader.read(heap, type, bits, where);
             if (v != Values.CHANGED)
                 return v;
             if (b != null)
@@ -293,19 +296,20 @@ final class MapOps {
         return raw[0] != 0 ? Values.from(heap, (int) raw[0], raw[1]) : oldValue[0];
     }
 
-    /* An old value about to be replaced: a string or bytes value is copied
-     * now (the step frees it when it commits); anything else is left in raw
-     * to convert once the session is given back (wrapping a reference may
-     * need the class table, hence a session). */
+    /* An old value about to be replaced: a string or bytes value, inline
+     * ones included, is copied now (the step frees it, or the entry holding
+     * it, when it commits); anything else is left in raw to convert once
+     * the session is given back (wrapping a reference may need the class
+     * table, hence a session). */
     private static Object keep(Heap heap, Session s, long off, long[] raw) {
         int type = s.valueType(off);
         long bits = s.valueBits(off);
-        if (type != Values.STRING && type != Values.BYTES) {
+        if (!Values.isBlob(type)) {
             raw[0] = type;
             raw[1] = bits;
             return null;
         }
-        Object v = Values.from(heap, type, bits);
+        Object v = Values.from(heap, type, bits, s.valueWhere(off));
         if (v == Values.CHANGED)
             throw replaced();
         return v;
@@ -415,6 +419,8 @@ final class MapOps {
         private boolean restart;
         private final int[] types = new int[Session.BATCH_MAX];
         private final long[] bits = new long[Session.BATCH_MAX];
+        /* the values' reserved words: where an inline value lies */
+        private final int[] wheres = new int[Session.BATCH_MAX];
         private final long[] i64s = new long[Session.BATCH_MAX];
         private final int[] keyAt = new int[Session.BATCH_MAX];
         private final int[] keyLen = new int[Session.BATCH_MAX];
@@ -474,7 +480,7 @@ final class MapOps {
                     if (again)
                         continue;
                 }
-                Object v = value(types[i], bits[i]);
+                Object v = value(types[i], bits[i], wheres[i]);
                 if (v == Values.CHANGED || v == GONE) {   // replaced meanwhile: take the new value
                     if (v == Values.CHANGED && heap.current() != null)
                         throw replaced();
@@ -491,9 +497,9 @@ final class MapOps {
          * bytes value was freed since, GONE when the object a reference
          * names is no longer there (freed since, or a dangling reference:
          * a lookup of the key tells which). */
-        private Object value(int type, long b) {
+        private Object value(int type, long b, int where) {
             if (type != Values.REF || b == 0)
-                return Values.from(heap, type, b);
+                return Values.from(heap, type, b, where);
             try {
                 return heap.wrapValue(b);
             } catch (FreedObjectException e) {
@@ -560,6 +566,7 @@ final class MapOps {
                 long k = Session.BATCH_KEYS + 32L * j;
                 long v = Session.BATCH_VALS + 16L * j;
                 types[j] = m.get(JAVA_INT, v);
+                wheres[j] = m.get(JAVA_INT, v + 4);
                 bits[j] = m.get(JAVA_LONG, v + 8);
                 if (kind == Keys.I64) {
                     i64s[j] = m.get(JAVA_LONG, k + 24);

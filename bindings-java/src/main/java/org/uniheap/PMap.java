@@ -102,7 +102,7 @@ public final class PMap<K, V> extends AbstractMap<K, V> implements DataType {
      * @throws ClassCastException for a key of another class than the map's
      */
     public BytesView view(Object key) {
-        Object v = MapOps.get(heap, ref, false, kind(), key, (h, t, b) -> BytesView.of(this, h, t, b));
+        Object v = MapOps.get(heap, ref, false, kind(), key, (h, t, b, w) -> BytesView.of(this, h, t, b, w));
         return v == MapOps.MISSING ? null : (BytesView) v;
     }
 

@@ -105,7 +105,7 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
      */
     public BytesView view(Object key) {
         checkKeyType(key);
-        Object v = MapOps.get(heap, ref, true, kind(), key, (h, t, b) -> BytesView.of(this, h, t, b));
+        Object v = MapOps.get(heap, ref, true, kind(), key, (h, t, b, w) -> BytesView.of(this, h, t, b, w));
         return v == MapOps.MISSING ? null : (BytesView) v;
     }
 

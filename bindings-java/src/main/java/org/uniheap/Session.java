@@ -133,6 +133,12 @@ final class Session {
         return scratch.get(JAVA_LONG, off + 8);
     }
 
+    /** The reserved word of the uh_value at off: where an inline value's
+     * bytes lie in the object its bits name (0 for any other value). */
+    int valueWhere(long off) {
+        return scratch.get(JAVA_INT, off + 4);
+    }
+
     void setValue(long off, int type, long bits) {
         scratch.set(JAVA_INT, off, type);
         scratch.set(JAVA_INT, off + 4, 0);

@@ -8,8 +8,9 @@ import java.nio.charset.StandardCharsets;
  * <p>A value keeps its Java type across the heap: {@code Boolean Byte Short
  * Integer Long Float Double} travel as bool, i8, i16, i32, i64, f32, f64;
  * {@code String} and {@code byte[]} (or {@link Bytes}) become string and
- * bytes objects owned by the slot that holds them; proxies are references;
- * null is a null reference. Nothing else is stored.
+ * bytes objects owned by the slot that holds them (a hash map keeps one of
+ * up to 128 bytes in its entry instead: {@link MapOps#put}); proxies are
+ * references; null is a null reference. Nothing else is stored.
  */
 final class Values {
     private Values() {
@@ -17,6 +18,15 @@ final class Values {
 
     static final int BOOL = 1, I8 = 2, I16 = 3, I32 = 4, I64 = 5, F32 = 6, F64 = 7, REF = 8,
             STRING = 9, BYTES = 10;
+    /** A string or bytes value a hash map keeps in its entry (uniheap.h's
+     * uh_value): the entry's reference, and where its bytes lie in it. */
+    static final int ISTRING = 11, IBYTES = 12;
+
+    /** True for a string or bytes value, in an object of its own or inline:
+     * a value to copy before the step that frees it commits. */
+    static boolean isBlob(int type) {
+        return type >= STRING && type <= IBYTES;
+    }
 
     /** A string or bytes value that changed while it was being copied. */
     static final Object CHANGED = new Object();
@@ -89,9 +99,17 @@ final class Values {
         return s.outLong();
     }
 
-    /** The Java value of a uh_value (type, bits) read from the heap;
-     * {@link #CHANGED} when a string or bytes value was freed under the copy. */
+    /** from() of a value that is never inline: a list's or an array's
+     * (libuniheap stores inline values in hash maps only). */
     static Object from(Heap heap, int type, long bits) {
+        return from(heap, type, bits, 0);
+    }
+
+    /** The Java value of a uh_value (type, bits, and where: its reserved
+     * word) read from the heap; {@link #CHANGED} when a string or bytes
+     * value was freed under the copy. An inline value gives what the same
+     * value in an object of its own gives. */
+    static Object from(Heap heap, int type, long bits, int where) {
         return switch (type) {
             case BOOL -> bits != 0;
             case I8 -> (byte) bits;
@@ -111,6 +129,14 @@ final class Values {
                 if (bits == 0)
                     yield null;
                 byte[] b = Blobs.tryRead(heap, bits, ProxyType.CLASS_BYTES, "bytes value");
+                yield b == null ? CHANGED : b;
+            }
+            case ISTRING -> {
+                byte[] b = Blobs.tryReadInline(heap, bits, where, "string value");
+                yield b == null ? CHANGED : new String(b, StandardCharsets.UTF_8);
+            }
+            case IBYTES -> {
+                byte[] b = Blobs.tryReadInline(heap, bits, where, "bytes value");
                 yield b == null ? CHANGED : b;
             }
             default -> null;
