@@ -260,33 +260,39 @@ final class MapOps {
                 + "session: run the block again");
     }
 
-    /** Put key -> value; with wantOld, return the previous value (MISSING if none). */
+    /**
+     * Put key -> value; with wantOld, return the previous value (MISSING if
+     * none). A String or bytes value goes into a hash map through
+     * uh_map_put_bytes, which keeps a short one in the entry; without
+     * wantOld that one call is the whole step.
+     */
     static Object put(Heap heap, long ref, boolean sorted, int kind, Object key, Object value,
                       boolean wantOld) {
+        byte[] data = sorted ? null : Values.bytesOf(value);
+        boolean string = value instanceof String;
+        if (data != null && !wantOld) {
+            putBytes(heap, ref, kind, key, string, data);
+            return MISSING;
+        }
         BlockState b = heap.current();
         Session s = heap.acquire(b);
         Object[] oldValue = {MISSING};
         long[] raw = {0, 0};   // a previous value to convert once s is given back
         try {
             Steps.run(s, b == null, "map put", () -> {
-                Values.to(heap, s, Session.OUT2, value, 0, "map value");
+                if (data == null)
+                    Values.to(heap, s, Session.OUT2, value, 0, "map value");
                 Keys.put(s, kind, key);
-                int rc;
                 if (wantOld) {
-                    rc = call(sorted ? Native.SMAP_GET : Native.MAP_GET, s, ref);
+                    int rc = call(sorted ? Native.SMAP_GET : Native.MAP_GET, s, ref);
                     if (rc == 0) {
                         oldValue[0] = keep(heap, s, Session.OUT, raw);
                     } else if (rc != Errors.ENOTFOUND) {
                         return rc;
                     }
                 }
-                try {
-                    return sorted
-                            ? (int) Native.SMAP_PUT.invokeExact(s.h, ref, s.at + Session.KEY, s.at + Session.OUT2, FREE_OLD_VALUE)
-                            : (int) Native.MAP_PUT.invokeExact(s.h, ref, s.at + Session.KEY, s.at + Session.OUT2, FREE_OLD_VALUE);
-                } catch (Throwable t) {
-                    throw Errors.rethrow(t);
-                }
+                return data != null ? s.mapPutBytes(ref, string, data, FREE_OLD_VALUE)
+                        : putValue(s, ref, sorted);
             });
         } finally {
             if (sorted)
@@ -294,6 +300,33 @@ final class MapOps {
             heap.release(b, s);
         }
         return raw[0] != 0 ? Values.from(heap, (int) raw[0], raw[1]) : oldValue[0];
+    }
+
+    /* The uh_value in OUT2 under the key in KEY. */
+    private static int putValue(Session s, long ref, boolean sorted) {
+        try {
+            return sorted
+                    ? (int) Native.SMAP_PUT.invokeExact(s.h, ref, s.at + Session.KEY, s.at + Session.OUT2, FREE_OLD_VALUE)
+                    : (int) Native.MAP_PUT.invokeExact(s.h, ref, s.at + Session.KEY, s.at + Session.OUT2, FREE_OLD_VALUE);
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
+    /* A hash map's String or bytes value, no old value wanted: one
+     * uh_map_put_bytes, in the calling thread's block or atomic on its own. */
+    private static void putBytes(Heap heap, long ref, int kind, Object key, boolean string, byte[] data) {
+        BlockState b = heap.current();
+        Session s = heap.acquire(b);
+        try {
+            s.wrote = true;
+            Keys.put(s, kind, key);
+            int rc = s.mapPutBytes(ref, string, data, FREE_OLD_VALUE);
+            if (rc != 0)
+                throw Errors.of(rc, "map put");
+        } finally {
+            heap.release(b, s);
+        }
     }
 
     /* An old value about to be replaced: a string or bytes value, inline

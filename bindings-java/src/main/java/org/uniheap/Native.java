@@ -222,6 +222,9 @@ final class Native {
     static final MethodHandle MAP_SET_INLINE = fn("uh_map_set_inline", false, I, P, J, P, P, P, J);
     static final MethodHandle MAP_PUT_RECORD = fn("uh_map_put_record", false, I, P, J, P, I, P, I, I);
     static final MethodHandle MAP_PUT = fn("uh_map_put", false, I, P, J, P, P, I);
+    /* A string or bytes value given as bytes: kept in the entry up to
+     * UH_MAP_INLINE_MAX bytes, else an object of its own. */
+    static final MethodHandle MAP_PUT_BYTES = fn("uh_map_put_bytes", false, I, P, J, P, I, P, J, I);
     static final MethodHandle MAP_REMOVE = fn("uh_map_remove", false, I, P, J, P, P, I);
     static final MethodHandle MAP_NEXT = fn("uh_map_next", false, I, P, J, P, P, P);
     static final MethodHandle MAP_CHECK = fn("uh_map_check", false, I, P, J);

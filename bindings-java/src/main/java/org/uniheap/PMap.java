@@ -16,7 +16,9 @@ import java.util.Set;
  * <p>Each operation is atomic on its own and joins the calling thread's
  * block. A String or byte[] value belongs to its entry: replacing or
  * removing it frees it in the same step; a replaced object (a reference)
- * never is. {@code put} and {@code remove} return the previous value, which
+ * never is. One of up to 128 bytes (its UTF-8 for a String) is kept inside
+ * the entry, so that a put allocates one object and a get reads one; a
+ * longer one is an object of its own. Either reads back the same. {@code put} and {@code remove} return the previous value, which
  * costs a read; {@link #set(Object, Object)} does not.
  *
  * <p>java.util contracts: {@code equals} and {@code hashCode} compare

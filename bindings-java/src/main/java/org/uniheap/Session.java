@@ -351,6 +351,26 @@ final class Session {
         }
     }
 
+    /** uh_map_put_bytes of data as a string or bytes value under the key
+     * in KEY (the UTF-8 of a string: libuniheap checks it). */
+    int mapPutBytes(long map, boolean string, byte[] data, int flags) {
+        int type = string ? Values.STRING : Values.BYTES;
+        long n = data.length;
+        try {
+            if (n <= DATA_CAP) {
+                MemorySegment.copy(data, 0, scratch, JAVA_BYTE, DATA, data.length);
+                return (int) Native.MAP_PUT_BYTES.invokeExact(h, map, at + KEY, type, at + DATA, n, flags);
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment buf = a.allocate(n);
+                MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, data.length);
+                return (int) Native.MAP_PUT_BYTES.invokeExact(h, map, at + KEY, type, buf.address(), n, flags);
+            }
+        } catch (Throwable t) {
+            throw Errors.rethrow(t);
+        }
+    }
+
     /** uh_change_token of obj (a reference, or 1 for the roots) into OUT. */
     int changeToken(long obj) {
         try {

@@ -87,6 +87,13 @@ final class Values {
         s.setValue(off, type, bits);
     }
 
+    /** The bytes a String (its UTF-8), byte[] or Bytes value is stored as;
+     * null for any other value. */
+    static byte[] bytesOf(Object o) {
+        return o instanceof String str ? str.getBytes(StandardCharsets.UTF_8)
+                : o instanceof byte[] a ? a : o instanceof Bytes by ? by.raw() : null;
+    }
+
     private static TypeMismatchException wrong(Object o, int want, String what) {
         return new TypeMismatchException(what + " holds " + FieldType.nameOf(want) + " values, not "
                 + (o == null ? "null" : o.getClass().getName()));
