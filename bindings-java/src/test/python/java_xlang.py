@@ -6,10 +6,13 @@ Usage: java_xlang.py COMMAND   (the heap's socket comes from $UNIHEAP_SOCKET)
               Java (root "pyx.alice" and the collections beside it) with the
               Python binding's own Person class (the same layout: one class in
               the heap), checks every value, then updates alice: age 31,
-              name "Alice/py", pyx.map["py"] = "from python".
+              name "Alice/py", pyx.map["py"] = "from python"; reads
+              root "pyx.inline" (inline_values(), the short ones kept in their
+              entries) and appends "/py" to its "s128".
   create-py   creates, with a class Java never declares, root "pyj.gadget":
               py.Gadget {name "gizmo", size 3 (i32), weight 1.25 (f64),
-              parts PList [1, "two", None], owner ref to itself}.
+              parts PList [1, "two", None], owner ref to itself}; and root
+              "pyj.inline", a PMap of inline_values().
 
 Prints one line per failed check and "<command>: N passed, N failed"; exits 0
 when every check passed.
@@ -38,6 +41,30 @@ class Gadget(uniheap.PObject, name="py.Gadget"):
     weight = uniheap.f64()
     parts = uniheap.ref(uniheap.PList)
     owner = uniheap.ref()
+
+
+# The inline-values map of tests/c/prog_py_xlang.c: for n in INL_LENS,
+# "s<n>" -> inl_text(n), "b<n>" -> inl_bytes(n); a hash map keeps a value
+# of up to 128 bytes in its entry, a longer one as an object.
+INL_LENS = (0, 1, 128, 129)
+
+
+def inl_text(n):
+    """n UTF-8 bytes: U+00E9 n // 2 times, then "x" if n is odd."""
+    return "\u00e9" * (n // 2) + "x" * (n % 2)
+
+
+def inl_bytes(n):
+    """n bytes, byte i being i * 7 mod 256."""
+    return bytes(i * 7 % 256 for i in range(n))
+
+
+def inline_values():
+    want = {}
+    for n in INL_LENS:
+        want[f"s{n}"] = inl_text(n)
+        want[f"b{n}"] = inl_bytes(n)
+    return want
 
 
 passed = failed = 0
@@ -71,7 +98,12 @@ def check_java(heap):
     smap = heap.roots["pyx.smap"]
     check([k for k, _ in smap.items()] == [b"k%03d" % i for i in range(50)], "sorted keys")
     check(dict(heap.roots["pyx.imap"]) == {i: i * i for i in range(-5, 100)}, "imap")
+    inl = heap.roots["pyx.inline"]
+    for k, v in inline_values().items():
+        check(type(inl[k]) is type(v) and inl[k] == v, f"pyx.inline[{k!r}]")
+    check(dict(inl.items()) == inline_values(), "pyx.inline's items()")
     with heap.atomic():
+        inl["s128"] = inl_text(128) + "/py"
         alice.age = 31
         alice.name = "Alice/py"
         m["py"] = "from python"
@@ -83,6 +115,7 @@ def create_py(heap):
                    parts=uniheap.PList(heap, [1, "two", None]))
         g.owner = g
         heap.roots["pyj.gadget"] = g
+        heap.roots["pyj.inline"] = uniheap.PMap(heap, data=inline_values())
     check(True, "created")
 
 

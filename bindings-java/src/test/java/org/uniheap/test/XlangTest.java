@@ -1,10 +1,13 @@
 package org.uniheap.test;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.uniheap.Bytes;
@@ -25,6 +28,55 @@ import org.uniheap.ValueRangeException;
  */
 class XlangTest extends HeapTest {
     private static final String[] LABELS = {"point-0", "pünkt ✓", ""};
+    /** The lengths of prog_py_xlang.c's inline-values map: up to 128 bytes
+     * a hash map keeps a value in its entry, 129 is an object. */
+    private static final int[] INL_LENS = {0, 1, 128, 129};
+
+    /** n UTF-8 bytes: 'é' (2 bytes) n / 2 times, then "x" if n is odd
+     * (prog_py_xlang.c's inl_text). */
+    private static String inlText(int n) {
+        return "é".repeat(n / 2) + (n % 2 == 1 ? "x" : "");
+    }
+
+    /** n bytes, byte i being i * 7 mod 256 (prog_py_xlang.c's inl_bytes). */
+    private static byte[] inlBytes(int n) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++)
+            b[i] = (byte) (i * 7);
+        return b;
+    }
+
+    /** "s<n>" -> inlText(n), "b<n>" -> inlBytes(n) for n in INL_LENS:
+     * the inline-values map every side of the test makes and checks. */
+    private static Map<String, Object> inlineValues() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int n : INL_LENS) {
+            m.put("s" + n, inlText(n));
+            m.put("b" + n, inlBytes(n));
+        }
+        return m;
+    }
+
+    /** m holds inlineValues(), by get and by iteration. */
+    private static void assertInlineValues(Map<String, Object> m) {
+        Map<String, Object> want = inlineValues();
+        assertEquals(want.size(), m.size());
+        for (Map.Entry<String, Object> e : want.entrySet())
+            assertValue(e.getValue(), m.get(e.getKey()), e.getKey());
+        int n = 0;
+        for (Map.Entry<String, Object> e : m.entrySet()) {
+            assertValue(want.get(e.getKey()), e.getValue(), "iterated " + e.getKey());
+            n++;
+        }
+        assertEquals(want.size(), n);
+    }
+
+    private static void assertValue(Object want, Object got, String what) {
+        if (want instanceof byte[] b)
+            assertArrayEquals(b, (byte[]) got, what);
+        else
+            assertEquals(want, got, what);
+    }
 
     private Procs.Result prog(String cmd) throws Exception {
         return Procs.run(heapd, List.of(Heapd.binary("prog_py_xlang").toString(), cmd,
@@ -195,6 +247,7 @@ class XlangTest extends HeapTest {
             for (int i = 0; i < 5; i++)
                 arr.set(i, i % 2 == 0 ? i : -i);
             heap.roots().put("pyx.arr", arr);
+            heap.roots().put("pyx.inline", heap.newMap(String.class, inlineValues()));
         });
         Procs.Result c = prog("check-py");
         assertEquals(0, c.exit(), c.output());
@@ -204,9 +257,28 @@ class XlangTest extends HeapTest {
         assertEquals(0, py.exit(), py.output());
         assertTrue(py.output().contains("check-java:") && py.output().contains(" 0 failed"), py.output());
         Person alice = heap.root("pyx.alice", Person.class);
+        assertEquals(inlText(128) + "/py", heap.roots().get("pyx.inline").as(PMap.class).get("s128"));
         assertEquals(31, alice.age());
         assertEquals("Alice/py", alice.name());
         assertEquals("from python", heap.roots().get("pyx.map").as(PMap.class).get("py"));
+    }
+
+    /** C's hash map of string and bytes values put with uh_map_put_bytes
+     * (inline up to 128 bytes): get, iteration, view, the old value of a
+     * remove and of a put, and a value put back. */
+    @Test
+    void cInlineMapValues() throws Exception {
+        assertEquals(0, prog("create").exit());
+        @SuppressWarnings("unchecked")
+        PMap<String, Object> m = heap.roots().get("xlang.inline").as(PMap.class);
+        assertInlineValues(m);
+        assertArrayEquals(inlBytes(128), m.view("b128").segment().toArray(JAVA_BYTE));
+        assertEquals(inlText(128), m.remove("s128"));
+        assertArrayEquals(inlBytes(1), (byte[]) m.put("b1", inlBytes(129)));
+        m.put("s128", inlText(128));
+        m.put("b1", inlBytes(1));
+        assertInlineValues(m);
+        m.check();
     }
 
     @Test
@@ -223,5 +295,8 @@ class XlangTest extends HeapTest {
         g.setField("size", 4);
         assertThrows(ValueRangeException.class, () -> g.setField("size", 1L << 33));
         assertEquals(4, g.getField("size"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> inl = heap.roots().get("pyj.inline").as(PMap.class);
+        assertInlineValues(inl);
     }
 }
