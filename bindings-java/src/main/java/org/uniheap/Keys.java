@@ -103,8 +103,9 @@ final class Keys {
 
     /**
      * The len bytes of a uh_key libuniheap returned (its data address)
-     * into dst at at: they lie in the mapping, or (a key kept inline in a
-     * sorted map's leaf) in libuniheap's buffer for the call.
+     * into dst at at: they lie in the mapping, or (a hash-map key, a key
+     * kept inline in a sorted map's leaf) in libuniheap's buffer for the
+     * call, which the thread's next call reuses.
      */
     static void copyBytes(Heap heap, long data, int len, byte[] dst, int at) {
         try {

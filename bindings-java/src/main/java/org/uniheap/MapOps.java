@@ -590,8 +590,8 @@ final class MapOps {
         }
 
         /* Keys and raw values of the call: a key's bytes lie in the mapping,
-         * or (a key kept inline in a sorted map's leaf) in libuniheap's
-         * buffer for this call. */
+         * or (a hash-map key, a key kept inline in a sorted map's leaf) in
+         * libuniheap's buffer for this call: copied before the next one. */
         private void copyOut(Session s, int got) {
             MemorySegment m = s.scratch;
             int used = 0;
