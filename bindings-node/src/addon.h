@@ -125,10 +125,12 @@ int alloc_value(uh_heap *h, Stored *v);
  * slot given a new value) frees it in the same commit: a copy is good only
  * if the object is still the one the reference named afterwards. When it
  * is not, the place it was read from is read again, which then holds the
- * new value. uh_copy_values (uniheap.h) is that loop, bounded by
- * UH_READ_TRIES; it calls the C++ callables below through two C
- * trampolines (copy_values). Inside a block libuniheap reports a replaced
- * value as a conflict (UH_ECONFLICT), which stands.
+ * new value. A value a hash map keeps inline is read the same way: the
+ * put or remove of its key frees the entry that holds it. uh_copy_values
+ * (uniheap.h) is that loop, bounded by UH_READ_TRIES; it calls the C++
+ * callables below through two C trampolines (copy_values). Inside a block
+ * libuniheap reports a replaced value as a conflict (UH_ECONFLICT), which
+ * stands.
  */
 enum Read { COPIED, CHANGED, FAILED };	/* FAILED: an exception is pending */
 
@@ -192,6 +194,22 @@ int copy_values(uh_heap *h, FetchFn fetch, Copier *c, uh_value *vals, uint32_t c
 	return uh_copy_values(h, fetch_trampoline<FetchFn>, copy_trampoline<FetchFn>, &a, vals, cap);
 }
 
+/* Whether uh_copy_values copies v out: the value of a string or bytes
+ * object (reference not 0), or an inline value, whose bytes a hash map
+ * keeps in the key's entry (UH_T_ISTRING, UH_T_IBYTES; u.ref names the
+ * entry). A binding gives either kind as the same JS value. */
+static inline bool is_copied(const uh_value &v)
+{
+	return ((v.type == UH_T_STRING || v.type == UH_T_BYTES) && v.u.ref) ||
+	       v.type == UH_T_ISTRING || v.type == UH_T_IBYTES;
+}
+
+/* Whether a copied value of this type is a string (else bytes). */
+static inline bool is_string_type(uint32_t type)
+{
+	return type == UH_T_STRING || type == UH_T_ISTRING;
+}
+
 /* A reference to a string or bytes object is read as that value: v is
  * retyped so that uh_copy_values copies it. 0, or the error of a reference
  * to no live object (an error, not a change: it does not own its target). */
@@ -201,6 +219,9 @@ int ref_as_copied(uh_heap *h, uh_value *v);
  * via_buf, a bytes value that fits goes to the bytes buffer instead of a
  * Buffer (only for callers whose JS side takes it from there). */
 Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi::Value *out);
+/* The copy of a string or bytes value v (is_copied), object or inline, as
+ * read_value gives it; string_at the same for string/bytes object s. */
+Read copy_of(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi::Value *out);
 Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out);
 /* The same for a value that cannot be read again from where it is stored
  * (a removed value, inside the step that removes it; a reference the

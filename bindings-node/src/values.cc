@@ -68,7 +68,7 @@ int Copier::copy(uint32_t i, uint32_t type, const void *p, size_t len)
 {
 	bool own = hand == BUFFER || (span && span[2 + 2 * i] != (int32_t)UH_T_BYTES);
 
-	if (type == UH_T_STRING) {
+	if (is_string_type(type)) {
 		outs[i] = Napi::String::New(env, (const char *)p, len);
 	} else if (own || len > BYTES_BUF_SIZE - at) {	/* a Buffer of its own */
 		outs[i] = Napi::Buffer<uint8_t>::Copy(env, (const uint8_t *)p, len);
@@ -98,10 +98,21 @@ int ref_as_copied(uh_heap *h, uh_value *v)
 	return 0;
 }
 
-/* The copy of string or bytes object s, a reference that cannot be read
- * again from where it was kept: CHANGED when it was replaced (freed) under
- * the copy, or before it. */
-static Read copy_held(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Copier *c,
+/* The value of string or bytes object s, as a value to copy. */
+static uh_value held_object(uh_off s, uint32_t type)
+{
+	uh_value v{};
+
+	v.type = type;
+	v.u.ref = s;
+	return v;
+}
+
+/* The copy of string or bytes value held (is_copied), a value that cannot
+ * be read again from where it was kept: CHANGED when its object (a string
+ * or bytes object, or the map entry holding an inline value) was replaced
+ * (freed) under the copy, or before it. */
+static Read copy_held(Napi::Env env, uh_heap *h, const uh_value &held, Copier *c,
 		      Napi::Value *out)
 {
 	bool fetched = false;
@@ -110,9 +121,7 @@ static Read copy_held(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Copier
 		if (fetched)
 			return (int)READ_CHANGED;
 		fetched = true;
-		vals[0] = uh_value{};
-		vals[0].type = type;
-		vals[0].u.ref = s;
+		vals[0] = held;
 		*n = 1;
 		return 0;
 	}, c, &v, 1);
@@ -120,21 +129,26 @@ static Read copy_held(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, Copier
 	if (rc == READ_CHANGED)
 		return CHANGED;
 	if (rc)
-		return changed_or_raise(env, h, rc, type == UH_T_STRING ? "string" : "bytes");
+		return changed_or_raise(env, h, rc, is_string_type(held.type) ? "string" : "bytes");
 	*out = c->outs[0];
 	return COPIED;
 }
 
-Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out)
+Read copy_of(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi::Value *out)
 {
 	Napi::Value copy;
 	Copier c(env, via_buf ? Copier::VIA_BUF : Copier::BUFFER, &copy);
-	Read r = copy_held(env, h, s, type, &c, out);
+	Read r = copy_held(env, h, v, &c, out);
 
 	/* Only a good copy tells the JS side to take it from the buffer. */
 	if (r == COPIED && c.in_buf)
 		data(env)->scratch[SCR_IS_REF] = SCR_BYTES;
 	return r;
+}
+
+Read string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf, Napi::Value *out)
+{
+	return copy_of(env, h, held_object(s, type), via_buf, out);
 }
 
 Napi::Value string_at(Napi::Env env, uh_heap *h, uh_off s, uint32_t type, bool via_buf)
@@ -160,8 +174,8 @@ Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi
 	case UH_T_BOOL: *out = Napi::Boolean::New(env, v.u.i != 0); break;
 	case UH_T_I8: case UH_T_I16: case UH_T_I32: case UH_T_I64: *out = int_value(env, v.u.i); break;
 	case UH_T_F32: case UH_T_F64: *out = Napi::Number::New(env, v.u.f); break;
-	case UH_T_STRING: case UH_T_BYTES:
-		return v.u.ref ? string_at(env, h, v.u.ref, v.type, via_buf, out) : COPIED;
+	case UH_T_STRING: case UH_T_BYTES: case UH_T_ISTRING: case UH_T_IBYTES:
+		return is_copied(v) ? copy_of(env, h, v, via_buf, out) : COPIED;	/* else null */
 	case UH_T_REF:
 		if (v.u.ref == 0)
 			break;
@@ -207,7 +221,7 @@ Read bytes_in_buf(Napi::Env env, uh_heap *h, uh_off s, size_t *at, Napi::Value *
 	Copier c(env, Copier::IN_BUF, &copy);
 
 	c.from = *at;
-	Read r = copy_held(env, h, s, UH_T_BYTES, &c, out);
+	Read r = copy_held(env, h, held_object(s, UH_T_BYTES), &c, out);
 	if (r == COPIED)
 		*at = c.at;
 	return r;
@@ -234,7 +248,7 @@ Napi::Value read_answer(Napi::Env env, uh_heap *h, const std::string &what, bool
 		return env.IsExceptionPending() ? env.Undefined() : out;
 	if (rc)
 		return raise(env, rc, what);
-	if ((v.type == UH_T_STRING || v.type == UH_T_BYTES) && v.u.ref) {
+	if (is_copied(v)) {
 		/* Only a good copy tells the JS side to take it from the buffer. */
 		data(env)->scratch[SCR_IS_REF] = c.in_buf ? (uint32_t)SCR_BYTES : 0u;
 		return c.outs[0];
