@@ -127,10 +127,12 @@ export abstract class PCollection implements Proxied {
  * the value while the value lives. Derived arrays (subarray, slice) are
  * plain Uint8Arrays. */
 export class BytesView extends Uint8Array {
-  /** True while the bytes object it shows is still there (not freed);
-   * false once the heap is closed. Copy, then check, for a consistent copy. */
+  /** True while the object holding the bytes it shows (a bytes object,
+   * or the entry in which a PMap keeps a value of up to 128 bytes) is still
+   * there (not freed); false once the heap is closed. Copy, then check,
+   * for a consistent copy. */
   readonly valid: boolean;
-  /** The bytes object's reference. */
+  /** The reference of the object holding the bytes. */
   readonly $ref: bigint;
 }
 

@@ -65,7 +65,6 @@ class Mapping {
 
 const { liveAt } = require('./internal');
 const { refOf } = require('./identity');
-const { CLASS } = require('./native');
 
 const kMake = Symbol('uniheap.makeView');
 
@@ -77,8 +76,10 @@ const kMake = Symbol('uniheap.makeView');
  * view is reachable (src/session.cc, buffer()). Its bytes are the value's
  * while the value lives: a set that replaces the value, or a delete, frees
  * it (in any process), and the slot may then hold another object, whose
- * bytes the view shows. `valid` is true while the bytes object is still
- * there (its header's class and generation: uniheap.h, "direct"); copy,
+ * bytes the view shows. `valid` is true while the object holding the
+ * bytes (a bytes object, or the entry in which a hash map keeps a value
+ * of up to 128 bytes) is still there (its header's class and generation:
+ * uniheap.h, "direct"); copy,
  * then check valid, for a consistent copy. Writes through a view bypass
  * blocks and locks (on a read-only connection they fault): never write to
  * one. */
@@ -86,7 +87,7 @@ class BytesView extends Uint8Array {
   #st;
   #w;		// the window the header is read through
   #b;		// the header's offset in that window
-  #word;	// the class word it must hold: class bytes | generation << 16
+  #word;	// the class word it must hold: the holder's class | generation << 16
   #ref;
 
   // subarray(), slice(), map() ... make plain Uint8Arrays.
@@ -94,8 +95,9 @@ class BytesView extends Uint8Array {
     return Uint8Array;
   }
 
-  /** The view of r = [payload offset, length, object offset, generation]
-   * (the addon's mapView()). */
+  /** The view of r = [payload offset, length, object offset, generation,
+   * class] (the addon's mapView()): the object is the one holding the
+   * bytes, a bytes object or the hash-map entry that keeps a short value. */
   static [kMake](st, r) {
     // The header's window holds the payload too: it starts less than 2^31
     // before the header and spans 2^32 bytes, so a value of up to 2^31
@@ -106,20 +108,21 @@ class BytesView extends Uint8Array {
     v.#st = st;
     v.#w = w;
     v.#b = off - w.start;
-    v.#word = (CLASS.bytes | r[3] << 16) >>> 0;
+    v.#word = (r[4] | r[3] << 16) >>> 0;
     v.#ref = refOf(off, r[3]);
     return v;
   }
 
-  /** True while the bytes object the view shows is still there (not
-   * freed); false once the heap is closed. */
+  /** True while the object holding the bytes the view shows is still
+   * there (not freed); false once the heap is closed. */
   get valid() {
     const st = this.#st;
     if (st === undefined || st.closed) return false;
     return liveAt(this.#w, this.#b, this.#word);
   }
 
-  /** The bytes object's reference (offset | generation << 48). */
+  /** The reference of the object holding the bytes (offset | generation
+   * << 48): the bytes object, or the hash-map entry of a short value. */
   get $ref() {
     return this.#ref;
   }

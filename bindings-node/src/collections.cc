@@ -184,6 +184,8 @@ static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
 
 	if (v.type >= UH_T_REF && v.u.ref == 0)
 		return "null";
+	if (is_string_type(v.type))	/* a string, wherever it is kept */
+		return "string";
 	if (v.type != UH_T_REF)
 		return uh_type_name(v.type);
 	if (cls == UH_CLASS_STRING)
@@ -194,16 +196,19 @@ static std::string value_type_name(uh_heap *h, const uh_value &v, uint32_t cls)
 }
 
 /* mapView(off, gen, sorted, kind, key) -> [payload offset, length, object
- * offset, generation]: where the bytes of a bytes value lie in the mapping
- * (uh_bytes_get(); lib/views.js makes the view of them), or undefined when
- * the key is missing. A TypeError names the value's type when it is not
- * bytes (a reference to a bytes object counts as bytes, as in get). */
+ * offset, generation, class]: where the bytes of a bytes value lie in the
+ * mapping (uh_value_bytes(); lib/views.js makes the view of them), and the
+ * object holding them: a bytes object, or the entry in which a hash map
+ * keeps a short value (its class, for the view's liveness check).
+ * undefined when the key is missing. A TypeError names the value's type
+ * when it is not bytes (a reference to a bytes object counts as bytes, as
+ * in get). */
 Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	Napi::Value out;
 	uh_value v;
-	uint32_t cls = 0;
+	uint32_t cls = 0, holder;
 	const void *p;
 	size_t len;
 	int rc;
@@ -212,16 +217,20 @@ Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 		return out;
 	if (v.type == UH_T_REF && v.u.ref && (rc = uh_obj_class(h, v.u.ref, &cls)) != 0)
 		return raise(env, rc, "map view");
-	if (!((v.type == UH_T_BYTES || (v.type == UH_T_REF && cls == UH_CLASS_BYTES)) && v.u.ref))
+	if (v.type == UH_T_REF && cls == UH_CLASS_BYTES)
+		v.type = UH_T_BYTES;
+	if (!((v.type == UH_T_BYTES && v.u.ref) || v.type == UH_T_IBYTES))
 		return type_error(env, "view(): the value is not bytes but " +
 					       value_type_name(h, v, cls));
-	if ((rc = uh_bytes_get(h, v.u.ref, &p, &len)) != 0)
+	if ((rc = uh_value_bytes(h, &v, &p, &len)) != 0 ||
+	    (rc = uh_obj_class(h, v.u.ref, &holder)) != 0)
 		return raise(env, rc, "map view");
-	Napi::Array where = Napi::Array::New(env, 4);
+	Napi::Array where = Napi::Array::New(env, 5);
 	where.Set(0u, Napi::Number::New(env, (double)((const char *)p - (const char *)uh_base(h))));
 	where.Set(1u, Napi::Number::New(env, (double)len));
 	where.Set(2u, Napi::Number::New(env, (double)UH_REF_OFFSET(v.u.ref)));
 	where.Set(3u, Napi::Number::New(env, UH_REF_GEN(v.u.ref)));
+	where.Set(4u, Napi::Number::New(env, holder));
 	return where;
 }
 
