@@ -5,7 +5,9 @@
  * inside the same step, so a failure leaves nothing behind.
  *
  * String and bytes values belong to the slot holding them: a put, set,
- * remove or pop that replaces one frees it (UH_FREE_OLD_VALUE).
+ * remove or pop that replaces one frees it (UH_FREE_OLD_VALUE). A hash
+ * map keeps one of up to UH_MAP_INLINE_MAX bytes in the key's entry,
+ * which such a put or remove frees instead.
  *
  * Arguments: (off, gen) name the collection; `sorted` picks the sorted-map
  * call over the hash-map one, `isArray` the array call over the list one;
@@ -234,7 +236,10 @@ Napi::Value Session::MapView(const Napi::CallbackInfo &info)
 	return where;
 }
 
-/* mapPut(off, gen, sorted, kind, key, value, hint, valueGen) */
+/* mapPut(off, gen, sorted, kind, key, value, hint, valueGen). A string
+ * or bytes value goes to a hash map as its bytes, in one uh_map_put_bytes:
+ * libuniheap keeps a short one in the key's entry and makes the object of
+ * a longer one itself, in the same step. Sorted maps take an object. */
 Napi::Value Session::MapPut(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -242,11 +247,16 @@ Napi::Value Session::MapPut(const Napi::CallbackInfo &info)
 	uh_off m;
 	Key k;
 	Stored val;
+	int rc;
 
 	if (!open(env) || !arg_ref(info, 0, &m) ||
 	    !to_key(env, info[3].As<Napi::Number>().Uint32Value(), info[4], &k) ||
 	    !arg_value(info, 5, &val))
 		return env.Undefined();
+	if (!sorted && val.needs_alloc) {
+		rc = uh_map_put_bytes(h, m, &k.k, val.v.type, val.data.data(), val.data.size(), OWNED);
+		return rc ? raise(env, rc, "map set") : env.Undefined();
+	}
 	store(env, h, val, "map set", [&](const uh_value *v) {
 		return sorted ? uh_smap_put(h, m, &k.k, v, OWNED) : uh_map_put(h, m, &k.k, v, OWNED);
 	});

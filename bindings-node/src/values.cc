@@ -5,7 +5,8 @@
  * integer is an i64, any other number an f64), bigint (an i64, exact or
  * refused), string, Buffer/Uint8Array (bytes), and references, which the
  * JS layer passes as (offset, generation). A string or bytes value becomes a
- * new string/bytes object owned by the slot that holds it. Nothing else is
+ * new string/bytes object owned by the slot that holds it (a hash map
+ * takes its bytes instead: collections.cc, mapPut). Nothing else is
  * coerced: a string is never taken for bytes, nor a number for a string.
  */
 #include "addon.h"
