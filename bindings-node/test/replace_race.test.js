@@ -1,10 +1,12 @@
 'use strict';
 // Reads outside a block racing another process that replaces the value
-// read: a bytes field, a PMap and a PSortedMap value (get and iteration),
-// a PList element. Replacing a string/bytes value frees the old one in the
-// same commit, so a reader may find the object it was copying gone; it
-// must then read the value again, never fail. Every value read must be
-// one the writer (or the test) wrote whole: 100 copies of one byte.
+// read: a bytes field, a PMap value (get; get and iteration with values
+// either side of 128 bytes, kept in the entry or not), a PSortedMap value
+// (get and iteration), a PList element. Replacing a string/bytes value
+// frees the old one (or the map entry keeping it) in the same commit, so
+// a reader may find the object it was copying gone; it must then read the
+// value again, never fail. Every value read must be one the writer (or
+// the test) wrote whole: 100 (or 200) copies of one byte.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -24,10 +26,11 @@ useHeap(d, (h) => {
   Rec = heap.defineClass('t.race.Rec', { data: 'bytes', n: 'i64' });
 }, () => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A value written whole: 100 copies of one byte. */
-function checkValue(v, seen) {
+/** A value written whole: 100 (or, where given, another number of)
+ * copies of one byte. */
+function checkValue(v, seen, lengths = [100]) {
   assert.ok(Buffer.isBuffer(v), `not a Buffer: ${v}`);
-  assert.equal(v.length, 100);
+  assert.ok(lengths.includes(v.length), `a value of ${v.length} bytes`);
   for (const x of v) if (x !== v[0]) assert.fail(`a torn value: ${v.toString('hex')}`);
   seen.add(v[0]);
 }
@@ -65,6 +68,20 @@ test('a PMap value replaced by another process reads whole, without error', asyn
   await race('map', (seen) => {
     checkValue(m.get('k'), seen);
     assert.equal(m.has('k'), true);
+  });
+});
+
+test('a PMap value replaced across 128 bytes reads whole, by get and by iteration', async () => {
+  // The writer puts 100 bytes (kept in the key's entry) and 200 (an
+  // object) in turn: each put frees the entry, or the object, being read.
+  const m = new uniheap.PMap(heap);
+  for (const k of ['a', 'k', 'z']) m.set(k, Buffer.alloc(100, 0));
+  heap.roots.set('t.race.mapx', m);
+  await race('mapx', (seen) => {
+    checkValue(m.get('k'), seen, [100, 200]);
+    const entries = [...m.entries()];
+    assert.deepEqual(entries.map((kv) => kv[0]).sort(), ['a', 'k', 'z']);
+    for (const kv of entries) checkValue(kv[1], seen, [100, 200]);
   });
 });
 
