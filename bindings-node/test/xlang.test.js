@@ -2,9 +2,11 @@
 // Node with C and Python on one heap. C -> Node: tests/c/prog_py_xlang
 // creates classes and objects Node never declared; Node reads them through
 // generic proxies, updates them, and C checks the updates ("verify").
-// Node -> C: Node creates what prog_py_xlang "check-py" checks. Node and
-// Python: one class declared in both with one layout is one class, objects
-// pass both ways; a mismatch is ClassMismatchError and changes nothing.
+// Node -> C: Node creates what prog_py_xlang "check-py" checks. Both ways
+// goes a hash map of string and bytes values of 0 to 129 bytes (kept in
+// their entries up to 128 bytes, as objects beyond). Node and Python: one
+// class declared in both with one layout is one class, objects pass both
+// ways; a mismatch is ClassMismatchError and changes nothing.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const uniheap = require('..');
@@ -22,6 +24,15 @@ test.afterEach(async () => {
 });
 
 const LABELS = ['point-0', 'pünkt ✓', ''];
+
+// The hash map of short and long values prog_py_xlang makes ("xlang.inline",
+// create) and checks ("pyx.inline", check-py): for n in INL_LENS, "s<n>" ->
+// inlText(n), "b<n>" -> inlBytes(n); a map keeps those of up to 128 bytes
+// in their entries, the 129-byte ones as objects.
+const INL_LENS = [0, 1, 128, 129];
+const inlText = (n) => 'é'.repeat(n >> 1) + (n % 2 ? 'x' : '');
+const inlBytes = (n) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7) % 256));
+const inlEntries = () => INL_LENS.flatMap((n) => [[`s${n}`, inlText(n)], [`b${n}`, inlBytes(n)]]);
 
 test('C objects through generic proxies, updated from Node, checked by C', () => {
   let r = runProg('prog_py_xlang', 'create', d.sock);
@@ -45,6 +56,11 @@ test('C objects through generic proxies, updated from Node, checked by C', () =>
   assert.ok(index.get('origin').$equals(p0));
   assert.deepEqual([index.get('count'), index.get('name'), index.get('ratio'), index.get('yes')],
     [3, 'points', 0.25, true]);
+  // Short and long string and bytes values C put with uh_map_put_bytes, by
+  // get and by iteration.
+  const inl = heap.roots.get('xlang.inline');
+  for (const [k, v] of inlEntries()) assert.deepEqual(inl.get(k), v, k);
+  assert.deepEqual(new Map(inl), new Map(inlEntries()));
 
   heap.atomic(() => {
     for (const p of points) {
@@ -102,6 +118,7 @@ test('what Node creates, C reads (prog_py_xlang check-py)', () => {
     heap.roots.set('pyx.smap', smap);
     heap.roots.set('pyx.list', new uniheap.PList(heap, [1, 'two', uniheap.f64(3), null, alice]));
     heap.roots.set('pyx.arr', new uniheap.PArray(heap, 'i32', [0, -1, 2, -3, 4]));
+    heap.roots.set('pyx.inline', new uniheap.PMap(heap, inlEntries()));
   });
   const r = runProg('prog_py_xlang', 'check-py', d.sock);
   assert.equal(r.status, 0, r.stdout + r.stderr);
