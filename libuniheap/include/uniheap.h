@@ -864,8 +864,8 @@ int uh_map_put(uh_heap *h, uh_off m, const uh_key *k, const uh_value *v, uint32_
  * a put allocates one object; a longer value, or any value in a map made
  * before (FORMAT.md 11.3), becomes a string or bytes object of its own,
  * as uh_string_new / uh_bytes_new would make it. flags as uh_map_put
- * (UH_FREE_OLD frees an old value's object; an old inline value goes
- * with its entry in any case).
+ * (UH_FREE_OLD or UH_FREE_OLD_VALUE frees an old value's object; an old
+ * inline value goes with its entry in any case).
  * @return 0; UH_EINVAL (type, NULL data with len); UH_EUTF8; as
  *         uh_map_put and uh_alloc.
  */
