@@ -92,12 +92,25 @@ static int run_check(struct th_heapd *d, const char *what)
 	return run_prog(argv, what);
 }
 
+/* With UH_GOLD_REGEN=1: the heap d wrote (heapd stopped) becomes the
+ * checked-in tests/gold/v<now>/<set>.heap.gz. */
+static void write_gold(const struct th_heapd *d, const char *set)
+{
+	char gz[1024], cmd[2400];
+
+	if (!getenv("UH_GOLD_REGEN") || strcmp(getenv("UH_GOLD_REGEN"), "1"))
+		return;
+	gold_path(gz, sizeof(gz), GOLD_VERSION_NOW, set);
+	snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d->heap, gz);
+	TH_CHECK(sh(cmd) == 0);
+	printf("wrote %s\n", gz);
+}
+
 static void regenerate(void)
 {
 	static char out[4096];
 	struct th_heapd d = { 0 };
 	char *argv[] = { (char *)th_bin("prog_gold_gen"), "--socket", d.sock, NULL };
-	char cmd[2400];
 
 	if (th_heapd_start(&d, GOLD_ARGS) != 0) {
 		th_fail(__FILE__, __LINE__, "heapd --create " GOLD_ARGS " failed");
@@ -111,13 +124,7 @@ static void regenerate(void)
 	}
 	run_check(&d, "regenerated heap");
 	th_heapd_stop(&d);
-	if (getenv("UH_GOLD_REGEN") && !strcmp(getenv("UH_GOLD_REGEN"), "1")) {
-		char gz[1024];
-		gold_path(gz, sizeof(gz), GOLD_VERSION_NOW, "basic");
-		snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gz);
-		TH_CHECK(sh(cmd) == 0);
-		printf("wrote %s\n", gz);
-	}
+	write_gold(&d, "basic");
 	/* Reopen it once: a heap heapd wrote and closed checks the same. */
 	if (th_heapd_start(&d, NULL) == 0)
 		run_check(&d, "regenerated heap, reopened");
@@ -288,18 +295,12 @@ static void inline_steps(struct th_heapd *d, const char *what)
 static void inline_maps(void)
 {
 	struct th_heapd d = { 0 };
-	char gz[1024], cmd[2400];
 
 	if (th_heapd_start(&d, GOLD_ARGS) != 0) {
 		th_fail(__FILE__, __LINE__, "heapd --create " GOLD_ARGS " failed");
 	} else if (run_inline(&d, "--gen", NULL, "inline map written today") == 0) {
 		th_heapd_stop(&d);
-		if (getenv("UH_GOLD_REGEN") && !strcmp(getenv("UH_GOLD_REGEN"), "1")) {
-			gold_path(gz, sizeof(gz), GOLD_VERSION_NOW, "inline");
-			snprintf(cmd, sizeof(cmd), "gzip -9 -n -c '%s' > '%s'", d.heap, gz);
-			TH_CHECK(sh(cmd) == 0);
-			printf("wrote %s\n", gz);
-		}
+		write_gold(&d, "inline");
 		if (th_heapd_start(&d, NULL) == 0)
 			inline_steps(&d, "inline map written today");
 		else
