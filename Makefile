@@ -169,6 +169,8 @@ deps:
 # tests/grow: C, Python, Java and Node writers fill a 16 MiB heap that grows
 # (to UH_GROW_TARGET, default 1G) while a reader of each language checks it,
 # then again with heapd SIGKILLed.
+# tests/xlang_maps: Python, Java and Node read each other's str/bytes values
+# in one hash map, inline in their entries or objects, and replace them.
 # ispn-test: the Infinispan store's contract tests and a three-JVM cluster.
 test: deps all ycsb-java
 	@$(PY) scripts/cycles.py --build $(BUILD); k=$$?; \
@@ -178,7 +180,8 @@ test: deps all ycsb-java
 	UNIHEAP_BUILD=$(abspath $(BUILD)) JAVA25_HOME=$(JAVA25_HOME) \
 		$(PY) -m pytest tests/service -q -p no:cacheprovider; s=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) PYTHONPATH=bindings-python JAVA25_HOME=$(JAVA25_HOME) \
-		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify tests/gc_model tests/grow -q \
+		$(PY) -m pytest bench/ycsb/python/tests tests/demo tests/notify tests/gc_model tests/grow \
+		tests/xlang_maps -q \
 		-p no:cacheprovider; y=$$?; \
 	UNIHEAP_BUILD=$(abspath $(BUILD)) $(NODE) --test $(NODE_TESTS); n=$$?; \
 	$(MAKE) --no-print-directory java-test; j=$$?; \

@@ -1,7 +1,8 @@
 """Process helpers shared by the pytest suites (bindings-python/tests,
-tests/service): every process a test starts is stopped by its pid, never
-by name."""
+tests/service, the cross-language suites): every process a test starts is
+stopped by its pid, never by name."""
 
+import contextlib
 import signal
 import socket
 import subprocess
@@ -70,3 +71,24 @@ def uniheap_jar(repo):
     jars = [j for j in (repo / "bindings-java" / "target").glob("uniheap-*.jar")
             if not j.name.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
     return jars[0] if jars else None
+
+
+@contextlib.contextmanager
+def heapd_serving(heapd, workdir, *args, timeout=10.0):
+    """heapd (its path) creating workdir/heap.uh with args (size,
+    durability...), serving on workdir/heapd.sock, its output in
+    workdir/heapd.log; yields the socket once it accepts; always stopped
+    (by its pid)."""
+    sock = str(workdir / "heapd.sock")
+    log = open(workdir / "heapd.log", "ab")
+    proc = subprocess.Popen([str(heapd), "--heap", str(workdir / "heap.uh"), "--socket", sock,
+                             "--create", *args],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        why = wait_accepting(proc, sock, timeout)
+        if why:
+            raise RuntimeError(why)
+        yield sock
+    finally:
+        end_process(proc)
+        log.close()

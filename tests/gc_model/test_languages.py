@@ -59,7 +59,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bindings-python"))
-from processes import end_process, jdk25_java, uniheap_jar, wait_accepting  # noqa: E402
+from processes import end_process, heapd_serving, jdk25_java, uniheap_jar  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SECONDS = float(os.environ.get("UH_GC_MODEL_SECONDS", "20"))
@@ -124,19 +124,9 @@ def peer_argv(lang, sock, me, nproc, java_classes):
 def heapd(workdir):
     """A private heapd on a fresh 32 MiB heap; yields its socket; always
     stopped (by its pid)."""
-    sock = str(workdir / "heapd.sock")
-    log = open(workdir / "heapd.log", "ab")
-    proc = subprocess.Popen([str(build_dir() / "heapd"), "--heap", str(workdir / "heap.uh"),
-                             "--socket", sock, "--create", "--size", HEAP_SIZE,
-                             "--max-size", HEAP_SIZE, "--durability", "memory"],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        why = wait_accepting(proc, sock, 30.0)
-        assert why is None, why
+    with heapd_serving(build_dir() / "heapd", workdir, "--size", HEAP_SIZE, "--max-size",
+                       HEAP_SIZE, "--durability", "memory", timeout=30.0) as sock:
         yield sock
-    finally:
-        end_process(proc)
-        log.close()
 
 
 def heapctl(sock, *args, timeout=300):

@@ -14,7 +14,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bindings-python"))
-from processes import end_process, jdk25_java, uniheap_jar, wait_accepting  # noqa: E402
+from processes import end_process, heapd_serving, jdk25_java, uniheap_jar  # noqa: E402
 
 LANGS = ("c", "python", "java", "node")
 ROOT = "notify.cell"
@@ -58,20 +58,11 @@ def heapd_running(size="64M"):
     socket; always stopped (by its pid) and the folder removed."""
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     d = Path(tempfile.mkdtemp(prefix="uniheap-notify-", dir=base))
-    sock = str(d / "heapd.sock")
-    log = open(d / "heapd.log", "ab")
-    proc = subprocess.Popen([str(build_dir() / "heapd"), "--heap", str(d / "heap.uh"),
-                             "--socket", sock, "--create", "--size", size,
-                             "--durability", "memory"],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
-        why = wait_accepting(proc, sock, 10.0)
-        if why:
-            raise RuntimeError(why)
-        yield sock
+        with heapd_serving(build_dir() / "heapd", d, "--size", size,
+                           "--durability", "memory") as sock:
+            yield sock
     finally:
-        end_process(proc)
-        log.close()
         shutil.rmtree(d, ignore_errors=True)
 
 
