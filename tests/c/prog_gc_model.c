@@ -42,6 +42,7 @@
 #include "harness.h"
 
 #define NKEYS 64
+#define TRIES 1000	/* a block's tries: tests/gc_model/test_languages.py, "Tries" */
 #define NHELD 32
 #define NPROC_MAX 8
 
@@ -131,7 +132,7 @@ static void build(long step)
 {
 	struct build_arg a = { (int)(rnd() % NKEYS),
 			       { (int64_t)me << 40 | (int64_t)step << 8, 1 + (int)(rnd() % 4) } };
-	int rc = uh_run(h, build_fn, &a, 0);
+	int rc = uh_run(h, build_fn, &a, TRIES);
 	if (rc)
 		die(1, "build", rc);
 	own[a.k] = a.c;
@@ -295,7 +296,7 @@ static void relink(void)
 				(int)(rnd() % NKEYS) };
 	if (!own[a.k].base)
 		return;
-	int rc = uh_run(h, relink_fn, &a, 0);
+	int rc = uh_run(h, relink_fn, &a, TRIES);
 	if (rc)
 		die(1, "relink", rc);
 	n_relink++;
@@ -340,7 +341,7 @@ static int peek_fn(uh_heap *hh, void *p)
 static void peek(void)
 {
 	struct peek_arg a = { (int)(rnd() % nproc), (int)(rnd() % NKEYS) };
-	int rc = uh_run(h, peek_fn, &a, 0);
+	int rc = uh_run(h, peek_fn, &a, TRIES);
 	if (rc == UH_EINTERNAL)
 		die(2, "a chain read in a block was torn", rc);
 	if (rc == UH_ECONFLICT)

@@ -244,6 +244,7 @@ public final class GcPeer {
         }
         int me = Integer.parseInt(args[1]);
         try (Heap heap = Heap.connect(Path.of(args[0]))) {
+            heap.maxTries(1000);    // a block's tries: test_languages.py, "Tries"
             GcPeer p = new GcPeer(heap, me, Integer.parseInt(args[2]), Long.parseLong(args[4]));
             long steps = p.run(Double.parseDouble(args[3]));
             HeapStats st = heap.stats();

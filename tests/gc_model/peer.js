@@ -32,6 +32,7 @@ const path = require('node:path');
 const uniheap = require(path.join(__dirname, '..', '..', 'bindings-node'));
 
 const NKEYS = 64;
+const TRIES = 1000;   // a block's tries: test_languages.py, "Tries"
 const NHELD = 32;
 const PAY_MAX = 47;
 
@@ -210,6 +211,7 @@ async function main(argv) {
   }
   const [sock, me, nproc, seconds, seed] = [argv[0], ...argv.slice(1).map(Number)];
   const heap = uniheap.connect({ socket: sock });
+  heap.maxTries = TRIES;
   try {
     const peer = new Peer(heap, me, nproc, seed);
     let steps;

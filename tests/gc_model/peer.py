@@ -29,6 +29,7 @@ except ImportError:     # run from a checkout without PYTHONPATH
     import uniheap
 
 NKEYS, NHELD, PAY_MAX = 64, 32, 47
+TRIES = 1000       # a block's tries: test_languages.py, "Tries"
 
 
 class Node(uniheap.PObject, name="gcm.Node"):
@@ -190,6 +191,7 @@ def main(argv):
     sock, me, nproc, seconds, seed = argv[1], int(argv[2]), int(argv[3]), float(argv[4]), \
         int(argv[5])
     with uniheap.connect(sock) as heap:
+        heap.max_tries = TRIES
         peer = Peer(heap, me, nproc, seed)
         try:
             steps = peer.run(seconds)

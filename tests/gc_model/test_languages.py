@@ -34,6 +34,16 @@ speak it too):
   chain under its keys is the one it built, and one hop along `other` is a
   whole chain. A freed or torn object there exits 2.
 
+Tries: every participant's blocks get 1000 tries, not the bindings' 100.
+A writer whose block needs an arena waits in heapd's lease while it runs GC
+cycles, up to 4 s while they free something (FORMAT.md 6.3), holding the
+locks its block took, the map's header among them (every put and remove
+locks it). Another participant's block that read the header loses each try
+meanwhile: once starving, it waits up to 20 ms per try for the lock
+(starve.c), so 100 tries can all run out inside one such lease on this
+small, busy heap (seen once in CI: a Node re-link). That is liveness under
+contention, not what this test checks; 1000 tries outlast any lease.
+
 The heap is 64 MiB, not test_gc_model's 32: each session allocates from
 small arenas it leases, one per slot size at least (nodes and payloads use
 three sizes), and an arena a live session leases serves no other session
