@@ -23,9 +23,10 @@
 
 #include "uhint.h"
 
-static int is_inline(const uh_value *v)
+/* A string or bytes value: an object's or an inline one. */
+static int has_bytes(uint32_t type)
 {
-	return v->type == UH_T_ISTRING || v->type == UH_T_IBYTES;
+	return type == UH_T_STRING || type == UH_T_BYTES || uh_type_is_inline(type);
 }
 
 /* The object holding string or bytes value v's bytes (NULL with *rc), and
@@ -36,7 +37,7 @@ static int is_inline(const uh_value *v)
 static const struct uh_objhdr *holder(uh_heap *h, const uh_value *v, uint32_t *at,
 				      uint32_t *len, int *rc)
 {
-	uint32_t cls = is_inline(v) ? UH_CLASS_MAP_IENTRY :
+	uint32_t cls = uh_type_is_inline(v->type) ? UH_CLASS_MAP_IENTRY :
 		       v->type == UH_T_STRING ? UH_CLASS_STRING : UH_CLASS_BYTES;
 	const struct uh_objhdr *o = uh_obj_get(h, v->u.ref, cls, rc);
 
@@ -45,7 +46,7 @@ static const struct uh_objhdr *holder(uh_heap *h, const uh_value *v, uint32_t *a
 	uint32_t payload = __atomic_load_n(&o->size, __ATOMIC_ACQUIRE) & UH_OBJ_SIZE_MASK;
 	*at = UH_OBJHDR_SIZE;
 	*len = payload;
-	if (!is_inline(v))
+	if (!uh_type_is_inline(v->type))
 		return o;
 	*at = UH_VALUE_AT(v);
 	*len = UH_VALUE_LEN(v);
@@ -79,7 +80,7 @@ static int copy_one(uh_heap *h, const uh_value *v, uint32_t i, uh_bytes_copy_fn 
 
 	/* Freed between uh_obj_get and these loads: no copy, the check fails. */
 	if ((size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(v->u.ref))
-		crc = copy(arg, i, (const char *)o + at, is_inline(v) ? len :
+		crc = copy(arg, i, (const char *)o + at, uh_type_is_inline(v->type) ? len :
 			   size & UH_OBJ_SIZE_MASK);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* the copy's loads before the check's */
 	if ((size & UH_OBJ_VALID) && uh_word_gen(word) == UH_REF_GEN(v->u.ref) &&
@@ -101,8 +102,7 @@ static int copy_all(uh_heap *h, const uh_value *vals, uint32_t n, uh_bytes_copy_
 {
 	for (uint32_t i = 0; i < n; i++) {	/* bound: n <= cap */
 		const uh_value *v = &vals[i];
-		if ((v->type != UH_T_STRING && v->type != UH_T_BYTES && !is_inline(v)) ||
-		    v->u.ref == 0)
+		if (!has_bytes(v->type) || v->u.ref == 0)
 			continue;
 		int rc = copy_one(h, v, i, copy, arg, replaced);
 		if (rc || *replaced)
@@ -146,7 +146,7 @@ int uh_value_bytes(uh_heap *h, const uh_value *v, const void **data, size_t *len
 		return rc;
 	if (!v || !data || !len)
 		return uh_err_set(UH_EINVAL, "uh_value_bytes: NULL argument");
-	if (v->type != UH_T_STRING && v->type != UH_T_BYTES && !is_inline(v))
+	if (!has_bytes(v->type))
 		return uh_err_set(UH_ETYPE, "uh_value_bytes: a value of type %s, not a string or "
 				  "bytes", uh_type_name(v->type));
 	const struct uh_objhdr *o = holder(h, v, &at, &n, &rc);

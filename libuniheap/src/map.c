@@ -2,7 +2,8 @@
  * map.c -- the persistent hash map (uh_map_*): separate chaining in a
  * power-of-two bucket table that grows online, a bounded number of
  * buckets per update, so no single operation pauses for the whole map.
- * Iteration is in map_iter.c, the structural check in map_check.c.
+ * Reads (get, len, key kind) are in map_get.c, iteration in map_iter.c,
+ * the structural check in map_check.c.
  *
  * FORMAT. Every reference is where recovery GC finds it without knowing
  * the map (typed slots, a reference table, or a packed object's typed
@@ -224,11 +225,6 @@ static int slot_entry_key(uh_heap *h, const struct dt_map_view *v, struct dt_ent
 	return 0;
 }
 
-static int inline_type(uint32_t t)
-{
-	return t == UH_T_ISTRING || t == UH_T_IBYTES;
-}
-
 /* The key's and the value's lengths in an inline-key entry of map v
  * whose payload is as long as its header says (read in place: a torn read
  * fails a check here, or the caller's final validation): 1 when they fit
@@ -249,7 +245,7 @@ static int ie_lens(const struct uh_objhdr *o, const struct dt_map_view *v, uint3
 	uh_load(&t, p + DT_IE_TYPE, 1);
 	*vtype = *vlen = 0;
 	*klen = payload - DT_IE_KEY;
-	if (inline_type(t)) {
+	if (uh_type_is_inline(t)) {
 		uh_load(&lens, p + DT_IE_LENS, 8);
 		*vtype = t;
 		*klen = (uint32_t)lens;
@@ -273,11 +269,9 @@ static void inline_slot(uh_off e, uint32_t vtype, uint32_t klen, uint32_t vlen,
 	s->value = e;
 }
 
-/* One step along a chain of inline-key entries, read in place: 1 with *s
- * when entry e (header o, lengths checked by ie_lens) holds the key (kd,
- * klen), else 0 with *next. */
-static int ie_step(uh_off e, const struct uh_objhdr *o, const struct dt_map_view *v,
-		   const void *kd, size_t klen, struct uh_slot *s, uh_off *next)
+/* map_int.h: one step of the get shortcuts (map_get.c). */
+int dt_ie_step(uh_off e, const struct uh_objhdr *o, const struct dt_map_view *v,
+	       const void *kd, size_t klen, struct uh_slot *s, uh_off *next)
 {
 	const char *p = (const char *)(o + 1);
 	uint32_t elen, vtype, vlen;
@@ -544,14 +538,6 @@ _Static_assert(sizeof(struct dt_map_view) <= UH_VIEW_BYTES, "a map view fits the
 
 /* ---- lookup ---- */
 
-/* Where a key is, or would be inserted. */
-struct find {
-	const struct dt_table *table;
-	uint64_t bucket;
-	struct dt_entry prev;	/* entry before it in the chain; ref 0: the bucket */
-	struct dt_entry entry;	/* ref 0: not found */
-};
-
 static int same_key(const uh_key *a, const uh_key *b)
 {
 	if (a->kind == UH_KEY_I64)
@@ -559,8 +545,9 @@ static int same_key(const uh_key *a, const uh_key *b)
 	return a->len == b->len && (!a->len || memcmp(a->data, b->data, a->len) == 0);
 }
 
-static int find(uh_heap *h, const struct dt_map_view *v, const uh_key *k, uint64_t hash,
-		struct find *f)
+/* map_int.h: the general lookup, for puts, removes and map_get.c. */
+int dt_find(uh_heap *h, const struct dt_map_view *v, const uh_key *k, uint64_t hash,
+	    struct dt_find *f)
 {
 	struct dt_entry d;
 	uh_off e, parent;
@@ -697,7 +684,7 @@ struct put_args {
  * value is never written in place, so that a reader copying it out needs
  * only the entry's generation to know the bytes were the value's
  * (uh_copy_values), as for a bytes object. */
-static int relink(uh_heap *h, const struct find *f, const struct uh_slot *vs,
+static int relink(uh_heap *h, const struct dt_find *f, const struct uh_slot *vs,
 		  const struct dt_bytes *iv)
 {
 	uh_off e;
@@ -712,7 +699,7 @@ static int relink(uh_heap *h, const struct find *f, const struct uh_slot *vs,
 	return rc ? rc : entry_free(h, &f->entry);
 }
 
-static int replace(uh_heap *h, const struct find *f, const struct uh_slot *vs,
+static int replace(uh_heap *h, const struct dt_find *f, const struct uh_slot *vs,
 		   const struct dt_bytes *iv, uint32_t flags)
 {
 	struct uh_slot old;
@@ -729,7 +716,7 @@ static int replace(uh_heap *h, const struct find *f, const struct uh_slot *vs,
 
 /* Allocations first, then writes: a failed allocation (heap full) leaves
  * no half-linked entry behind, even inside the caller's block. */
-static int insert(uh_heap *h, struct dt_map_view *v, const struct find *f, const uh_key *k,
+static int insert(uh_heap *h, struct dt_map_view *v, const struct dt_find *f, const uh_key *k,
 		  const struct uh_slot *vs, const struct dt_bytes *iv)
 {
 	struct dt_table t;
@@ -781,13 +768,13 @@ static int put_body(uh_heap *h, void *arg)
 	const struct dt_bytes *iv;
 	struct dt_map_view v;
 	struct uh_slot vs;
-	struct find f;
+	struct dt_find f;
 	int rc;
 
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
 	    (rc = uh_tx_changed(h, a->m)) != 0)
 		return rc;
-	if ((rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0 ||
+	if ((rc = dt_find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0 ||
 	    (rc = put_value(h, &v, a, &vs, &iv)) != 0)
 		return rc;
 	rc = f.entry.ref ? replace(h, &f, &vs, iv, a->flags) : insert(h, &v, &f, a->k, &vs, iv);
@@ -808,7 +795,7 @@ struct remove_args {
 };
 
 /* Unlink entry f->entry, free it (and its key object), count one less. */
-static int unlink_entry(uh_heap *h, struct dt_map_view *v, const struct find *f,
+static int unlink_entry(uh_heap *h, struct dt_map_view *v, const struct dt_find *f,
 			struct uh_slot *val)
 {
 	int rc;
@@ -829,11 +816,11 @@ static int remove_body(uh_heap *h, void *arg)
 	struct remove_args *a = arg;
 	struct dt_map_view v;
 	struct uh_slot val;
-	struct find f;
+	struct dt_find f;
 	int rc;
 
 	if ((rc = dt_map_view(h, a->m, 1, &v)) != 0 || (rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
-	    (rc = find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
+	    (rc = dt_find(h, &v, a->k, dt_key_hash(&v, a->k), &f)) != 0)
 		return rc;
 	if (!f.entry.ref)
 		return uh_err_set(UH_ENOTFOUND, "uh_map_remove: key not in map %llu",
@@ -844,105 +831,6 @@ static int remove_body(uh_heap *h, void *arg)
 	if (a->old)
 		uh_slot_to_value(&val, a->old);
 	return v.old.ref ? migrate_step(h, &v) : 0;
-}
-
-/* ---- get, len, key kind ---- */
-
-struct get_args {
-	uh_off m;
-	const uh_key *k;
-	uint64_t hash;
-	uh_value *val;
-	int missing;	/* set instead of failing: see uh_map_get */
-};
-
-/* get_fast could not answer: run the general code. */
-#define GET_GENERAL 1
-
-/* Outside blocks (an optimistic try), the common case in one pass with
- * none of find()'s layers: a reference table, entries that keep their key
- * inline. Each entry still goes through uh_obj_get (its slot, noted before
- * its first byte is read, valid bit, generation) and the same bounds as
- * dt_entry_load; anything else (the slot encoding, a key of a bad length,
- * a chain longer than the count, a bad reference) answers GET_GENERAL, and
- * the general code, reading the same objects, says what it is. 0 with
- * *found (and *s when found), or the error of a lost try. */
-static int get_fast(uh_heap *h, const struct dt_map_view *v, const struct get_args *a,
-		    struct uh_slot *s, int *found)
-{
-	const uh_key *k = a->k;
-	size_t klen;
-	const void *kd = uh_key_bytes(k, &klen);
-	const struct dt_table *t;
-	uint64_t b;
-	uh_off e;
-	int rc;
-
-	if (k->kind != v->kind)
-		return GET_GENERAL;
-	dt_map_bucket_of(v, a->hash, &t, &b);
-	if (!t->refs)
-		return GET_GENERAL;
-	if ((rc = uh_tx_read(h, t->ref, t->ref + dt_table_at(t, b), &e, 8)) != 0)
-		return rc;
-	for (uint64_t n = 0; e; n++) {	/* bound: count entries */
-		const struct uh_objhdr *o;
-		uh_off at = e;
-		if (n >= v->count || !(o = uh_obj_get(h, e, 0, &rc)) ||
-		    uh_word_class(__atomic_load_n(&o->class_word, __ATOMIC_RELAXED)) !=
-			    UH_CLASS_MAP_IENTRY)
-			return GET_GENERAL;
-		int step = ie_step(at, o, v, kd, klen, s, &e);
-		if (step < 0)
-			return GET_GENERAL;
-		if (step) {
-			*found = 1;
-			return 0;
-		}
-	}
-	*found = 0;
-	return 0;
-}
-
-static int get_body(uh_heap *h, void *arg)
-{
-	struct get_args *a = arg;
-	struct dt_map_view v;
-	struct uh_slot s;
-	struct find f;
-	int found = 0, rc;
-
-	if ((rc = dt_map_view(h, a->m, 0, &v)) != 0)
-		return rc;
-	a->hash = dt_key_hash(&v, a->k);
-	if (h->opt.on && (rc = get_fast(h, &v, a, &s, &found)) != GET_GENERAL) {
-		a->missing = !found;
-		if (rc == 0 && found && a->val)
-			uh_slot_to_value(&s, a->val);
-		return rc;
-	}
-	if ((rc = uh_key_kind_check(v.kind, a->k)) != 0 ||
-	    (rc = find(h, &v, a->k, a->hash, &f)) != 0)
-		return rc;
-	a->missing = !f.entry.ref;
-	if (!f.entry.ref)
-		return 0;
-	if ((rc = dt_entry_value(h, &f.entry, &s)) != 0)
-		return rc;
-	if (a->val)
-		uh_slot_to_value(&s, a->val);
-	return 0;
-}
-
-struct header_args {
-	uh_off m;
-	struct dt_map_view v;
-};
-
-static int header_body(uh_heap *h, void *arg)
-{
-	struct header_args *a = arg;
-	return dt_map_view(h, a->m, 0, &a->v);
 }
 
 /* ---- new ---- */
@@ -992,172 +880,6 @@ int uh_map_new(uh_heap *h, uint32_t key_kind, uh_off *out)
 				  "UH_KEY_BYTES (2) or UH_KEY_I64 (3)", key_kind);
 	if ((rc = uh_in_implicit_block(h, new_body, &a)) == 0)
 		*out = a.out;
-	return rc;
-}
-
-int uh_map_key_kind(uh_heap *h, uh_off m, uint32_t *key_kind)
-{
-	struct header_args a = { .m = m };
-	int rc = uh_check_handle(h);
-
-	if (rc)
-		return rc;
-	if (!key_kind)
-		return uh_err_set(UH_EINVAL, "uh_map_key_kind: key_kind is NULL");
-	if ((rc = uh_opt_run(h, header_body, &a)) == 0)
-		*key_kind = a.v.kind;
-	return rc;
-}
-
-int uh_map_len(uh_heap *h, uh_off m, uint64_t *len)
-{
-	struct header_args a = { .m = m };
-	int rc = uh_check_handle(h);
-
-	if (rc)
-		return rc;
-	if (!len)
-		return uh_err_set(UH_EINVAL, "uh_map_len: len is NULL");
-	if ((rc = uh_opt_run(h, header_body, &a)) == 0)
-		*len = a.v.count;
-	return rc;
-}
-
-/* ---- get outside blocks, lean ---- */
-
-/* What get_lean notes: the header, the table, up to six entries. */
-#define LEAN_MAX 8
-
-/* Entry e, checked as dt_entry_load checks an inline-key entry (valid,
- * its generation, its class; ie_step checks its lengths), its lock word
- * noted in *w first;
- * else NULL. No arena lookup: e was read from a table or entry the final
- * check vouches for, so it names a live entry if that check passes, and
- * until then only the bounds of what is read matter (uh_obj_in_map). */
-static const struct uh_objhdr *lean_entry(uh_heap *h, uh_off e, uint64_t *w)
-{
-	const struct uh_objhdr *o = uh_obj_in_map(h, e, 0);
-	uint64_t v;
-	uint32_t payload;
-
-	if (!o || !uh_lock_note(h, UH_REF_OFFSET(e), w, &v) ||
-	    !uh_obj_live_in_place(h, o, e, UH_CLASS_MAP_IENTRY, &payload))
-		return NULL;
-	return o;
-}
-
-/* Where a lean get looks: the header's view kept from an earlier read,
- * the lock word it was kept at, and the bucket of the key's hash in it
- * (hashed as that view says). */
-struct lean {
-	struct dt_map_view v;
-	uint64_t kept_word;
-	const struct dt_table *t;	/* in v */
-	uint64_t b;
-};
-
-/* Outside blocks, with a view of m kept: fill *l and start loading the
- * bucket's line, so that the cache miss overlaps the work before the
- * lookup (a prefetch reads nothing and never faults; the view may be
- * stale, get_lean checks it). 0 when there is no view to go by. */
-static int lean_begin(uh_heap *h, uh_off m, const uh_key *k, struct lean *l)
-{
-	const void *kept = h->tx.depth ? NULL : uh_opt_kept(h, m, UH_CLASS_MAP, &l->kept_word);
-
-	if (!kept)
-		return 0;
-	memcpy(&l->v, kept, sizeof(l->v));
-	dt_map_bucket_of(&l->v, dt_key_hash(&l->v, k), &l->t, &l->b);
-	__builtin_prefetch((const void *)((uintptr_t)h->base + UH_REF_OFFSET(l->t->ref) +
-					  dt_table_at(l->t, l->b)));
-	return 1;
-}
-
-/* A get outside blocks in the common case, without an optimistic try's
- * bookkeeping: the header's view kept from an earlier read (optread.c), a
- * reference table, a short chain of inline-key entries, no commit being
- * applied to them. The protocol is uh_opt_run's (optread.c says why it is
- * linearizable): every object's lock word is loaded before its first
- * byte, and after an acquire fence every object must pass uh_lock_still;
- * the header's bytes must still be the version its view was kept at, so
- * the view (table, sizes, count) is the header's state too. Anything else
- * answers GET_GENERAL and the general path runs, which retries, waits for
- * appliers or reports damage. 0 with *found (and *s when found). */
-static int get_lean(uh_heap *h, uh_off m, const struct lean *l, const uh_key *k,
-		    struct uh_slot *s, int *found)
-{
-	uint64_t obj[LEAN_MAX], word[LEAN_MAX], ver;
-	size_t klen;
-	const void *kd = uh_key_bytes(k, &klen);
-	const uint64_t kept_word = l->kept_word;
-	const struct dt_map_view *v = &l->v;
-	const struct dt_table *t = l->t;
-	uint32_t n = 0;
-	uh_off e;
-
-	if (v->kind != k->kind || !t->refs)
-		return GET_GENERAL;
-	/* The view is the header's state at kept_word: the table it names is
-	 * live and of that size while the word stays (freeing or replacing
-	 * the table writes the header). */
-	obj[n] = UH_REF_OFFSET(m);
-	if (!uh_lock_note(h, obj[n], &word[n], &ver) ||
-	    ver != (uh_lock_is_locked(kept_word) ? uh_lock_old_version(kept_word) : kept_word))
-		return GET_GENERAL;
-	obj[++n] = UH_REF_OFFSET(t->ref);
-	if (!uh_lock_note(h, obj[n], &word[n], &ver))
-		return GET_GENERAL;
-	uh_load(&e, h->base + obj[n] + dt_table_at(t, l->b), 8);
-	*found = 0;
-	while (e) {	/* bound: LEAN_MAX - 2 entries */
-		if (++n == LEAN_MAX || n - 2 >= v->count)
-			return GET_GENERAL;
-		const struct uh_objhdr *o = lean_entry(h, e, &word[n]);
-		if (!o)
-			return GET_GENERAL;
-		obj[n] = UH_REF_OFFSET(e);
-		int step = ie_step(e, o, v, kd, klen, s, &e);
-		if (step < 0)
-			return GET_GENERAL;
-		if (step) {
-			*found = 1;
-			break;
-		}
-	}
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i <= n; i++)	/* bound: LEAN_MAX */
-		if (!uh_lock_still(h, obj[i], word[i]))
-			return GET_GENERAL;
-	h->st.opt_reads++;
-	return 0;
-}
-
-int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
-{
-	struct get_args a = { m, k, 0, v, 0 };
-	int found, rc = uh_check_handle(h);
-	struct uh_slot s;
-	struct lean l;
-
-	if (rc || (rc = uh_key_check_shape(k ? k->kind : 0, k)) != 0)
-		return rc;
-	/* The UTF-8 check runs while the bucket's line is on its way. */
-	int lean = lean_begin(h, m, k, &l);
-	if ((rc = uh_key_check_utf8(k)) != 0)
-		return rc;
-	if (lean && get_lean(h, m, &l, k, &s, &found) == 0) {
-		if (!found)
-			return uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
-					  (unsigned long long)m);
-		if (v)
-			uh_slot_to_value(&s, v);
-		return 0;
-	}
-	/* A miss is an answer, not a failure: the read-only block ends
-	 * normally instead of counting as an aborted one. */
-	if ((rc = uh_opt_run(h, get_body, &a)) == 0 && a.missing)
-		rc = uh_err_set(UH_ENOTFOUND, "uh_map_get: key not in map %llu",
-				(unsigned long long)m);
 	return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
  * map_int.h -- what the hash map's files share (map.c: layout, lookup,
- * put/remove and online resizing; map_iter.c: uh_map_next; map_check.c:
- * uh_map_check). The persistent layout is described at the top of map.c.
+ * put/remove and online resizing; map_get.c: get, len, key kind;
+ * map_iter.c: uh_map_next; map_check.c: uh_map_check). The persistent
+ * layout is described at the top of map.c.
  *
  * Every function here runs inside a block (an implicit one if the user is
  * outside) or in an optimistic read (optread.c), so every read is
@@ -137,6 +138,27 @@ static inline uint64_t dt_key_hash(const struct dt_map_view *v, const uh_key *k)
 {
 	return uh_key_hash(k, v->words);
 }
+
+/* Where a key is, or would be inserted (dt_find). */
+struct dt_find {
+	const struct dt_table *table;
+	uint64_t bucket;
+	struct dt_entry prev;	/* entry before it in the chain; ref 0: the bucket */
+	struct dt_entry entry;	/* ref 0: not found */
+};
+
+/* Look key k (of this hash) up in map v through validated reads: *f says
+ * where it is (f->entry.ref 0: not there). UH_EINTERNAL on a chain longer
+ * than the count or a damaged entry. */
+int dt_find(uh_heap *h, const struct dt_map_view *v, const uh_key *k, uint64_t hash,
+	    struct dt_find *f);
+
+/* One step along a chain of inline-key entries, read in place (outside
+ * blocks, for the get shortcuts): 1 with *s when entry e (header o) holds
+ * the key (kd, klen), 0 with *next when it does not, -1 when its lengths
+ * do not fit its payload or map v (the general code then says why). */
+int dt_ie_step(uh_off e, const struct uh_objhdr *o, const struct dt_map_view *v,
+	       const void *kd, size_t klen, struct uh_slot *s, uh_off *next);
 
 /* Where a key of this hash lives: the old table for buckets not yet
  * migrated, else the current one. Can't fail. */

@@ -86,8 +86,7 @@ void uh_slot_to_value(const struct uh_slot *s, uh_value *v)
 	v->type = uh_slot_type(s->tag);
 	/* Only an inline value (map.c) says where its bytes are in the tag's
 	 * high half; elsewhere that half may hold other things (key hints). */
-	v->reserved = v->type == UH_T_ISTRING || v->type == UH_T_IBYTES ?
-		      (uint32_t)(s->tag >> 32) : 0;
+	v->reserved = uh_type_is_inline(v->type) ? (uint32_t)(s->tag >> 32) : 0;
 	if (v->type == UH_T_F32 || v->type == UH_T_F64)
 		memcpy(&v->u.f, &s->value, 8);
 	else

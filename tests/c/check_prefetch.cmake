@@ -13,7 +13,7 @@
 # Where they live: sm_get_lean in smap_search.c, sm_node_load in
 # smap_node.c, sm_next_lean and sm_next_body in smap_scan.c (the sorted
 # map's prefetch helpers, static inline, in smap_int.h and smap_scan.c);
-# lean_begin in map.c.
+# lean_begin in map_get.c.
 set(paths
   "sorted-map get:uh_smap_get,sm_get_lean"
   "sorted-map node load:sm_node_load"
