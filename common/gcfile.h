@@ -45,6 +45,13 @@
  * A lease that finds no space waits, after its cycle, until the sessions
  * that hold small arenas have looked (heapd's arenas.c, FORMAT.md 6.3). */
 #define UH_GC_LOOKED_OFF (UH_GC_NURSERY_OFF + 8u * UH_GC_NURSERY)
+/* u64 at UH_GC_CALLING_OFF of an area, written by the client: while it
+ * waits in heapd for a lease (which may run GC cycles for seconds), the
+ * CLOCK_MONOTONIC microsecond it began; else 0. A block of the session
+ * may hold locks across that wait: a block of another session that keeps
+ * losing on one of them waits for it instead of spending its tries
+ * (libuniheap's starve.c, FORMAT.md 8.6). */
+#define UH_GC_CALLING_OFF (UH_GC_LOOKED_OFF + 8u)
 #define UH_GC_PIN_CAP (1u << 24)	/* pins per session: 16M */
 #define UH_GC_AREA_SIZE ((uint64_t)UH_GC_PIN_OFF + 8ull * UH_GC_PIN_CAP)
 #define UH_GC_HDR_SIZE 4096u
@@ -111,6 +118,7 @@ struct uh_gc_sess {
 
 _Static_assert(sizeof(struct uh_gc_sess) == 64, "gc session line");
 _Static_assert(64 + 8ull * UH_GC_RING_CAP <= UH_GC_NURSERY_OFF, "ring fits before the nursery");
-_Static_assert(UH_GC_LOOKED_OFF + 8ull <= UH_GC_PIN_OFF, "nursery and look word fit before the pins");
+_Static_assert(UH_GC_CALLING_OFF + 8ull <= UH_GC_PIN_OFF,
+	       "nursery, look and call words fit before the pins");
 
 #endif /* UH_GCFILE_H */

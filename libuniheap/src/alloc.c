@@ -210,10 +210,12 @@ static int alloc_small(uh_heap *h, int sc, uint32_t class_id, uint64_t payload,
 		 * holds and does not fill: heapd may then lease it, or free it
 		 * once empty. */
 		uh_alloc_give_back(h, 1);
+		uh_starve_calling(h, 1);	/* the block's locks are held meanwhile */
 		if ((rc = uh_ctl_ready(h)) == 0)
 			rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
 		if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
 			rc = uhc_lease_arena(h->ctl, uh_size_class_slot[sc], &a);
+		uh_starve_calling(h, 0);
 		/* Heap full after cycles that ran while this session waited in
 		 * the lease, unable to look: the arenas they emptied here may be
 		 * what the heap lacks (when every writer asks at once, nobody
@@ -241,12 +243,14 @@ static int alloc_large(uh_heap *h, uint32_t class_id, uint64_t payload, const vo
 		       uh_off *out)
 {
 	struct uhc_arena a;
-	int again, rc = uh_ctl_ready(h);
+	int again, rc;
 
-	if (rc == 0)
+	uh_starve_calling(h, 1);	/* the block's locks are held meanwhile */
+	if ((rc = uh_ctl_ready(h)) == 0)
 		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
 	if (rc && (rc = uh_ctl_failed(h, rc, &again)) == 0 && again)
 		rc = uhc_lease_large(h->ctl, UH_OBJHDR_SIZE + payload, &a);
+	uh_starve_calling(h, 0);
 	if (rc == 0 && a.first_slot + (uint64_t)a.slot_size > h->size)
 		rc = uh_map_more(h);	/* a region in what the heap has grown by */
 	if (rc)

@@ -19,7 +19,12 @@
  * block already running that holds it (descheduled, or paused by its
  * runtime) would otherwise see all the remaining tries lost within a
  * millisecond; the starving block waits for that lock first (bounded by
- * UH_STARVE_US, a claim's length).
+ * UH_STARVE_US, a claim's length). A holder may also be waiting in heapd
+ * for a lease, which runs GC cycles for up to seconds while its block
+ * keeps its locks: its session says so in its GC area (the `calling`
+ * word, uh_starve_calling), and the starving block then waits for the
+ * lock as long as that lasts (bounded by UH_STARVE_CALL_US), rather than
+ * lose every remaining try to it.
  *
  * The word is advisory: it orders starts, never decides what commits
  * (validation does), so a wrong or torn value costs at most one wait of
@@ -35,6 +40,7 @@
 #define UH_STARVE_TRIES 16u	/* lost tries before a block claims the word */
 #define UH_STARVE_US 20000u	/* how long a claim makes others wait at most */
 #define UH_STARVE_WAIT_MAX_US 100000u	/* one begin's wait, claims renewed or not */
+#define UH_STARVE_CALL_US 15000000u	/* the wait for a lock held across a lease */
 #define STARVE_SLOT_SHIFT 48
 #define STARVE_TIME_MASK ((1ull << STARVE_SLOT_SHIFT) - 1)
 
@@ -97,6 +103,22 @@ void uh_starve_wait(uh_heap *h)
 	}
 }
 
+void uh_starve_calling(uh_heap *h, int on)
+{
+	if (h->gc.sess)
+		__atomic_store_n((uint64_t *)((char *)h->gc.sess + UH_GC_CALLING_OFF),
+				 on ? mono_us() | 1u : 0, __ATOMIC_RELEASE);
+}
+
+/* Session s says it waits in heapd for a lease (uh_starve_calling). */
+static int is_calling(uh_heap *h, uint32_t s)
+{
+	if (!h->gc.file || s == 0 || s >= h->gc.file->session_cap)
+		return 0;
+	const char *area = (const char *)h->gc.file + UH_GC_AREA_OFF(s);
+	return __atomic_load_n((const uint64_t *)(area + UH_GC_CALLING_OFF), __ATOMIC_ACQUIRE) != 0;
+}
+
 void uh_starve_wait_lost_on(uh_heap *h)
 {
 	uint64_t obj = h->tx.lost_on;
@@ -104,11 +126,22 @@ void uh_starve_wait_lost_on(uh_heap *h)
 		return;
 	const struct uh_objhdr *o = (const void *)(h->base + obj);
 	uint64_t start = mono_us();
-	for (;;) {	/* bound: UH_STARVE_US */
+	for (;;) {	/* bound: UH_STARVE_US, or UH_STARVE_CALL_US for a holder in a lease */
 		uint64_t w = __atomic_load_n(&o->lock, __ATOMIC_ACQUIRE);
-		if (!uh_lock_is_locked(w) || uh_lock_owner(w) == h->session ||
-		    mono_us() - start >= UH_STARVE_US)
+		uint64_t waited = mono_us() - start;
+		if (!uh_lock_is_locked(w) || uh_lock_owner(w) == h->session)
 			return;
-		sched_yield();
+		if (waited < UH_STARVE_US) {
+			sched_yield();
+			continue;
+		}
+		if (waited >= UH_STARVE_CALL_US || !is_calling(h, uh_lock_owner(w)))
+			return;
+		/* The holder waits for space: sleep, not spin (its lease
+		 * needs the CPU for GC), and answer heapd's ask for arenas
+		 * after each cycle, as an allocation would. */
+		uh_alloc_give_back(h, 0);
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
 	}
 }

@@ -544,6 +544,9 @@ void uh_gc_forked(uh_heap *h, int mapping_too);
 int uh_starve_claim(uh_heap *h, unsigned tries);
 void uh_starve_wait(uh_heap *h);
 void uh_starve_wait_lost_on(uh_heap *h);
+/* This session waits in heapd for a lease (on) or no longer (GC file's
+ * `calling` word): a block losing on one of its locks waits for it. */
+void uh_starve_calling(uh_heap *h, int on);
 void uh_starve_release(uh_heap *h);
 
 /* logchain.c: the log's segments. start: a block's first entry (every
