@@ -354,7 +354,8 @@ static uh_iter *iter_state(Napi::Env env, Napi::Value v)
 /* The value v of an entry a step read, as JS in *out. CHANGED (outside
  * a block) when a string or bytes value, or a reference's target, was
  * freed since the step read it: a reference's target replaced and freed
- * by another session, or dangling; reading the entry again tells which. */
+ * by another session, or dangling; the lookup of its key (entry_value)
+ * tells which, raising for a dangling one. */
 static Read entry_read(Napi::Env env, uh_heap *h, const uh_value &v, Napi::Value *out)
 {
 	uint32_t cls;
@@ -374,64 +375,35 @@ static Napi::Value entry_pair(Napi::Env env, Napi::Value key, Napi::Value val)
 	return kv;
 }
 
-/* The next entry of a sorted-map scan (one step) as [key, value], or null
- * at the end; a value changed under its copy is looked up by its key
- * (entry_value), the entry skipped when the key is gone. */
-static Napi::Value sorted_next(Napi::Env env, uh_heap *h, uh_off m, uh_iter *it)
+/* The next entry of an iteration (one step) as [key, value], or null at
+ * the end; a value changed under its copy is looked up by its key
+ * (entry_value), the entry skipped when the key is gone. The key the step
+ * gave is still good for that lookup on a hash map too, although a
+ * remove, and a put that stores or replaces an inline value, free the
+ * key's whole entry: uh_map_next hands out a copy of the key, in a buffer
+ * of this thread kept until its next call. The step after neither
+ * repeats a key whose value was replaced nor skips the entry after a
+ * removed one: uh_map_next finds its place again by itself. */
+static Napi::Value map_next(Napi::Env env, uh_heap *h, uh_off m, bool sorted, uh_iter *it)
 {
 	uh_key k;
 	uh_value v;
 	int rc;
 
 	for (;;) {	/* bound: the map's entries (each skipped one was removed) */
-		if ((rc = uh_smap_next(h, m, it, &k, &v)) == UH_ENOTFOUND)
+		rc = sorted ? uh_smap_next(h, m, it, &k, &v) : uh_map_next(h, m, it, &k, &v);
+		if (rc == UH_ENOTFOUND)
 			return env.Null();
 		if (rc)
 			return raise(env, rc, "map iteration");
 		Napi::Value key = from_key(env, k), val;
-		if (entry_value(env, h, m, true, k, &val, [&](Napi::Value *out) {
+		if (entry_value(env, h, m, sorted, k, &val, [&](Napi::Value *out) {
 			    return entry_read(env, h, v, out);
 		    }))
 			return entry_pair(env, key, val);
 		if (env.IsExceptionPending())
 			return env.Undefined();
 	}
-}
-
-/* The next entry of a hash-map iteration as [key, value], or null at the
- * end. A value changed under its copy is read again by taking the step
- * again from where it began, not by a lookup of its key: a remove, and a
- * put that stores or replaces an inline value, free the key's whole
- * entry, its key bytes with it; the iterator finds its place again (the
- * key's new entry, or after a remove the next one). A reference found
- * freed again in the same entry is dangling: read_value raises. */
-static Napi::Value hash_next(Napi::Env env, uh_heap *h, uh_off m, uh_iter *it)
-{
-	const uh_iter start = *it;
-	uh_value last{};
-
-	for (uint32_t n = 0; n < UH_READ_TRIES; n++) {	/* bound: as uh_copy_values */
-		uh_key k;
-		uh_value v;
-		*it = start;
-		int rc = uh_map_next(h, m, it, &k, &v);
-		if (rc == UH_ENOTFOUND)
-			return env.Null();
-		if (rc)
-			return raise(env, rc, "map iteration");
-		Napi::Value key = from_key(env, k), val;
-		bool dangling = n > 0 && v.type == UH_T_REF && v.u.ref == last.u.ref &&
-				last.type == UH_T_REF;
-		Read r = dangling ? read_value(env, h, v, false, &val) : entry_read(env, h, v, &val);
-		if (r == COPIED)
-			return entry_pair(env, key, val);
-		if (r == FAILED)
-			return env.Undefined();
-		last = v;
-	}
-	return raise_msg(env, UH_ECONFLICT, "map iteration: the entry's value was replaced under "
-			 "its copy " + std::to_string(UH_READ_TRIES) + " times in a row; iterate "
-			 "inside a block, which holds it still");
 }
 
 /* iterNext(off, gen, sorted, state) -> [key, value], or null at the end */
@@ -443,7 +415,7 @@ Napi::Value Session::IterNext(const Napi::CallbackInfo &info)
 
 	if (!open(env) || !arg_ref(info, 0, &m) || !(it = iter_state(env, info[3])))
 		return env.Undefined();
-	return info[2].ToBoolean() ? sorted_next(env, h, m, it) : hash_next(env, h, m, it);
+	return map_next(env, h, m, info[2].ToBoolean(), it);
 }
 
 /* Entries a sorted-map batch gives at most (lib/collections.js asks for
