@@ -155,6 +155,43 @@ def class_table(runs, durability):
     return "\n".join(lines)
 
 
+# What uniheap aims at against each peer, as uniheap ÷ peer throughput on
+# every workload and the load (durability class, language, peer, ratio):
+# a store that maps its data should beat one that copies it through a
+# B-tree's pages (LMDB) and stay near a map in the client's own memory.
+TARGETS = (
+    ("memory", "java", "lmdb", 1.2), ("memory", "java", "memory", 1.0),
+    ("memory", "java", "chronicle", 1.0),
+    ("memory", "python", "lmdb", 2.5), ("memory", "python", "memory", 0.8),
+    ("memory", "node", "lmdb", 1.5), ("memory", "node", "memory", 0.5),
+    ("sync", "java", "lmdb", 1.0), ("sync", "python", "lmdb", 1.0),
+    ("sync", "node", "lmdb", 1.0),
+)
+
+
+def targets_table(runs):
+    """Each target of TARGETS this run measured: the workloads that met it
+    and those that did not, with their ratios."""
+    idx = _index(runs, "matrix")
+    lines = ["| class | language | peer | target | met | missed (ratio) |",
+             "|---|---|---|---|---|---|"]
+    for d, lang, peer, want in TARGETS:
+        met, missed = [], []
+        for w in ROWS:
+            u, v = idx.get((d, lang, "uniheap", w)), idx.get((d, lang, peer, w))
+            if not u or not v:
+                continue
+            name = "load" if w == "load" else w.upper()
+            if u / v >= want:
+                met.append(name)
+            else:
+                missed.append(f"{name} {u / v:.2f}")
+        if met or missed:
+            lines.append(f"| {d} | {lang} | {PEER_NAMES[peer]} | ≥ {want:.1f}× "
+                         f"| {', '.join(met) or '—'} | {', '.join(missed) or '—'} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def xlang_table(runs):
     rows = [r for r in runs if r.block == "xlang" and r.phase == "run"]
     if not rows:
@@ -222,6 +259,12 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "; ".join(f"{PEER_NAMES.get(b, b)}: {what}"
                           for b, what in CLASSES[durability].items()) + ".", "",
                 class_table(runs, durability), ""]
+    t = targets_table(runs)
+    if t:
+        out += ["## Against the targets", "",
+                "uniheap ÷ peer on each workload of this run against what the project aims "
+                "at (`TARGETS` in ycsbrun/summary.py); one run per cell, so a ratio near its "
+                "target may land on either side from run to run.", "", t, ""]
     b = bytes_table(runs)
     if b:
         out += ["## Bytes per record", "",
