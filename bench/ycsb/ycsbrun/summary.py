@@ -241,6 +241,12 @@ def machine():
     return f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}"
 
 
+def _section(title, table, text):
+    """A titled section of the summary: what it shows, then its table;
+    nothing when this run measured nothing for it."""
+    return [f"## {title}", "", text, "", table, ""] if table else []
+
+
 def markdown(runs, cfg, skipped_series, command, elapsed):
     failed = [r for r in runs if r.problems and not r.skipped]
     out = [f"# YCSB: uniheap and its peers, {datetime.date.today().isoformat()}", "",
@@ -259,52 +265,40 @@ def markdown(runs, cfg, skipped_series, command, elapsed):
                 "; ".join(f"{PEER_NAMES.get(b, b)}: {what}"
                           for b, what in CLASSES[durability].items()) + ".", "",
                 class_table(runs, durability), ""]
-    t = targets_table(runs)
-    if t:
-        out += ["## Against the targets", "",
-                "uniheap ÷ peer on each workload of this run against what the project aims "
-                "at (`TARGETS` in ycsbrun/summary.py); one run per cell, so a ratio near its "
-                "target may land on either side from run to run.", "", t, ""]
-    b = bytes_table(runs)
-    if b:
-        out += ["## Bytes per record", "",
-                "What each store's data grew by during the load, divided by the records "
-                "loaded (lower is better): uniheap, the bytes its arenas hold (`heapctl status`, "
-                "object slots with the free slots beside them); LMDB, its pages up to the last "
-                "one in use (Node's lmdb-js writes a data format py-lmdb does not read: "
-                "there, the bytes the file system allocated to its sparse data.mdb). Neither "
-                "counts fixed costs (uniheap's session logs and class table, LMDB's lock "
-                "file).", "", b, ""]
-    g = gc_table(runs)
-    if g:
-        out += ["## uniheap with GC cycles back to back", "",
-                "YCSB_GC: while a workload runs, `heapctl gc --wait --repeat 0` asks for "
-                "a cycle as soon as the last one ended; the uniheap column of the "
-                "tables above is the run without. Both runs of a row load nothing: they "
-                "run on the table of that series, the one without first.", "", g, ""]
-    gr = grow_table(runs)
-    if gr:
-        out += ["## uniheap loading into a heap that grows", "",
-                f"YCSB_GROW: after each uniheap series, the same load into a heap created at "
-                f"{cfg.grow} (`--size {cfg.grow} --max-size` the series' size), which grows "
-                "while the client inserts (a lease that finds no space runs a GC cycle, then "
-                "grows the file). Growth steps and their times are heapd's `grow` log lines; "
-                "an insert's maximum latency bounds what a block waited on a growth.", "", gr,
-                ""]
-    x = xlang_table(runs)
-    if x:
-        out += ["## One table, every language", "",
-                "A uniheap table (class `memory`) loaded by one language with "
-                "`dataintegrity=true`, then workloads C and A run on it from each other "
-                "language, every read checked against the values YCSB derives from key and "
-                "field; after each run `heapctl check` passes and the record count is exact.",
-                "", x, ""]
-    m = mixed_table(runs)
-    if m:
-        out += ["## Every language at once", "",
-                "One uniheap table; each language alone (one client thread), then all of them "
-                "at the same time on the same records, data integrity on; `heapctl check` and "
-                "the record count after each mixed run.", "", m, ""]
+    out += _section("Against the targets", targets_table(runs),
+                    "uniheap ÷ peer on each workload of this run against what the project aims "
+                    "at (`TARGETS` in ycsbrun/summary.py); one run per cell, so a ratio near "
+                    "its target may land on either side from run to run.")
+    out += _section("Bytes per record", bytes_table(runs),
+                    "What each store's data grew by during the load, divided by the records "
+                    "loaded (lower is better): uniheap, the bytes its arenas hold (`heapctl "
+                    "status`, object slots with the free slots beside them); LMDB, its pages up "
+                    "to the last one in use (Node's lmdb-js writes a data format py-lmdb does "
+                    "not read: there, the bytes the file system allocated to its sparse "
+                    "data.mdb). Neither counts fixed costs (uniheap's session logs and class "
+                    "table, LMDB's lock file).")
+    out += _section("uniheap with GC cycles back to back", gc_table(runs),
+                    "YCSB_GC: while a workload runs, `heapctl gc --wait --repeat 0` asks for "
+                    "a cycle as soon as the last one ended; the uniheap column of the "
+                    "tables above is the run without. Both runs of a row load nothing: they "
+                    "run on the table of that series, the one without first.")
+    out += _section("uniheap loading into a heap that grows", grow_table(runs),
+                    f"YCSB_GROW: after each uniheap series, the same load into a heap created "
+                    f"at {cfg.grow} (`--size {cfg.grow} --max-size` the series' size), which "
+                    "grows while the client inserts (a lease that finds no space runs a GC "
+                    "cycle, then grows the file). Growth steps and their times are heapd's "
+                    "`grow` log lines; an insert's maximum latency bounds what a block waited "
+                    "on a growth.")
+    out += _section("One table, every language", xlang_table(runs),
+                    "A uniheap table (class `memory`) loaded by one language with "
+                    "`dataintegrity=true`, then workloads C and A run on it from each other "
+                    "language, every read checked against the values YCSB derives from key "
+                    "and field; after each run `heapctl check` passes and the record count is "
+                    "exact.")
+    out += _section("Every language at once", mixed_table(runs),
+                    "One uniheap table; each language alone (one client thread), then all of "
+                    "them at the same time on the same records, data integrity on; `heapctl "
+                    "check` and the record count after each mixed run.")
     if skipped_series:
         out += ["## Not run", ""] + [f"- {d} {lang} {b}: {why}"
                                      for d, lang, b, why in skipped_series] + [""]
