@@ -812,7 +812,9 @@ public final class Heap implements AutoCloseable {
         }
     }
 
-    /** The heap's class table. */
+    /** The heap's class table.
+     * @throws UniheapException if a field has a type this binding does not
+     *         know (a newer libuniheap's, or damage) */
     public List<ClassInfo> classes() {
         List<ClassInfo> out = new ArrayList<>();
         for (int id = 1; id < HeapClasses.CAP; id++) {
@@ -820,9 +822,12 @@ public final class Heap implements AutoCloseable {
             if (t == null)
                 continue;
             List<ClassInfo.Field> fields = new ArrayList<>();
-            for (int i = 0; i < t.names.length; i++)
-                fields.add(new ClassInfo.Field(t.names[i], FieldType.of(t.types[i]), t.offsets[i],
-                        t.refClass[i]));
+            for (int i = 0; i < t.names.length; i++) {
+                FieldType ft = FieldType.of(t.types[i]);
+                if (ft == null)
+                    throw Values.unknown(t.whats[i], "field type", t.types[i]);
+                fields.add(new ClassInfo.Field(t.names[i], ft, t.offsets[i], t.refClass[i]));
+            }
             out.add(new ClassInfo(id, t.name, t.kind, t.payload, List.copyOf(fields)));
         }
         return out;

@@ -26,7 +26,10 @@ final class MapOps {
     private static final int FREE_OLD = 1;         // UH_FREE_OLD
 
     static int keyKind(Heap heap, long ref, boolean sorted) {
-        return (int) DataTypes.query(heap, ref, sorted ? Native.SMAP_KEY_KIND : Native.MAP_KEY_KIND, "map");
+        long kind = DataTypes.query(heap, ref, sorted ? Native.SMAP_KEY_KIND : Native.MAP_KEY_KIND, "map");
+        if (kind != Keys.STRING && kind != Keys.BYTES && kind != Keys.I64)
+            throw Values.unknown(sorted ? "sorted map" : "map", "key kind", (int) kind);
+        return (int) kind;
     }
 
     static long size(Heap heap, long ref, boolean sorted) {
@@ -333,9 +336,10 @@ final class MapOps {
      * ones included, is copied now (the step frees it, or the entry holding
      * it, when it commits); anything else is left in raw to convert once
      * the session is given back (wrapping a reference may need the class
-     * table, hence a session). */
+     * table, hence a session). A type this binding does not know throws
+     * here, before the step commits: nothing changes. */
     private static Object keep(Heap heap, Session s, long off, long[] raw) {
-        int type = s.valueType(off);
+        int type = Values.checkKnown(s.valueType(off), "map value");
         long bits = s.valueBits(off);
         if (!Values.isBlob(type)) {
             raw[0] = type;

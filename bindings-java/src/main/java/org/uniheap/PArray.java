@@ -81,15 +81,21 @@ public final class PArray<E> extends AbstractList<E> implements RandomAccess, Da
                 + "int, long, float, double, String, byte[] or persistent objects, not " + c.getName());
     }
 
-    /** The element type. */
+    /** The element type.
+     * @throws UniheapException if the heap gives one this binding does not
+     *         know (a newer libuniheap's, or damage) */
     public FieldType elementType() {
         return FieldType.of(elem());
     }
 
     private int elem() {
         int e = elem;
-        if (e == 0)
-            elem = e = (int) DataTypes.query(heap, ref, Native.ARRAY_ELEM_TYPE, "array element type");
+        if (e == 0) {
+            e = (int) DataTypes.query(heap, ref, Native.ARRAY_ELEM_TYPE, "array element type");
+            if (FieldType.of(e) == null)
+                throw Values.unknown("array", "element type", e);
+            elem = e;
+        }
         return e;
     }
 

@@ -297,8 +297,7 @@ public abstract class ProxyBase implements PObject {
                     MemorySegment.copy(m, JAVA_BYTE, at + 4, b, 0, len);
                     yield b;
                 }
-                case null -> throw new UniheapException("field " + t.whats[i] + " has unknown type "
-                        + t.types[i]);
+                case null -> throw Values.unknown(t.whats[i], "field type", t.types[i]);
             };
             if (out[i] == Values.CHANGED)
                 return null;
@@ -315,6 +314,8 @@ public abstract class ProxyBase implements PObject {
     public final void setField(String name, Object value) {
         int i = type.fieldIndex(name);
         int t = type.types[i];
+        if (FieldType.of(t) == null)
+            throw Values.unknown(what(i), "field type", t);
         if (t == FieldType.BOOL.code() && value instanceof Boolean b)
             setBool(i, b);
         else if (t <= FieldType.I64.code() && isIntegral(value))
@@ -388,8 +389,7 @@ public abstract class ProxyBase implements PObject {
             case REF -> getAny(off, i);
             case INLINE_STRING -> getInlineString(off, i);
             case INLINE_BYTES -> getInlineBytes(off, i);
-            case null -> throw new UniheapException("field " + what(i) + " has unknown type "
-                    + type.types[i]);
+            case null -> throw Values.unknown(what(i), "field type", type.types[i]);
         };
     }
 

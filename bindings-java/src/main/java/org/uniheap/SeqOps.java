@@ -91,9 +91,11 @@ final class SeqOps {
     }
 
     /* The old value at OUT: strings and bytes copied now (the step frees
-     * them), anything else left in raw for after the session is back. */
+     * them), anything else left in raw for after the session is back. A
+     * type this binding does not know throws here, before the step
+     * commits: nothing changes. */
     static Object keep(Heap heap, Session s, long[] raw, String what) {
-        int type = s.valueType(Session.OUT);
+        int type = Values.checkKnown(s.valueType(Session.OUT), what);
         long bits = s.valueBits(Session.OUT);
         if (type != Values.STRING && type != Values.BYTES) {
             raw[0] = type;

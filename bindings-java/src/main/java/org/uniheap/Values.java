@@ -22,6 +22,32 @@ final class Values {
      * uh_value): the entry's reference, and where its bytes lie in it. */
     static final int ISTRING = 11, IBYTES = 12;
 
+    /** True for a type code this binding decodes (BOOL..IBYTES). 0 is
+     * uh_value's "none" (an empty slot), never a stored value. */
+    static boolean known(int type) {
+        return type >= BOOL && type <= IBYTES;
+    }
+
+    /**
+     * The error for a type code from the heap that this binding does not
+     * know: a newer libuniheap's type, or damage. Never decoded as
+     * anything (a stored null is a null reference, string or bytes).
+     * @param where what was being read ("bank.Account.x", "map value"), or null
+     * @param noun what the code is ("value type", "map key kind")
+     */
+    static UniheapException unknown(String where, String noun, int code) {
+        return new UniheapException((where == null ? "" : where + ": ") + noun + " " + code
+                + " is not one this binding knows: upgrade the Java binding (a newer libuniheap "
+                + "may have written it), or check the heap for damage (heapctl check)");
+    }
+
+    /** type, when {@link #known}; else {@link #unknown} is thrown. */
+    static int checkKnown(int type, String where) {
+        if (!known(type))
+            throw unknown(where, "value type", type);
+        return type;
+    }
+
     /** True for a string or bytes value, in an object of its own or inline:
      * a value to copy before the step that frees it commits. */
     static boolean isBlob(int type) {
@@ -43,6 +69,8 @@ final class Values {
      * @throws TypeMismatchException if o cannot be stored (there)
      */
     static void to(Heap heap, Session s, long off, Object o, int want, String what) {
+        if (want != 0 && !known(want))
+            throw unknown(what, "element type", want);
         int type;
         long bits;
         if (o == null) {
@@ -115,7 +143,11 @@ final class Values {
     /** The Java value of a uh_value (type, bits, and where: its reserved
      * word) read from the heap; {@link #CHANGED} when a string or bytes
      * value was freed under the copy. An inline value gives what the same
-     * value in an object of its own gives. */
+     * value in an object of its own gives. A null reference, string or
+     * bytes value is null.
+     * @throws UniheapException for a type this binding does not know (a
+     *         newer libuniheap's, or damage), never taken for null
+     */
     static Object from(Heap heap, int type, long bits, int where) {
         return switch (type) {
             case BOOL -> bits != 0;
@@ -146,7 +178,7 @@ final class Values {
                 byte[] b = Blobs.tryReadInline(heap, bits, where, "bytes value");
                 yield b == null ? CHANGED : b;
             }
-            default -> null;
+            default -> throw unknown(null, "value type", type);
         };
     }
 }
