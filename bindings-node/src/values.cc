@@ -191,6 +191,12 @@ Read read_value(Napi::Env env, uh_heap *h, const uh_value &v, bool via_buf, Napi
 					 via_buf, out);
 		*out = ref_value(env, v.u.ref, cls);
 		break;
+	default:	/* never null: that is a stored null, and this is not one */
+		raise_msg(env, UH_EINTERNAL, "value type " + std::to_string(v.type) +
+			  " is not one this binding knows: upgrade the Node binding (a newer "
+			  "libuniheap may have written it), or check the heap for damage "
+			  "(heapctl check)");
+		return FAILED;
 	}
 	return COPIED;
 }

@@ -90,6 +90,11 @@ int uhpy_errors_init(PyObject *m, uhpy_state *st)
 	}
 	for (size_t i = 0; i < sizeof(err_alias) / sizeof(err_alias[0]); i++)
 		st->by_code[-err_alias[i].code] = st->by_code[-err_alias[i].as];
+	/* The rest raise the base class: by_code[-code] is always a class
+	 * (held by the module, as the aliases are). */
+	for (int c = 1; c <= -UH_LAST_ERRCODE; c++)
+		if (!st->by_code[c])
+			st->by_code[c] = st->error;
 	return 0;
 }
 

@@ -133,7 +133,11 @@ PyObject *uhpy_from_value(HeapObject *hp, const uh_value *v)
 		return uhpy_value_copy(hp, v);
 	case UH_T_REF: return uhpy_wrap_ref(hp, v->u.ref);
 	}
-	Py_RETURN_NONE;
+	/* Never None: that is a stored null, and this is not one. */
+	return PyErr_Format(uhpy_st->by_code[-UH_EINTERNAL], "value type %u is not one this "
+			    "binding knows: upgrade the Python binding (a newer libuniheap may "
+			    "have written it), or check the heap for damage (heapctl check)",
+			    (unsigned)v->type);
 }
 
 static const char *const kind_names[] = { "?", "str", "bytes", "int" };
