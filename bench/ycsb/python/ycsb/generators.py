@@ -9,7 +9,6 @@ live in counters.py; the generators here only read them.
 Java's long arithmetic is kept where it shows in results: fnvhash64 wraps
 at 64 bits and takes a signed abs; the zipfian draw truncates toward zero.
 """
-import functools
 import math
 
 FNV_OFFSET_BASIS_64 = 0xCBF29CE484222325
@@ -23,23 +22,50 @@ ZIPFIAN_CONSTANT = 0.99
 SCRAMBLED_ZETAN = 26.46902820178302
 SCRAMBLED_ITEM_COUNT = 10_000_000_000
 
+_pow = math.pow
 
-@functools.lru_cache(maxsize=1 << 20)
+
+def _fnv_two_octets():
+    """The FNV-1 state after each possible pair of low octets (65,536
+    entries, built in ~15 ms at import)."""
+    b, p, m = FNV_OFFSET_BASIS_64, FNV_PRIME_64, _MASK64
+    return [(((b ^ (lo & 0xFF)) * p) ^ (lo >> 8)) * p & m for lo in range(1 << 16)]
+
+
+_FNV_LOW2 = _fnv_two_octets()
+# A zero octet's round is a multiplication: the rest of them, at once.
+_FNV_PRIME_POW = [pow(FNV_PRIME_64, k, 1 << 64) for k in range(7)]
+
+
 def fnvhash64(val):
     """FNV-1 over the 8 low-order octets of val, as YCSB's Utils.fnvhash64:
     signed 64-bit wrap-around, arithmetic shift, abs of the result.
-    fnvhash64(0) == 6284781860667377211. Memoized: request keys repeat
-    (zipfian), and eight big-int rounds cost microseconds in Python."""
-    h = FNV_OFFSET_BASIS_64
-    v = val
-    for _ in range(8):
-        h = ((h ^ (v & 0xFF)) * FNV_PRIME_64) & _MASK64
-        v >>= 8                     # Python's >> on ints is arithmetic
+    fnvhash64(0) == 6284781860667377211. The octets are those of val's
+    two's complement, least significant first (what Java's shifts by 8
+    take): the first two from a table, the others until only zero octets
+    are left, whose rounds are one multiplication by a power of the prime.
+    The state is reduced mod 2^64 once, at the end (XOR with an octet and
+    multiplication commute with the reduction). Callers memoize where
+    values repeat (MEMO_MAX below)."""
+    v = val & _MASK64
+    h = _FNV_LOW2[v & 0xFFFF]
+    v >>= 16
+    left = 6
+    while v:                        # bound: 6 octets
+        h = (h ^ (v & 0xFF)) * FNV_PRIME_64
+        v >>= 8
+        left -= 1
+    h = h * _FNV_PRIME_POW[left] & _MASK64
     if h & _SIGN64:
-        h -= 1 << 64
         # Java's Math.abs(Long.MIN_VALUE) stays negative; keep that too.
-        return h if h == -_SIGN64 else -h
+        return (1 << 64) - h if h != _SIGN64 else -_SIGN64
     return h
+
+
+#: entries a memo of fnvhash64 results (or of key names) holds at most:
+#: request keys repeat (zipfian), and eight big-int rounds cost about a
+#: microsecond in Python; past this, new values are computed, not kept.
+MEMO_MAX = 1 << 20
 
 
 class ConstantIntegerGenerator:
@@ -94,6 +120,7 @@ class ZipfianGenerator:
         self.countforzeta = self.items
         self.eta = self._eta()
         self._half_pow_theta = math.pow(0.5, theta)
+        self._second = 1.0 + self._half_pow_theta
         self.next_value()           # YCSB draws once at construction
 
     def _eta(self):
@@ -114,7 +141,16 @@ class ZipfianGenerator:
         return self.base + int(itemcount * math.pow(self.eta * u - self.eta + 1, self.alpha))
 
     def next_value(self):
-        return self.next_long(self.items)
+        """next_long(items), inline: with its own item count zetan never
+        needs extending (countforzeta starts there and only grows)."""
+        u = self._random()
+        uz = u * self.zetan
+        if uz < 1.0:
+            return self.base
+        if uz < self._second:
+            return self.base + 1
+        eta = self.eta
+        return self.base + int(self.items * _pow(eta * u - eta + 1, self.alpha))
 
 
 class ScrambledZipfianGenerator:
@@ -128,9 +164,17 @@ class ScrambledZipfianGenerator:
         self.itemcount = hi - lo + 1
         self._gen = ZipfianGenerator(rng, 0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT,
                                      SCRAMBLED_ZETAN)
+        self._draw = self._gen.next_value
+        self._memo = {}             # zipfian value -> item (popular ones repeat)
 
     def next_value(self):
-        return self.min + fnvhash64(self._gen.next_value()) % self.itemcount
+        z = self._draw()
+        item = self._memo.get(z)
+        if item is None:
+            item = self.min + fnvhash64(z) % self.itemcount
+            if len(self._memo) < MEMO_MAX:
+                self._memo[z] = item
+        return item
 
 
 class SkewedLatestGenerator:
@@ -153,15 +197,18 @@ class DiscreteGenerator:
     def __init__(self, rng):
         self._random = rng.random
         self.values = []
+        self._shares = ()
 
     def add_value(self, weight, value):
         self.values.append((weight, value))
+        # Each value's share w / sum(weights), as YCSB computes it at every
+        # draw: the same floats, divided once.
+        total = sum(w for w, _ in self.values)
+        self._shares = tuple((w / total, v) for w, v in self.values)
 
     def next_value(self):
-        total = sum(w for w, _ in self.values)
         val = self._random()
-        for w, v in self.values:
-            pw = w / total
+        for pw, v in self._shares:
             if val < pw:
                 return v
             val -= pw
