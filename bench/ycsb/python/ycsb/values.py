@@ -42,14 +42,29 @@ def deterministic_value(key, field, size):
 
 # YCSB's RandomByteIterator makes each group of 6 bytes from one random
 # int: ' ' plus 5, 6 or 7 of its bits, masks 31, 63, 95 repeating. The same
-# per-position distributions, drawn from random bytes, translated in bulk.
-_TABLES = [bytes(32 + (b & m) for b in range(256)) for m in (31, 63, 95)]
+# per-position distributions, drawn from one random integer of 8 * size
+# bits per value: its bytes ANDed with the masks, then 32 added to each
+# (no carry: 95 + 32 < 256), as whole integers rather than byte by byte.
+_PATTERN = bytes((31, 63, 95))
+
+
+@functools.lru_cache(maxsize=64)
+def _masks(size):
+    """(mask, add, bits) of a value of size bytes: the masks of its
+    positions and the 32s to add, as little-endian integers."""
+    mask = int.from_bytes((_PATTERN * (size // 3 + 1))[:size], "little")
+    add = int.from_bytes(b" " * size, "little")
+    return mask, add, 8 * size
 
 
 def random_value(rng, size):
     """size random printable bytes (codes 32..127), as YCSB draws them."""
-    raw = rng.randbytes(size)
-    out = bytearray(size)
-    for i, table in enumerate(_TABLES):
-        out[i::3] = raw[i::3].translate(table)
-    return bytes(out)
+    mask, add, bits = _masks(size)
+    return ((rng.getrandbits(bits) & mask) + add).to_bytes(size, "little")
+
+
+def random_values(rng, names, size):
+    """{name: random_value(rng, size)} for each of names, in order."""
+    mask, add, bits = _masks(size)
+    draw = rng.getrandbits
+    return {f: ((draw(bits) & mask) + add).to_bytes(size, "little") for f in names}

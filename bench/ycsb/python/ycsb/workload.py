@@ -10,9 +10,10 @@ import time
 
 from . import db as dbmod
 from .counters import AcknowledgedCounter, Counter, SharedAcknowledgedCounter, SharedCounter
-from .generators import (ConstantIntegerGenerator, DiscreteGenerator, ScrambledZipfianGenerator,
-                         SkewedLatestGenerator, UniformLongGenerator, ZipfianGenerator, fnvhash64)
-from .values import deterministic_value, random_value
+from .generators import (MEMO_MAX, ConstantIntegerGenerator, DiscreteGenerator,
+                         ScrambledZipfianGenerator, SkewedLatestGenerator, UniformLongGenerator,
+                         ZipfianGenerator, fnvhash64)
+from .values import deterministic_value, random_value, random_values
 
 _INT_MAX = 2**31 - 1
 
@@ -91,6 +92,10 @@ class CoreWorkload:
         prefix = props.get("fieldnameprefix", "field")
         self.fieldnames = [f"{prefix}{i}" for i in range(self.fieldcount)]
         self.fieldlength = self._field_length_generator(props, rng)
+        # Constant-length fields draw no length: all of a record's values
+        # are made in one go (random_values).
+        self._constlength = (self.fieldlength.value
+                             if isinstance(self.fieldlength, ConstantIntegerGenerator) else None)
         self.recordcount = record_count(props)
         insertstart = int_prop(props, "insertstart", "0")
         insertcount = int_prop(props, "insertcount", str(self.recordcount - insertstart))
@@ -115,6 +120,7 @@ class CoreWorkload:
             "scanlengthdistribution")
         self.insertion_retry_limit = int_prop(props, "core_workload_insertion_retry_limit", "0")
         self.insertion_retry_interval = int_prop(props, "core_workload_insertion_retry_interval", "3")
+        self._keynames = {}     # keynum -> key name (hot keys repeat)
         self._ops = {"READ": self.do_transaction_read, "UPDATE": self.do_transaction_update,
                      "INSERT": self.do_transaction_insert, "SCAN": self.do_transaction_scan,
                      "READMODIFYWRITE": self.do_transaction_read_modify_write}
@@ -148,10 +154,13 @@ class CoreWorkload:
     # ---- keys and values ----
 
     def build_key_name(self, keynum):
-        if not self.orderedinserts:
-            keynum = fnvhash64(keynum)
-        value = str(keynum)
-        return "user" + "0" * (self.zeropadding - len(value)) + value
+        name = self._keynames.get(keynum)
+        if name is None:
+            value = str(keynum if self.orderedinserts else fnvhash64(keynum))
+            name = "user" + "0" * (self.zeropadding - len(value)) + value
+            if len(self._keynames) < MEMO_MAX:
+                self._keynames[keynum] = name
+        return name
 
     def _value(self, key, field):
         if self.dataintegrity:
@@ -159,6 +168,8 @@ class CoreWorkload:
         return random_value(self.rng, self.fieldlength.next_value())
 
     def build_values(self, key):
+        if self._constlength is not None and not self.dataintegrity:
+            return random_values(self.rng, self.fieldnames, self._constlength)
         return {f: self._value(key, f) for f in self.fieldnames}
 
     def build_single_value(self, key):
