@@ -40,6 +40,21 @@ class Measurements:
             r = self.returns[op] = {}
         r[status] = r.get(status, 0) + 1
 
+    def latency_counts(self, name):
+        """The {latency_us: count} dict of name (made if new), for a
+        caller that counts into it directly."""
+        c = self.latencies.get(name)
+        if c is None:
+            c = self.latencies[name] = {}
+        return c
+
+    def return_counts(self, op):
+        """The {status: count} dict of op (made if new)."""
+        r = self.returns.get(op)
+        if r is None:
+            r = self.returns[op] = {}
+        return r
+
     def merge(self, other):
         for name, counts in other.latencies.items():
             mine = self.latencies.setdefault(name, {})
