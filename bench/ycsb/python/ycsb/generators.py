@@ -45,8 +45,7 @@ def fnvhash64(val):
     take): the first two from a table, the others until only zero octets
     are left, whose rounds are one multiplication by a power of the prime.
     The state is reduced mod 2^64 once, at the end (XOR with an octet and
-    multiplication commute with the reduction). Callers memoize where
-    values repeat (MEMO_MAX below)."""
+    multiplication commute with the reduction)."""
     v = val & _MASK64
     h = _FNV_LOW2[v & 0xFFFF]
     v >>= 16
@@ -60,12 +59,6 @@ def fnvhash64(val):
         # Java's Math.abs(Long.MIN_VALUE) stays negative; keep that too.
         return (1 << 64) - h if h != _SIGN64 else -_SIGN64
     return h
-
-
-#: entries a memo of fnvhash64 results (or of key names) holds at most:
-#: request keys repeat (zipfian), and eight big-int rounds cost about a
-#: microsecond in Python; past this, new values are computed, not kept.
-MEMO_MAX = 1 << 20
 
 
 class ConstantIntegerGenerator:
@@ -165,16 +158,9 @@ class ScrambledZipfianGenerator:
         self._gen = ZipfianGenerator(rng, 0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT,
                                      SCRAMBLED_ZETAN)
         self._draw = self._gen.next_value
-        self._memo = {}             # zipfian value -> item (popular ones repeat)
 
     def next_value(self):
-        z = self._draw()
-        item = self._memo.get(z)
-        if item is None:
-            item = self.min + fnvhash64(z) % self.itemcount
-            if len(self._memo) < MEMO_MAX:
-                self._memo[z] = item
-        return item
+        return self.min + fnvhash64(self._draw()) % self.itemcount
 
 
 class SkewedLatestGenerator:
