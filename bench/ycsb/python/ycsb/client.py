@@ -82,14 +82,22 @@ class Worker:
         opcount = self.opcount
         start = time.monotonic_ns()
         deadline = start + self.max_seconds * 10**9 if self.max_seconds else 0
+        tick = self.tick_ns
         done = 0
-        while opcount == 0 or done < opcount:
-            if not step(db):
-                break
-            done += 1
-            if self.tick_ns:
-                _sleep_until(start + done * self.tick_ns)
-            if done % _PROGRESS_EVERY == 0:
+        stopped = False
+        while not stopped and (opcount == 0 or done < opcount):
+            # Up to the next progress update, in a loop of its own.
+            n = _PROGRESS_EVERY - done % _PROGRESS_EVERY
+            if opcount:
+                n = min(n, opcount - done)
+            for _ in range(n):
+                if not step(db):
+                    stopped = True
+                    break
+                done += 1
+                if tick:
+                    _sleep_until(start + done * tick)
+            if done % _PROGRESS_EVERY == 0 and not stopped:
                 progress(done)
                 if deadline and time.monotonic_ns() >= deadline:
                     break

@@ -92,20 +92,22 @@ class DBWrapper:
         m = self._m
         now = time.perf_counter_ns
         failed = self._failed
-        counts = [None, None]       # latencies of op, return codes of op
+        lat = ret = None            # latencies of op, return codes of op
+        ok = False                  # ret has an OK count
 
-        def record(status, st, en):
-            lat, ret = counts
+        def record(status, us):
+            nonlocal lat, ret, ok
             if lat is None:
-                lat = counts[0] = m.latency_counts(op)
-                ret = counts[1] = m.return_counts(op)
-            us = (en - st) // 1000
+                lat = m.latency_counts(op)
+                ret = m.return_counts(op)
             if status == OK:
                 lat[us] = lat.get(us, 0) + 1
+                ok = True
             else:
                 m.measure(op + "-FAILED", us)
             ret[status] = ret.get(status, 0) + 1
 
+        # The common case (OK after an OK) inline; anything else in record.
         if with_result:
             def call(*args):
                 st = now()
@@ -113,15 +115,26 @@ class DBWrapper:
                     r = fn(*args)
                 except Exception as e:
                     r = (failed(op, e), None)
-                record(r[0], st, now())
+                us = (now() - st) // 1000
+                status = r[0]
+                if status is OK and ok:
+                    lat[us] = lat.get(us, 0) + 1
+                    ret[OK] += 1
+                else:
+                    record(status, us)
                 return r
         else:
             def call(*args):
                 st = now()
                 try:
-                    r = fn(*args)
+                    status = fn(*args)
                 except Exception as e:
-                    r = failed(op, e)
-                record(r, st, now())
-                return r
+                    status = failed(op, e)
+                us = (now() - st) // 1000
+                if status is OK and ok:
+                    lat[us] = lat.get(us, 0) + 1
+                    ret[OK] += 1
+                else:
+                    record(status, us)
+                return status
         return call

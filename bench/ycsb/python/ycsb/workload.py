@@ -10,12 +10,14 @@ import time
 
 from . import db as dbmod
 from .counters import AcknowledgedCounter, Counter, SharedAcknowledgedCounter, SharedCounter
-from .generators import (MEMO_MAX, ConstantIntegerGenerator, DiscreteGenerator,
-                         ScrambledZipfianGenerator, SkewedLatestGenerator, UniformLongGenerator,
-                         ZipfianGenerator, fnvhash64)
+from .generators import (ConstantIntegerGenerator, DiscreteGenerator, ScrambledZipfianGenerator,
+                         SkewedLatestGenerator, UniformLongGenerator, ZipfianGenerator, fnvhash64)
 from .values import deterministic_value, random_value, random_values
 
 _INT_MAX = 2**31 - 1
+#: key numbers whose names are memoized (a list of this many entries at
+#: most): hashing a key number costs about half a microsecond in Python.
+MEMO_MAX = 1 << 20
 
 
 class WorkloadError(Exception):
@@ -120,10 +122,20 @@ class CoreWorkload:
             "scanlengthdistribution")
         self.insertion_retry_limit = int_prop(props, "core_workload_insertion_retry_limit", "0")
         self.insertion_retry_interval = int_prop(props, "core_workload_insertion_retry_interval", "3")
-        self._keynames = {}     # keynum -> key name (hot keys repeat)
+        # Key names by key number, made at first use (hot keys repeat): a
+        # list, indexed without hashing, for the numbers below MEMO_MAX.
+        self._keynames = [None] * min(self.recordcount, MEMO_MAX)
         self._ops = {"READ": self.do_transaction_read, "UPDATE": self.do_transaction_update,
                      "INSERT": self.do_transaction_insert, "SCAN": self.do_transaction_scan,
                      "READMODIFYWRITE": self.do_transaction_read_modify_write}
+        # do_transaction draws what operationchooser.next_value() draws (its
+        # shares, in its order, from the same rng), mapped to the methods.
+        self._rand = rng.random
+        self._opshares = tuple((pw, self._ops[op]) for pw, op in self.operationchooser._shares)
+        self._lastop = self._ops[self.operationchooser.values[-1][1]]
+        # The fields a read asks for: None (all), all by name (to verify
+        # them) or one chosen per read.
+        self._readall = self.readallfields and not self.dataintegrity
 
     @staticmethod
     def _field_length_generator(props, rng):
@@ -154,13 +166,17 @@ class CoreWorkload:
     # ---- keys and values ----
 
     def build_key_name(self, keynum):
-        name = self._keynames.get(keynum)
-        if name is None:
-            value = str(keynum if self.orderedinserts else fnvhash64(keynum))
-            name = "user" + "0" * (self.zeropadding - len(value)) + value
-            if len(self._keynames) < MEMO_MAX:
-                self._keynames[keynum] = name
-        return name
+        names = self._keynames
+        if 0 <= keynum < len(names):
+            name = names[keynum]
+            if name is None:
+                name = names[keynum] = self._key_name(keynum)
+            return name
+        return self._key_name(keynum)
+
+    def _key_name(self, keynum):
+        value = str(keynum if self.orderedinserts else fnvhash64(keynum))
+        return "user" + "0" * (self.zeropadding - len(value)) + value
 
     def _value(self, key, field):
         if self.dataintegrity:
@@ -202,7 +218,13 @@ class CoreWorkload:
     # ---- run ----
 
     def do_transaction(self, db):
-        self._ops[self.operationchooser.next_value()](db)
+        val = self._rand()
+        for pw, op in self._opshares:
+            if val < pw:
+                op(db)
+                return True
+            val -= pw
+        self._lastop(db)
         return True
 
     def next_keynum(self):
@@ -228,6 +250,9 @@ class CoreWorkload:
 
     def do_transaction_read(self, db):
         key = self.build_key_name(self.next_keynum())
+        if self._readall:
+            db.read(self.table, key, None)
+            return
         if not self.readallfields:
             fields = self._one_field()
         elif self.dataintegrity:
