@@ -124,6 +124,16 @@ typedef struct HeapObject {
 	int wclosing;		/* close() is ending the wait sessions */
 	unsigned wepoch;	/* uhpy_fork_epoch of the wait sessions: in a
 				 * forked child they are the parent's (wait.c) */
+	/* maprecord.c's caches, owned, NULL when empty. The last record
+	 * class decoded from a payload copy: its proxy type, its
+	 * __uniheap_fields__ and a dict of its field names (values None)
+	 * that each record's dict is copied from (valid while the heap's
+	 * proxy type of the class id is dec_type). The last class stored by
+	 * put_record (put_cls, id put_cid; an id never changes) and its
+	 * __uniheap_fields__. */
+	PyObject *dec_type, *dec_fields, *dec_template;
+	PyObject *put_cls, *put_fields;
+	uint32_t put_cid;
 } HeapObject;
 
 typedef struct {
@@ -316,13 +326,31 @@ PyObject *uhpy_type_names(void);
 /* All fields of persistent object obj, read at one instant: a dict by
  * name (as_dict) or a tuple in declaration order (uniheap.asdict/astuple). */
 PyObject *uhpy_read_fields(PyObject *obj, int as_dict);
+/* 1 when every value of a record with these fields (its class's
+ * __uniheap_fields__, a tuple) lies in its payload (numbers, refs, inline
+ * values) and every field is bound; 0 otherwise (an out-of-line str or
+ * bytes value, which only a proxy reads safely). */
+int uhpy_payload_decodes(PyObject *fields);
+/* A dict of the names of fields (a class's __uniheap_fields__ that
+ * uhpy_payload_decodes accepted), in order, each value None: the
+ * template uhpy_payload_dict copies. NULL with an exception. */
+PyObject *uhpy_fields_template(PyObject *fields);
+/* 1 with the index, type and capacity of the bound inline field of
+ * fields (a class's __uniheap_fields__) named name, trying position i
+ * first (values given in the class's order find theirs at once); 0 when
+ * there is none such (the caller asks libuniheap's class table). */
+int uhpy_inline_field(PyObject *fields, Py_ssize_t i, PyObject *name, uint32_t *idx,
+		      uint32_t *type, uint32_t *capacity);
 /* The fields of a record (its class's __uniheap_fields__) as a dict,
  * decoded from payload, a copy of the record's len payload bytes
  * (uh_record_read's): 1 with *out; 0 when a value is not in the payload
  * (an out-of-line str or bytes value; an unbound field), for the caller
- * to read through a proxy; -1 with an exception. */
-int uhpy_payload_dict(HeapObject *hp, PyObject *fields, const unsigned char *payload,
-		      size_t len, PyObject **out);
+ * to read through a proxy; -1 with an exception. template, if not NULL,
+ * is a dict of the fields' names in order (values None) that the result
+ * is copied from (no growth while it is filled), given only for fields
+ * uhpy_payload_decodes accepted. */
+int uhpy_payload_dict(HeapObject *hp, PyObject *fields, PyObject *template,
+		      const unsigned char *payload, size_t len, PyObject **out);
 
 /* maprecord.c: records as map values, one call each (map methods) */
 PyObject *uhpy_map_get_fields(ProxyObject *p, PyObject *key);

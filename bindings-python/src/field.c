@@ -533,7 +533,7 @@ PyObject *uhpy_read_fields(PyObject *obj, int as_dict)
 /* 1 when every field of fields is bound and its value lies in the
  * payload itself (numbers, refs, inline values); 0 when one is an
  * out-of-line str or bytes value, which only a proxy reads safely. */
-static int payload_decodes(PyObject *fields)
+int uhpy_payload_decodes(PyObject *fields)
 {
 	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {	/* bound: fields */
 		PyObject *o = PyTuple_GET_ITEM(fields, i);
@@ -546,12 +546,47 @@ static int payload_decodes(PyObject *fields)
 	return 1;
 }
 
-int uhpy_payload_dict(HeapObject *hp, PyObject *fields, const unsigned char *payload,
-		      size_t len, PyObject **out)
+PyObject *uhpy_fields_template(PyObject *fields)
 {
-	if (!PyTuple_Check(fields) || !payload_decodes(fields))
-		return 0;
 	PyObject *d = PyDict_New();
+
+	for (Py_ssize_t i = 0; d && i < PyTuple_GET_SIZE(fields); i++) {	/* bound: fields */
+		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);
+		if (PyDict_SetItem(d, f->name, Py_None) < 0)
+			Py_CLEAR(d);
+	}
+	return d;
+}
+
+int uhpy_inline_field(PyObject *fields, Py_ssize_t i, PyObject *name, uint32_t *idx,
+		      uint32_t *type, uint32_t *capacity)
+{
+	Py_ssize_t n = PyTuple_Check(fields) ? PyTuple_GET_SIZE(fields) : 0;
+
+	for (Py_ssize_t j = 0; j < n; j++) {	/* bound: fields */
+		PyObject *o = PyTuple_GET_ITEM(fields, (i + j) % n);
+		if (!PyObject_TypeCheck(o, uhpy_st->field_type))
+			return 0;
+		FieldObject *f = (FieldObject *)o;
+		if (f->name != name && (!PyUnicode_Check(f->name) ||
+					PyUnicode_Compare(f->name, name) != 0))
+			continue;
+		if (f->index < 0 || !is_inline(f->type))
+			return 0;
+		*idx = (uint32_t)f->index;
+		*type = f->type;
+		*capacity = f->capacity;
+		return 1;
+	}
+	return 0;
+}
+
+int uhpy_payload_dict(HeapObject *hp, PyObject *fields, PyObject *template,
+		      const unsigned char *payload, size_t len, PyObject **out)
+{
+	if (!template && (!PyTuple_Check(fields) || !uhpy_payload_decodes(fields)))
+		return 0;
+	PyObject *d = template ? PyDict_Copy(template) : PyDict_New();
 
 	for (Py_ssize_t i = 0; d && i < PyTuple_GET_SIZE(fields); i++) {	/* bound: fields */
 		FieldObject *f = (FieldObject *)PyTuple_GET_ITEM(fields, i);

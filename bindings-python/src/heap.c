@@ -96,6 +96,11 @@ static int heap_traverse(HeapObject *hp, visitproc visit, void *arg)
 	Py_VISIT(hp->types);
 	Py_VISIT(hp->atomic);
 	Py_VISIT(hp->dict);
+	Py_VISIT(hp->dec_type);
+	Py_VISIT(hp->dec_fields);
+	Py_VISIT(hp->dec_template);
+	Py_VISIT(hp->put_cls);
+	Py_VISIT(hp->put_fields);
 	return 0;
 }
 
@@ -104,6 +109,11 @@ static int heap_clear(HeapObject *hp)
 	Py_CLEAR(hp->types);
 	Py_CLEAR(hp->atomic);
 	Py_CLEAR(hp->dict);
+	Py_CLEAR(hp->dec_type);
+	Py_CLEAR(hp->dec_fields);
+	Py_CLEAR(hp->dec_template);
+	Py_CLEAR(hp->put_cls);
+	Py_CLEAR(hp->put_fields);
 	return 0;
 }
 

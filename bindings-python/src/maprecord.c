@@ -20,19 +20,16 @@
 #define SCAN_BATCH 32
 #define SCAN_BUF 49152
 
-/* The __uniheap_fields__ tuple of the proxy type of class cid (a new
- * reference), or NULL with an exception. */
-static PyObject *class_fields(HeapObject *hp, uint32_t cid)
+/* The __uniheap_fields__ tuple of class (or proxy type) t (a new
+ * reference; an empty tuple when it has none), or NULL with an exception. */
+static PyObject *fields_of(PyObject *t)
 {
 	static PyObject *name;	/* interned once: no str made per call */
-	PyObject *t, *fields;
+	PyObject *fields;
 
 	if (!name && !(name = PyUnicode_InternFromString("__uniheap_fields__")))
 		return NULL;
-	if (!(t = uhpy_proxy_type(hp, cid)))
-		return NULL;
 	fields = PyObject_GetAttr(t, name);
-	Py_DECREF(t);
 	if (!fields && PyErr_ExceptionMatches(PyExc_AttributeError)) {
 		PyErr_Clear();
 		fields = PyTuple_New(0);	/* no record class: never decodes */
@@ -40,19 +37,56 @@ static PyObject *class_fields(HeapObject *hp, uint32_t cid)
 	return fields;
 }
 
+/* Make proxy type t (a reference given to the cache) the heap's decoding
+ * cache (dec_*): 1, or 0 when its records do not decode from their
+ * payload (nothing cached), or -1 with an exception. */
+static int cache_decoder(HeapObject *hp, PyObject *t)
+{
+	PyObject *fields = fields_of(t), *tmpl;
+
+	if (!fields) {
+		Py_DECREF(t);
+		return -1;
+	}
+	if (!PyTuple_Check(fields) || !PyTuple_GET_SIZE(fields) || !uhpy_payload_decodes(fields)) {
+		Py_DECREF(fields);
+		Py_DECREF(t);
+		return 0;
+	}
+	if (!(tmpl = uhpy_fields_template(fields))) {
+		Py_DECREF(fields);
+		Py_DECREF(t);
+		return -1;
+	}
+	Py_XSETREF(hp->dec_type, t);
+	Py_XSETREF(hp->dec_fields, fields);
+	Py_XSETREF(hp->dec_template, tmpl);
+	return 1;
+}
+
 /* The record of class cid whose payload (len bytes) is at buf, as a dict:
  * 1 with *out, 0 when its class does not decode from the payload (the
- * caller reads it through a proxy), -1 with an exception. */
+ * caller reads it through a proxy), -1 with an exception. The class's
+ * fields and the dict of their names come from the heap's cache, made
+ * anew when the class's proxy type is another one than the cached. */
 static int record_dict(HeapObject *hp, uint32_t cid, const unsigned char *buf, size_t len,
 		       PyObject **out)
 {
-	PyObject *fields = class_fields(hp, cid);
+	PyObject *t = uhpy_proxy_type(hp, cid);
 	int rc;
 
-	if (!fields)
+	if (!t)
 		return -1;
-	rc = PyTuple_GET_SIZE(fields) ? uhpy_payload_dict(hp, fields, buf, len, out) : 0;
+	if (t == hp->dec_type)
+		Py_DECREF(t);
+	else if ((rc = cache_decoder(hp, t)) <= 0)
+		return rc;
+	/* Held: decoding a ref field may make a proxy, which may decode a
+	 * record of another class and replace the cache. */
+	PyObject *fields = Py_NewRef(hp->dec_fields), *tmpl = Py_NewRef(hp->dec_template);
+	rc = uhpy_payload_dict(hp, fields, tmpl, buf, len, out);
 	Py_DECREF(fields);
+	Py_DECREF(tmpl);
 	return rc;
 }
 
@@ -284,12 +318,18 @@ static int set_new_field(HeapObject *hp, uh_off obj, uint32_t cid, PyObject *nam
 }
 
 /* The class id of cls, a PObject subclass, registered in the heap if it
- * is not yet (Heap._class_id): 0 or -1 with an exception. */
+ * is not yet (Heap._class_id, which also binds its fields to the heap's
+ * layout): 0 or -1 with an exception. The last class asked for is kept
+ * (put_cls, put_cid, put_fields): a class's id in a heap never changes. */
 static int class_id_of(HeapObject *hp, PyObject *cls, uint32_t *cid)
 {
 	static PyObject *meth;	/* interned once */
-	PyObject *r;
+	PyObject *r, *fields;
 
+	if (cls == hp->put_cls) {
+		*cid = hp->put_cid;
+		return 0;
+	}
 	if (!meth && !(meth = PyUnicode_InternFromString("_class_id")))
 		return -1;
 	if (!(r = PyObject_CallMethodOneArg((PyObject *)hp, meth, cls)))
@@ -299,6 +339,11 @@ static int class_id_of(HeapObject *hp, PyObject *cls, uint32_t *cid)
 	if (id == (unsigned long)-1 && PyErr_Occurred())
 		return -1;
 	*cid = (uint32_t)id;
+	if (!(fields = fields_of(cls)))
+		return -1;
+	Py_XSETREF(hp->put_cls, Py_NewRef(cls));
+	Py_XSETREF(hp->put_fields, fields);
+	hp->put_cid = *cid;
 	return 0;
 }
 
@@ -312,8 +357,8 @@ static int class_id_of(HeapObject *hp, PyObject *cls, uint32_t *cid)
  * field, str for an inline str field, within its capacity), so that
  * uh_*_put_record cannot refuse one; 0 when some value goes the proxy
  * path (which converts, checks and raises as ever); -1 with an exception. */
-static int inline_values(HeapObject *hp, uint32_t cid, PyObject *values, uh_inline_value *iv,
-			 uint32_t *n)
+static int inline_values(HeapObject *hp, uint32_t cid, PyObject *fields, PyObject *values,
+			 uh_inline_value *iv, uint32_t *n)
 {
 	PyObject *name, *v;
 	Py_ssize_t pos = 0, len = 0;
@@ -328,11 +373,18 @@ static int inline_values(HeapObject *hp, uint32_t cid, PyObject *values, uh_inli
 
 		if (!PyUnicode_Check(name))
 			return 0;	/* the proxy path says what is wrong */
-		if (!(field = PyUnicode_AsUTF8(name)))
+		/* The class's own bound field (its index, type and capacity
+		 * those of the heap's class, Heap._class_id checked), else
+		 * libuniheap's class table by name. */
+		if (fields && uhpy_inline_field(fields, (Py_ssize_t)*n, name, &idx, &fi.type,
+						&fi.capacity)) {
+			;
+		} else if (!(field = PyUnicode_AsUTF8(name))) {
 			return -1;
-		if (uh_field_find(hp->h, cid, field, &idx) != 0 ||
-		    uh_field_info_get(hp->h, cid, idx, &fi) != 0)
+		} else if (uh_field_find(hp->h, cid, field, &idx) != 0 ||
+			   uh_field_info_get(hp->h, cid, idx, &fi) != 0) {
 			return 0;
+		}
 		if (fi.type == UH_T_IBYTES && PyBytes_CheckExact(v)) {
 			data = PyBytes_AS_STRING(v);
 			len = PyBytes_GET_SIZE(v);
@@ -361,8 +413,13 @@ static int put_new(ProxyObject *p, const uh_key *k, uint32_t cid, PyObject *valu
 	Py_ssize_t pos = 0;
 	uh_off obj;
 	int rc, sorted = uhpy_map_sorted(p);
+	/* The class's fields, as class_id_of kept them (held: the proxy path
+	 * below runs Python code). */
+	PyObject *fields = hp->put_fields && hp->put_cid == cid ? Py_NewRef(hp->put_fields) : NULL;
 
-	if ((rc = inline_values(hp, cid, values, iv, &nv)) < 0)
+	rc = inline_values(hp, cid, fields, values, iv, &nv);
+	Py_XDECREF(fields);
+	if (rc < 0)
 		return UHPY_RAISED;
 	uhpy_smap_writes += sorted;
 	if (rc)
