@@ -54,7 +54,11 @@ def fnvhash64(val):
         h = (h ^ (v & 0xFF)) * FNV_PRIME_64
         v >>= 8
         left -= 1
-    h = h * _FNV_PRIME_POW[left] & _MASK64
+    return _abs64(h * _FNV_PRIME_POW[left] & _MASK64)
+
+
+def _abs64(h):
+    """Java's Math.abs of the signed 64-bit value of h (0 <= h < 2^64)."""
     if h & _SIGN64:
         # Java's Math.abs(Long.MIN_VALUE) stays negative; keep that too.
         return (1 << 64) - h if h != _SIGN64 else -_SIGN64
@@ -158,9 +162,17 @@ class ScrambledZipfianGenerator:
         self._gen = ZipfianGenerator(rng, 0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT,
                                      SCRAMBLED_ZETAN)
         self._draw = self._gen.next_value
+        # The items of the zipfian's first 2^16 values (about 44% of the
+        # draws), from the table of fnvhash64's first two octets: their
+        # other six octets are zero.
+        lo, n, p6, mask = self.min, self.itemcount, _FNV_PRIME_POW[6], _MASK64
+        self._first = [lo + _abs64(h * p6 & mask) % n for h in _FNV_LOW2]
 
     def next_value(self):
-        return self.min + fnvhash64(self._draw()) % self.itemcount
+        z = self._draw()
+        if z < 65536:
+            return self._first[z]
+        return self.min + fnvhash64(z) % self.itemcount
 
 
 class SkewedLatestGenerator:
