@@ -13,9 +13,9 @@ which does the lookup and the record's fields in C: a read is
 get_fields (the record at one instant, no block), an update of one field
 set_field (atomic and durable on its own, re-run inside libuniheap after
 a lost conflict), a scan scan_fields in a block (one snapshot, as LMDB's
-read transactions and Redis's HGETALL give), an insert put_record in a
-block (the new record and the put in one step, the old record freed in
-it). With PMap records, reads and scans run in a block and go through
+read transactions and Redis's HGETALL give), an insert put_record (the
+new record and the put in one step, atomic and durable on its own, the
+old record freed in it; redone in a block after a lost conflict). With PMap records, reads and scans run in a block and go through
 proxies. Multi-field updates and deletes are blocks. Blocks that lose a
 conflict with another client are re-run by heap.atomic(fn).
 """
@@ -187,9 +187,14 @@ class UniheapDB(DB):
     def insert(self, table, key, values):
         t = self._tables.get(table) or self.table(table)
         if self.records:
-            # The new record and the put in one step; the record the key
-            # held (only the table refers to it) is freed in that step.
-            self.heap.atomic(t.put_record, key, Record, values, True)
+            # The new record and the put in one step, atomic and durable on
+            # its own; the record the key held (only the table refers to
+            # it) is freed in that step. Redone as a block, re-run until it
+            # commits, after a lost conflict with another client.
+            try:
+                t.put_record(key, Record, values, True)
+            except uniheap.Conflict:
+                self.heap.atomic(t.put_record, key, Record, values, True)
             return OK
         return self.heap.atomic(self._insert, t, key, values)
 
