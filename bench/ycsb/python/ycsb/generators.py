@@ -54,7 +54,10 @@ def fnvhash64(val):
         h = (h ^ (v & 0xFF)) * FNV_PRIME_64
         v >>= 8
         left -= 1
-    return _abs64(h * _FNV_PRIME_POW[left] & _MASK64)
+    h = h * _FNV_PRIME_POW[left] & _MASK64
+    if h & _SIGN64:                 # _abs64, inline
+        return (1 << 64) - h if h != _SIGN64 else -_SIGN64
+    return h
 
 
 def _abs64(h):
@@ -161,15 +164,25 @@ class ScrambledZipfianGenerator:
         self.itemcount = hi - lo + 1
         self._gen = ZipfianGenerator(rng, 0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT,
                                      SCRAMBLED_ZETAN)
-        self._draw = self._gen.next_value
         # The items of the zipfian's first 2^16 values (about 44% of the
         # draws), from the table of fnvhash64's first two octets: their
         # other six octets are zero.
         lo, n, p6, mask = self.min, self.itemcount, _FNV_PRIME_POW[6], _MASK64
         self._first = [lo + _abs64(h * p6 & mask) % n for h in _FNV_LOW2]
+        # The zipfian's next_value, inline below: its item count is fixed,
+        # so are its zetan and eta.
+        g = self._gen
+        self._random = g._random
+        self._zetan, self._second, self._eta = g.zetan, g._second, g.eta
+        self._items, self._alpha = g.items, g.alpha
 
     def next_value(self):
-        z = self._draw()
+        u = self._random()
+        uz = u * self._zetan
+        if uz < self._second:       # the zipfian's 0 or 1
+            return self._first[0 if uz < 1.0 else 1]
+        eta = self._eta
+        z = int(self._items * _pow(eta * u - eta + 1, self._alpha))
         if z < 65536:
             return self._first[z]
         return self.min + fnvhash64(z) % self.itemcount

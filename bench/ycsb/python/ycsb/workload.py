@@ -165,6 +165,21 @@ class CoreWorkload:
 
     # ---- keys and values ----
 
+    def _next_key(self):
+        """build_key_name(next_keynum()), in one call."""
+        limit = self.insertsequence.last_value()
+        keynum = self.keychooser.next_value()
+        while keynum > limit:
+            keynum = self.keychooser.next_value()
+            limit = self.insertsequence.last_value()
+        names = self._keynames
+        if 0 <= keynum < len(names):
+            name = names[keynum]
+            if name is None:
+                name = names[keynum] = self._key_name(keynum)
+            return name
+        return self._key_name(keynum)
+
     def build_key_name(self, keynum):
         names = self._keynames
         if 0 <= keynum < len(names):
@@ -249,7 +264,7 @@ class CoreWorkload:
         self.measurements.report_status("VERIFY", status)
 
     def do_transaction_read(self, db):
-        key = self.build_key_name(self.next_keynum())
+        key = self._next_key()
         if self._readall:
             db.read(self.table, key, None)
             return
@@ -264,7 +279,7 @@ class CoreWorkload:
             self.verify_row(key, cells)
 
     def do_transaction_read_modify_write(self, db):
-        key = self.build_key_name(self.next_keynum())
+        key = self._next_key()
         fields = None if self.readallfields else self._one_field()
         values = self.build_values(key) if self.writeallfields else self.build_single_value(key)
         st = time.perf_counter_ns()
@@ -276,13 +291,13 @@ class CoreWorkload:
         self.measurements.measure("READ-MODIFY-WRITE", (en - st) // 1000)
 
     def do_transaction_scan(self, db):
-        key = self.build_key_name(self.next_keynum())
+        key = self._next_key()
         length = self.scanlength.next_value()
         fields = None if self.readallfields else self._one_field()
         db.scan(self.table, key, length, fields)
 
     def do_transaction_update(self, db):
-        key = self.build_key_name(self.next_keynum())
+        key = self._next_key()
         values = self.build_values(key) if self.writeallfields else self.build_single_value(key)
         db.update(self.table, key, values)
 
