@@ -63,6 +63,16 @@ def random_value(rng, size):
     return ((rng.getrandbits(bits) & mask) + add).to_bytes(size, "little")
 
 
+def value_drawer(rng, size):
+    """A function of no arguments returning random_value(rng, size)."""
+    mask, add, bits = _masks(size)
+    draw = rng.getrandbits
+
+    def value():
+        return ((draw(bits) & mask) + add).to_bytes(size, "little")
+    return value
+
+
 def random_values(rng, names, size):
     """{name: random_value(rng, size)} for each of names, in order."""
     mask, add, bits = _masks(size)

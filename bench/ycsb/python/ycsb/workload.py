@@ -12,7 +12,7 @@ from . import db as dbmod
 from .counters import AcknowledgedCounter, Counter, SharedAcknowledgedCounter, SharedCounter
 from .generators import (ConstantIntegerGenerator, DiscreteGenerator, ScrambledZipfianGenerator,
                          SkewedLatestGenerator, UniformLongGenerator, ZipfianGenerator, fnvhash64)
-from .values import deterministic_value, random_value, random_values
+from .values import deterministic_value, random_value, random_values, value_drawer
 
 _INT_MAX = 2**31 - 1
 #: key numbers whose names are memoized (a list of this many entries at
@@ -111,6 +111,9 @@ class CoreWorkload:
         if self.dataintegrity and props.get("fieldlengthdistribution", "constant") != "constant":
             raise WorkloadError("dataintegrity=true needs fieldlengthdistribution=constant")
         self.orderedinserts = props.get("insertorder", "hashed") != "hashed"
+        # A random value of constant length, drawn without a length draw.
+        self._drawvalue = (value_drawer(rng, self._constlength)
+                           if self._constlength is not None and not self.dataintegrity else None)
         self.keysequence = keysequence
         self.insertsequence = insertsequence
         self.operationchooser = operation_chooser(props, rng)
@@ -205,6 +208,8 @@ class CoreWorkload:
 
     def build_single_value(self, key):
         f = self.fieldnames[self.fieldchooser.next_value()]
+        if self._drawvalue is not None:
+            return {f: self._drawvalue()}
         return {f: self._value(key, f)}
 
     def _one_field(self):
