@@ -178,23 +178,29 @@ class CoreWorkload:
         names = self._keynames
         if 0 <= keynum < len(names):
             name = names[keynum]
-            if name is None:
-                name = names[keynum] = self._key_name(keynum)
-            return name
-        return self._key_name(keynum)
+            if name is not None:
+                return name
+        return self._new_key_name(keynum)
 
     def build_key_name(self, keynum):
         names = self._keynames
         if 0 <= keynum < len(names):
             name = names[keynum]
-            if name is None:
-                name = names[keynum] = self._key_name(keynum)
-            return name
-        return self._key_name(keynum)
+            if name is not None:
+                return name
+        return self._new_key_name(keynum)
 
-    def _key_name(self, keynum):
+    def _new_key_name(self, keynum):
+        """The key name of keynum, made, and kept when 0 <= keynum <
+        MEMO_MAX (the list grows to the keys a run inserts, by 4096)."""
         value = str(keynum if self.orderedinserts else fnvhash64(keynum))
-        return "user" + "0" * (self.zeropadding - len(value)) + value
+        name = "user" + "0" * (self.zeropadding - len(value)) + value
+        if 0 <= keynum < MEMO_MAX:
+            names = self._keynames
+            if keynum >= len(names):
+                names.extend([None] * (min(keynum + 4096, MEMO_MAX) - len(names)))
+            names[keynum] = name
+        return name
 
     def _value(self, key, field):
         if self.dataintegrity:
