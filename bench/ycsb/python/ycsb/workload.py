@@ -125,8 +125,9 @@ class CoreWorkload:
             "scanlengthdistribution")
         self.insertion_retry_limit = int_prop(props, "core_workload_insertion_retry_limit", "0")
         self.insertion_retry_interval = int_prop(props, "core_workload_insertion_retry_interval", "3")
-        # Key names by key number, made at first use (hot keys repeat): a
-        # list, indexed without hashing, for the numbers below MEMO_MAX.
+        # Key names by key number, made at a run's first use (hot keys
+        # repeat; a load names each key once and keeps none): a list,
+        # indexed without hashing, for the numbers below MEMO_MAX.
         self._keynames = [None] * min(self.recordcount, MEMO_MAX)
         self._ops = {"READ": self.do_transaction_read, "UPDATE": self.do_transaction_update,
                      "INSERT": self.do_transaction_insert, "SCAN": self.do_transaction_scan,
@@ -190,11 +191,14 @@ class CoreWorkload:
                 return name
         return self._new_key_name(keynum)
 
+    def _make_key_name(self, keynum):
+        value = str(keynum if self.orderedinserts else fnvhash64(keynum))
+        return "user" + "0" * (self.zeropadding - len(value)) + value
+
     def _new_key_name(self, keynum):
         """The key name of keynum, made, and kept when 0 <= keynum <
         MEMO_MAX (the list grows to the keys a run inserts, by 4096)."""
-        value = str(keynum if self.orderedinserts else fnvhash64(keynum))
-        name = "user" + "0" * (self.zeropadding - len(value)) + value
+        name = self._make_key_name(keynum)
         if 0 <= keynum < MEMO_MAX:
             names = self._keynames
             if keynum >= len(names):
@@ -226,7 +230,7 @@ class CoreWorkload:
     def do_insert(self, db):
         """Insert the next record of the load; False if it failed."""
         keynum = self.keysequence.next_value()
-        key = self.build_key_name(keynum)
+        key = self._make_key_name(keynum)   # each once: not kept
         values = self.build_values(key)
         tries = 0
         while True:
