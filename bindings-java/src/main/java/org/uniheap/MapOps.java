@@ -143,6 +143,49 @@ final class MapOps {
     }
 
     /**
+     * The record stored under key copied into a new array ({@link
+     * RecordImage}), or null when key is absent: one uh_map_get_record /
+     * uh_smap_get_record (the lookup and the copy at one instant) and one
+     * copy out of the scratch; no proxy, no value decoded.
+     * @throws TypeMismatchException when the value is not a record
+     */
+    static RecordImage getImage(Heap heap, long ref, boolean sorted, int kind, Object key) {
+        BlockState b = heap.current();
+        Session s = heap.acquire(b);
+        byte[] bytes;
+        int cls;
+        try {
+            Keys.put(s, kind, key);
+            int rc = getRecord(s, ref, sorted, s.at + Session.DATA, Session.DATA_CAP);
+            if (rc == Errors.ENOTFOUND)
+                return null;
+            long len = s.scratch.get(JAVA_LONG, Session.OUT);
+            cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
+            if (rc == Errors.ERANGE && len > Session.DATA_CAP) {   // a record past the scratch
+                try (Arena a = Arena.ofConfined()) {
+                    MemorySegment payload = a.allocate(len, 8);
+                    rc = getRecord(s, ref, sorted, payload.address(), len);
+                    if (rc == Errors.ENOTFOUND)
+                        return null;
+                    if (rc != 0)
+                        throw Errors.of(rc, "map get of a record");
+                    len = s.scratch.get(JAVA_LONG, Session.OUT);
+                    cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
+                    bytes = payload.asSlice(0, len).toArray(JAVA_BYTE);
+                }
+            } else {
+                if (rc != 0)   // UH_ETYPE: the value is not a record
+                    throw Errors.of(rc, "map get of a record");
+                bytes = new byte[(int) len];
+                MemorySegment.copy(s.scratch, JAVA_BYTE, Session.DATA, bytes, 0, (int) len);
+            }
+        } finally {
+            heap.release(b, s);
+        }
+        return new RecordImage(heap.classes.type(cls), bytes);
+    }
+
+    /**
      * Replace inline field {@code field} of the record stored under key with
      * value (a byte[], Bytes, or a String as its UTF-8): one
      * uh_map_set_inline / uh_smap_set_inline, the lookup and the write in

@@ -143,6 +143,22 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
     }
 
     /**
+     * The record stored under key, copied whole at one instant into an
+     * array of its own ({@link RecordImage}: the payload's bytes and where
+     * each inline field's value lies), as {@link #fieldValues(Object)}
+     * reads it but without decoding a value: the lookup and the copy are
+     * one libuniheap call, no proxy made.
+     * @return the image, or null if key is absent (as get returns)
+     * @throws TypeMismatchException if the value is not a record (null included)
+     * @throws NullPointerException for a null key
+     * @throws ClassCastException for a key of another class than the map's
+     */
+    public RecordImage recordImage(Object key) {
+        checkKeyType(key);
+        return MapOps.getImage(heap, ref, true, kind(), key);
+    }
+
+    /**
      * Replace an inline field ({@link Inline}) of the record stored under
      * key, as {@code get(key).setField(field, value)} would, without making a
      * proxy of the record: the lookup and the write are one libuniheap call,

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.uniheap.PMap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.RecordImage;
 import org.uniheap.FreedObjectException;
 import org.uniheap.InvalidValueException;
 import org.uniheap.NotFoundException;
@@ -20,7 +21,8 @@ import org.uniheap.ValueRangeException;
  * setField(key, field, value), an inline field of that record written in
  * one call; and putRecord(key, type, values, freeOld), a new record stored
  * in one call; and PSortedMap.scanFieldValues(from, count), the records of
- * a key range. */
+ * a key range; and recordImage(key), the record under a key copied into
+ * one array with its inline fields' places. */
 class MapFieldValuesTest extends HeapTest {
     private static void assertSameValues(Object[] want, Object[] got) {
         assertNotNull(got);
@@ -216,5 +218,63 @@ class MapFieldValuesTest extends HeapTest {
         any.put("k0101", 5L);
         assertThrows(TypeMismatchException.class, () -> m.scanFieldValues("k010", 3));
         assertThrows(ClassCastException.class, () -> m.scanFieldValues(5L, 3));
+    }
+
+    private static byte[] slice(RecordImage img, int field) {
+        return java.util.Arrays.copyOfRange(img.array(), img.offset(field),
+                img.offset(field) + img.length(field));
+    }
+
+    @Test
+    void recordImageHoldsTheInlineFieldsInOneArray() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        m.put("k", inline("0123456789"));
+        RecordImage img = m.recordImage("k");
+        assertEquals("t.inline.JRec", img.className());
+        assertEquals(List.of("key", "blob", "flag", "text"), img.fieldNames());
+        assertEquals(1, img.fieldIndex("blob"));
+        assertArrayEquals("0123456789".getBytes(), slice(img, 1));
+        assertEquals(10, img.length(1));
+        assertArrayEquals("hé".getBytes(java.nio.charset.StandardCharsets.UTF_8), slice(img, 3));
+        assertThrows(TypeMismatchException.class, () -> img.offset(0));   // not inline
+        assertThrows(TypeMismatchException.class, () -> img.length(2));
+        assertThrows(NotFoundException.class, () -> img.fieldIndex("nope"));
+        assertNull(m.recordImage("absent"));
+        // the image is the caller's: later writes do not change it
+        m.setField("k", "blob", "x".getBytes());
+        assertArrayEquals("0123456789".getBytes(), slice(img, 1));
+        assertArrayEquals("x".getBytes(), slice(m.recordImage("k"), 1));
+        // an empty inline field, from putRecord
+        m.putRecord("p", InlineRec.class, Map.of("text", "in"), true);
+        RecordImage p = m.recordImage("p");
+        assertEquals(0, p.length(1));
+        assertArrayEquals("in".getBytes(), slice(p, 3));
+        // in a block: the block's own writes
+        heap.atomic(() -> {
+            m.setField("k", "blob", "inside".getBytes());
+            assertArrayEquals("inside".getBytes(), slice(m.recordImage("k"), 1));
+        });
+        // not a record
+        @SuppressWarnings("unchecked")
+        PSortedMap<String, Object> any = (PSortedMap<String, Object>) (PSortedMap<String, ?>) m;
+        any.put("n", 5L);
+        assertThrows(TypeMismatchException.class, () -> m.recordImage("n"));
+        assertThrows(ClassCastException.class, () -> m.recordImage(5L));
+    }
+
+    @Test
+    void hashMapRecordImageAndOneWiderThanTheScratch() {
+        PMap<Long, PObject> h = heap.newMap(Long.class);
+        h.putRecord(1L, InlineRec.class, Map.of("blob", "hash".getBytes(), "text", "t"), true);
+        assertArrayEquals("hash".getBytes(), slice(h.recordImage(1L), 1));
+        assertNull(h.recordImage(2L));
+        byte[] big = new byte[20000];
+        for (int i = 0; i < big.length; i++)
+            big[i] = (byte) i;
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        m.putRecord("w", WideInlineRec.class, Map.of("blob", big), true);
+        RecordImage img = m.recordImage("w");
+        assertArrayEquals(big, slice(img, 1));
+        assertArrayEquals(m.get("w").as(WideInlineRec.class).blob(), slice(img, 1));
     }
 }
