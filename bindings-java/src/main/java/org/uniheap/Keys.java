@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -73,15 +72,17 @@ final class Keys {
         if (key == null)
             throw new NullPointerException("persistent maps have no null keys");
         MemorySegment m = s.scratch;
-        long k = Session.KEY;
-        m.set(JAVA_INT, k, kind);
-        // uh_key.flags: UH_KEY_VALID_UTF8 for a String's bytes (getBytes(UTF_8)
-        // replaces what is not valid), so libuniheap does not check them again.
-        m.set(JAVA_INT, k + 4, kind == STRING ? VALID_UTF8 : 0);
+        // uh_key {u32 kind, u32 flags, ptr data, size_t len, i64 i}, its four
+        // words written with one copy. flags: UH_KEY_VALID_UTF8 for a String's
+        // bytes (getBytes(UTF_8) replaces what is not valid), so libuniheap
+        // does not check them again.
+        long[] w = s.keyWords;
+        w[0] = kind | (long) (kind == STRING ? VALID_UTF8 : 0) << 32;
         if (kind == I64 && key instanceof Long l) {
-            m.set(JAVA_LONG, k + 8, 0L);
-            m.set(JAVA_LONG, k + 16, 0L);
-            m.set(JAVA_LONG, k + 24, l);
+            w[1] = 0;
+            w[2] = 0;
+            w[3] = l;
+            MemorySegment.copy(w, 0, m, JAVA_LONG, Session.KEY, 4);
             return;
         }
         byte[] b;
@@ -96,9 +97,10 @@ final class Keys {
             throw new InvalidValueException(Errors.EINVAL, "a key has at most " + MAX_LEN
                     + " bytes, this one " + b.length);
         MemorySegment.copy(b, 0, m, JAVA_BYTE, Session.KEYBUF, b.length);
-        m.set(JAVA_LONG, k + 8, s.at + Session.KEYBUF);
-        m.set(JAVA_LONG, k + 16, (long) b.length);
-        m.set(JAVA_LONG, k + 24, 0L);
+        w[1] = s.at + Session.KEYBUF;
+        w[2] = b.length;
+        w[3] = 0;
+        MemorySegment.copy(w, 0, m, JAVA_LONG, Session.KEY, 4);
     }
 
     /**

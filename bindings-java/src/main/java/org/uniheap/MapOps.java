@@ -267,15 +267,21 @@ final class MapOps {
         try (Arena a = bytes > Session.DATA_CAP ? Arena.ofConfined() : null) {
             s.wrote = true;
             Keys.put(s, kind, key);
-            MemorySegment seg = a != null ? a.allocate(bytes, 16) : s.scratch.asSlice(Session.DATA, bytes);
-            long vals = seg.address(), at = 16L * n;
-            for (int k = 0; k < n; k++) {   // uh_inline_value {u32 field, u32 len, ptr data}, then the bytes
-                seg.set(JAVA_INT, 16L * k, idx[k]);
-                seg.set(JAVA_INT, 16L * k + 4, data[k].length);
-                seg.set(JAVA_LONG, 16L * k + 8, vals + at);
-                MemorySegment.copy(data[k], 0, seg, JAVA_BYTE, at, data[k].length);
-                at += (data[k].length + 7) & ~7L;
+            // n uh_inline_value {u32 field, u32 len, ptr data}, then the bytes
+            // (each 8-aligned), staged in an array and copied at once.
+            MemorySegment dst = a != null ? a.allocate(bytes, 16) : s.scratch;
+            long base = a != null ? 0 : Session.DATA;
+            long vals = dst.address() + base;
+            byte[] img = a != null ? new byte[(int) bytes] : s.staging((int) bytes);
+            int at = 16 * n;
+            for (int k = 0; k < n; k++) {
+                int h = 16 * k, len = data[k].length;
+                putLong(img, h, idx[k] & 0xffff_ffffL | (long) len << 32);
+                putLong(img, h + 8, vals + at);
+                System.arraycopy(data[k], 0, img, at, len);
+                at += (len + 7) & ~7;
             }
+            MemorySegment.copy(img, 0, dst, JAVA_BYTE, base, at);
             int flags = FREE_OLD_VALUE | (freeOld ? FREE_OLD : 0);
             int rc = sorted
                     ? (int) Native.SMAP_PUT_RECORD.invokeExact(s.h, ref, s.at + Session.KEY, t.classId, vals, n, flags)
@@ -287,6 +293,12 @@ final class MapOps {
         } finally {
             heap.release(b, s);
         }
+    }
+
+    /** v little-endian at b[at..at+8). */
+    private static void putLong(byte[] b, int at, long v) {
+        for (int i = 0; i < 8; i++, v >>>= 8)
+            b[at + i] = (byte) v;
     }
 
     private static int getRecord(Session s, long ref, boolean sorted, long dst, long cap) {

@@ -53,12 +53,24 @@ final class Session {
     /** Outermost block open on this session wrote something (a commit that
      * may persist); see {@link Native#COMMIT_QUICK}. */
     boolean wrote;
+    /** A uh_key's four words (Keys.put), written to the scratch at once. */
+    final long[] keyWords = new long[4];
+    /** Bytes staged for one copy into the scratch (MapOps.putRecord):
+     * grown up to DATA_CAP, used by the borrowing thread only. */
+    private byte[] staging = new byte[2048];
 
     Session(long h) {
         this.h = h;
         this.pins = new Pins(h);
         this.scratch = Arena.ofAuto().allocate(SCRATCH, 16);
         this.at = scratch.address();
+    }
+
+    /** The staging array, of at least n bytes (n <= DATA_CAP). */
+    byte[] staging(int n) {
+        if (staging.length < n)
+            staging = new byte[Math.max(n, Math.min(2 * staging.length, DATA_CAP))];
+        return staging;
     }
 
     MemorySegment records() {
