@@ -6,6 +6,7 @@ import java.util.Set;
 import org.uniheap.Inline;
 import org.uniheap.PObject;
 import org.uniheap.Persistent;
+import org.uniheap.RecordImage;
 
 import site.ycsb.ByteArrayByteIterator;
 import site.ycsb.ByteIterator;
@@ -84,6 +85,31 @@ public interface Record extends PObject {
     out.put("field7", new ByteArrayByteIterator(r.field7()));
     out.put("field8", new ByteArrayByteIterator(r.field8()));
     out.put("field9", new ByteArrayByteIterator(r.field9()));
+  }
+
+  /** The field names, in the class's order. */
+  String[] NAMES = {"field0", "field1", "field2", "field3", "field4",
+                    "field5", "field6", "field7", "field8", "field9"};
+
+  /** Every field of a record's image (field0..field9, in order), as YCSB's
+   * read returns them: slices of the image's one array. */
+  static void readAll(RecordImage r, Map<String, ByteIterator> out) {
+    byte[] b = r.array();
+    for (int i = 0; i < NAMES.length; i++) {
+      out.put(NAMES[i], new ByteArrayByteIterator(b, r.offset(i), r.length(i)));
+    }
+  }
+
+  /** The named fields of a record's image (field0..field9, in order), as
+   * YCSB's read returns them. */
+  static void readSome(RecordImage r, Set<String> fields, Map<String, ByteIterator> out) {
+    byte[] b = r.array();
+    for (String f : fields) {
+      int i = index(f);
+      if (i >= 0) {
+        out.put(f, new ByteArrayByteIterator(b, r.offset(i), r.length(i)));
+      }
+    }
   }
 
   /** The values {@link PObject#fieldValues()} read (field0..field9, in

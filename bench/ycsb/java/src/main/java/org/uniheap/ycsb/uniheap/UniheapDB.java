@@ -14,6 +14,7 @@ import org.uniheap.Heap;
 import org.uniheap.PMap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.RecordImage;
 import org.uniheap.UniheapException;
 
 import org.uniheap.ycsb.RecordCodec;
@@ -38,9 +39,11 @@ import site.ycsb.Status;
  * thread a session of its pool for a block or a write), connected in
  * {@link #setProperties} before the client's clock starts
  * ({@code -p uniheap.socket=PATH}, else {@code $UNIHEAP_SOCKET}). A read of
- * a {@link Record} is one libuniheap call, {@code PSortedMap.fieldValues(key)}
- * (the lookup and the whole record at one instant, no proxy, no block); a
- * record replaced under every one of its tries is read again in a block.
+ * a {@link Record} is one libuniheap call, {@code PSortedMap.recordImage(key)}
+ * (the lookup and the whole record copied at one instant into one array,
+ * no proxy, no block), whose fields the client gets as slices of that
+ * array; a record replaced under every one of its tries is read again in
+ * a block.
  * A scan of Records is {@code PSortedMap.scanFieldValues(start, count)}: a
  * leaf's records per call, each read at its own instant, as YCSB's own
  * stores scan. Reads of PMap records and their scans run in a block (one
@@ -185,9 +188,10 @@ public final class UniheapDB extends DB {
     PSortedMap<String, PObject> t = table(table);
     if (records) {
       // One libuniheap call: the lookup and the copy of the whole record at
-      // one instant (PSortedMap.fieldValues), no proxy, no block.
+      // one instant (PSortedMap.recordImage), no proxy, no block; the
+      // values are slices of that one copy.
       try {
-        Object[] v = t.fieldValues(key);
+        RecordImage v = t.recordImage(key);
         if (v == null) {
           return Status.NOT_FOUND;
         }
@@ -264,17 +268,21 @@ public final class UniheapDB extends DB {
   @Override
   public Status update(String table, String key, Map<String, ByteIterator> fields) {
     PSortedMap<String, PObject> t = table(table);
-    Map<String, byte[]> values = RecordCodec.toBytes(fields);     // before a block: see insert
-    if (values.size() == 1) {         // one field write: atomic and durable alone
+    Map<String, byte[]> values;       // taken before a block: see insert
+    if (fields.size() == 1) {         // one field write: atomic and durable alone
+      Map.Entry<String, ByteIterator> f = fields.entrySet().iterator().next();
+      byte[] v = f.getValue().toArray();
+      values = Map.of(f.getKey(), v);
       try {
         if (records) {                // the lookup and the write: one libuniheap call
-          Map.Entry<String, byte[]> e = values.entrySet().iterator().next();
-          return t.setField(key, e.getKey(), e.getValue()) ? Status.OK : Status.NOT_FOUND;
+          return t.setField(key, f.getKey(), v) ? Status.OK : Status.NOT_FOUND;
         }
         return updateIn(t, key, values);
       } catch (ConflictException e) {
         // another client had the record: as a block, retried
       }
+    } else {
+      values = RecordCodec.toBytes(fields);
     }
     return heap.atomic(() -> updateIn(t, key, values));
   }
