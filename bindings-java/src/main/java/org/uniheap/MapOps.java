@@ -202,21 +202,21 @@ final class MapOps {
         byte[] name = field.getBytes(StandardCharsets.UTF_8);
         BlockState b = heap.current();
         Session s = heap.acquire(b);
-        try (Arena a = name.length + 1 + data.length > Session.DATA_CAP ? Arena.ofConfined() : null) {
+        int n = name.length + 1 + data.length;
+        try (Arena a = n > Session.DATA_CAP ? Arena.ofConfined() : null) {
             s.wrote = true;
             Keys.put(s, kind, key);
-            long at = s.cName(name);   // DATA: the name, then the value
+            // The name (a C string), then the value: staged, copied at once
+            // to the scratch's DATA, or past it to memory of their own.
+            byte[] img = a != null ? new byte[n] : s.staging(n);
+            System.arraycopy(name, 0, img, 0, name.length);
+            img[name.length] = 0;
+            System.arraycopy(data, 0, img, name.length + 1, data.length);
+            MemorySegment buf = a != null ? a.allocate(n) : s.scratch;
+            long base = a != null ? 0 : Session.DATA;
+            MemorySegment.copy(img, 0, buf, JAVA_BYTE, base, n);
+            long at = buf.address() + base;
             long dst = at + name.length + 1;
-            if (a != null) {           // past the scratch
-                MemorySegment buf = a.allocate(name.length + 1 + data.length);
-                MemorySegment.copy(name, 0, buf, JAVA_BYTE, 0, name.length);
-                buf.set(JAVA_BYTE, name.length, (byte) 0);
-                at = buf.address();
-                dst = at + name.length + 1;
-                MemorySegment.copy(data, 0, buf, JAVA_BYTE, name.length + 1, data.length);
-            } else {
-                MemorySegment.copy(data, 0, s.scratch, JAVA_BYTE, dst - s.at, data.length);
-            }
             int rc = sorted
                     ? (int) Native.SMAP_SET_INLINE.invokeExact(s.h, ref, s.at + Session.KEY, at, dst, (long) data.length)
                     : (int) Native.MAP_SET_INLINE.invokeExact(s.h, ref, s.at + Session.KEY, at, dst, (long) data.length);

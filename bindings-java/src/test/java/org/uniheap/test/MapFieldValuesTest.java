@@ -276,5 +276,11 @@ class MapFieldValuesTest extends HeapTest {
         RecordImage img = m.recordImage("w");
         assertArrayEquals(big, slice(img, 1));
         assertArrayEquals(m.get("w").as(WideInlineRec.class).blob(), slice(img, 1));
+        // a field write past the scratch too
+        byte[] other = java.util.Arrays.copyOf(big, 19999);
+        other[0] = 42;
+        assertTrue(m.setField("w", "blob", other));
+        assertArrayEquals(other, slice(m.recordImage("w"), 1));
+        assertArrayEquals(big, slice(img, 1));
     }
 }
