@@ -89,12 +89,29 @@ uint64_t hd_pool_arena_bytes_locked(struct hd *hd)
 	return used;
 }
 
+/* The small arena reserved ahead (hd->spare, under hd->mu). */
+struct hd_spare {
+	pthread_t thread;
+	pthread_cond_t cv;
+	int stop;
+	int want;			/* a lease used it (or found none): reserve one */
+	int have;
+	struct pobj_action act;
+	PMEMoid oid;
+	uint64_t bytes;
+};
+
+static uint64_t spare_bytes(struct hd *hd)
+{
+	return hd->spare && hd->spare->have ? hd->spare->bytes : 0;
+}
+
 static int pool_has_room(struct hd *hd, uint64_t bytes)
 {
 	const struct uh_hdr *h = hd->hdr;
 	if (uh_hdr_max_size(h) <= h->heap_size)
 		return 1;
-	uint64_t used = hd_pool_arena_bytes_locked(hd) + bytes;
+	uint64_t used = hd_pool_arena_bytes_locked(hd) + bytes + spare_bytes(hd);
 	uint64_t reserve = (uint64_t)POOL_RESERVE_LOGS * h->log_size + HD_POOL_RESERVE_MORE;
 	if (reserve > h->heap_size / 4 * 3)
 		reserve = h->heap_size / 4 * 3;
@@ -124,7 +141,17 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	 * heap (FORMAT.md 1.1), which aborts the transaction with ENOMEM
 	 * when it has none either. */
 	PMEMoid oid = OID_NULL;
-	if (pool_has_room(hd, bytes))
+	struct hd_spare *sp = hd->spare;
+	if (kind == UH_ARENA_SMALL && sp && sp->have && sp->bytes == bytes) {
+		/* Reserved and zeroed ahead: published when this transaction
+		 * commits, cancelled if it aborts. */
+		sp->have = 0;
+		sp->want = 1;
+		if (pmemobj_tx_publish(&sp->act, 1) != 0)
+			pmemobj_tx_abort(ENOMEM);	/* does not return */
+		oid = sp->oid;
+	}
+	if (OID_IS_NULL(oid) && pool_has_room(hd, bytes))
 		oid = pmemobj_tx_xalloc(bytes, HD_TYPE_ARENA,
 					POBJ_XALLOC_ZERO | POBJ_XALLOC_NO_ABORT);
 	int ext = OID_IS_NULL(oid);
@@ -473,6 +500,13 @@ int hd_make_room_locked(struct hd *hd, uint32_t session, int tx_errno, uint64_t 
 {
 	if (tx_errno == ENOSPC)
 		return 0;	/* a full directory is not a lack of space */
+	struct hd_spare *sp = hd->spare;
+	if (sp && sp->have) {	/* the memory reserved ahead first; none until the next small lease */
+		pmemobj_cancel(hd->pop, &sp->act, 1);
+		sp->have = 0;
+		sp->want = 0;
+		return 1;
+	}
 	int may_grow = uh_hdr_max_size(hd->hdr) > hd->hdr->heap_size;
 	if (!t->grew)	/* the fill trigger's measure (grow_for resets it) */
 		__atomic_store_n(&hd->gc_arena_cap, hd_arena_bytes_locked(hd, NULL),
@@ -529,6 +563,10 @@ int hd_arena_lease(struct hd *hd, uint32_t session, uint32_t slot_size, struct h
 		goto out;
 	fill_out(hd, off, out);
 	leased(hd, hd->hdr->arena_size);
+	if (hd->spare && !hd->spare->have) {	/* the next one's memory, ahead */
+		hd->spare->want = 1;
+		pthread_cond_signal(&hd->spare->cv);
+	}
 out:
 	pthread_mutex_unlock(&hd->mu);
 	return rc;
@@ -781,4 +819,81 @@ int hd_arena_return(struct hd *hd, uint32_t session, uint64_t arena_off, char *e
 out:
 	pthread_mutex_unlock(&hd->mu);
 	return rc;
+}
+
+/* ---- the small arena reserved ahead (hd->spare) ---- */
+
+/* Reserve a small arena's memory, zeroed, whenever a lease used the last
+ * one: libpmemobj's zeroing of fresh pages (their page faults) is most of
+ * a lease's time, and here it runs while the client that leased goes on.
+ * Under hd->mu, as every allocation of heapd's is, and only while the
+ * pool has room for it beside what the leases may need (pool_has_room). */
+static void *spare_main(void *arg)
+{
+	struct hd *hd = arg;
+	struct hd_spare *sp = hd->spare;
+
+	pthread_mutex_lock(&hd->mu);
+	for (;;) {	/* bound: until hd_spare_stop */
+		while (!sp->stop && (sp->have || !sp->want))
+			pthread_cond_wait(&sp->cv, &hd->mu);
+		if (sp->stop)
+			break;
+		sp->want = 0;
+		uint64_t bytes = hd->hdr->arena_size - HD_PMEMOBJ_ALLOC_HDR;
+		if (!pool_has_room(hd, bytes))
+			continue;
+		PMEMoid oid = pmemobj_xreserve(hd->pop, &sp->act, bytes, HD_TYPE_ARENA,
+					       POBJ_XALLOC_ZERO);
+		if (OID_IS_NULL(oid))
+			continue;
+		sp->oid = oid;
+		sp->bytes = bytes;
+		sp->have = 1;
+	}
+	pthread_mutex_unlock(&hd->mu);
+	return NULL;
+}
+
+int hd_spare_start(struct hd *hd)
+{
+	struct hd_spare *sp = calloc(1, sizeof(*sp));
+
+	if (!sp || pthread_cond_init(&sp->cv, NULL) != 0) {
+		free(sp);
+		return -1;
+	}
+	pthread_mutex_lock(&hd->mu);
+	hd->spare = sp;
+	pthread_mutex_unlock(&hd->mu);
+	if (pthread_create(&sp->thread, NULL, spare_main, hd) != 0) {
+		pthread_mutex_lock(&hd->mu);
+		hd->spare = NULL;
+		pthread_mutex_unlock(&hd->mu);
+		pthread_cond_destroy(&sp->cv);
+		free(sp);
+		return -1;
+	}
+	return 0;
+}
+
+void hd_spare_stop(struct hd *hd)
+{
+	pthread_mutex_lock(&hd->mu);
+	struct hd_spare *sp = hd->spare;
+	if (sp) {
+		sp->stop = 1;
+		pthread_cond_signal(&sp->cv);
+	}
+	pthread_mutex_unlock(&hd->mu);
+	if (!sp)
+		return;
+	pthread_join(sp->thread, NULL);
+	pthread_mutex_lock(&hd->mu);
+	if (sp->have)
+		pmemobj_cancel(hd->pop, &sp->act, 1);
+	hd->spare = NULL;
+	pthread_mutex_unlock(&hd->mu);
+	pthread_cond_destroy(&sp->cv);
+	free(sp);
 }

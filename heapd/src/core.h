@@ -132,6 +132,12 @@ struct hd {
 	uint8_t *gc_asking;
 	void (*gc_kick)(struct hd *hd);
 	int (*gc_full)(struct hd *hd);
+	/* A small arena's memory reserved ahead in the pool (arenas.c,
+	 * hd_spare_start): volatile (libpmemobj drops an unpublished
+	 * reservation at a crash), published by the next small arena's
+	 * transaction, so that the lease does not wait for its zeroing;
+	 * reserved again by spare_thread after each use. Under hd->mu. */
+	struct hd_spare *spare;		/* NULL: not started */
 	struct hd_opts gc_opts;		/* gc_every, gc_fill_pct (resolved at open) */
 	/* Clients' commits and conflicts (their GC areas' counters, FORMAT.md
 	 * 9.3) since this heapd started, for its metrics (gcfile.c, under

@@ -177,6 +177,12 @@ void hd_stats_get(struct hd *hd, struct hd_stats *out);
  * a session slot of its own; stop it (hd_close does too). */
 int hd_gc_start(struct hd *hd, char *err, size_t errlen);
 void hd_gc_stop(struct hd *hd);
+/* Reserve each small arena's memory ahead of its lease, on a thread of
+ * its own (arenas.c); 0, or -1 when it could not start (leases then
+ * allocate as they come). Stopped, the reservation cancelled, by
+ * hd_spare_stop (hd_close does it too). */
+int hd_spare_start(struct hd *hd);
+void hd_spare_stop(struct hd *hd);
 /* The server accepts clients now: a recovery that left its mark to the
  * collector (FORMAT.md 9.4) has it run from here, so that its cycle does
  * not hold up the start of serving. */

@@ -399,6 +399,9 @@ int main(int argc, char **argv)
 	       UH_VERSION_MINOR, UH_VERSION_PATCH, (int)getpid(), a.o.heap_path, socket);
 	err[0] = '\0';
 	int rc = hd_gc_start(hd, err, sizeof(err));
+	if (rc == 0 && hd_spare_start(hd) != 0)
+		hd_log("warn", "spare", "cannot start the thread that reserves arenas ahead: %s",
+		       strerror(errno));
 	/* Members of the group map the heap read-write, as heapd's user does. */
 	if (rc == 0 && a.group != HD_NO_GROUP)
 		rc = hd_share_path(hd_heap_path(hd), a.group, 0660, err, sizeof(err));

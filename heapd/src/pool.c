@@ -915,6 +915,7 @@ void hd_close(struct hd *hd)
 {
 	if (!hd)
 		return;
+	hd_spare_stop(hd);
 	hd_gc_stop(hd);
 	pthread_mutex_lock(&hd->mu);
 	hd_log("info", "close", "heap=%s", hd->path);
