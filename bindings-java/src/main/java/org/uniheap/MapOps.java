@@ -98,41 +98,26 @@ final class MapOps {
         for (int tries = 0; tries < Blobs.READ_TRIES; tries++) {   // bound: a writer replacing a value each time
             BlockState b = heap.current();
             Session s = heap.acquire(b);
+            Fetched f;
             MemorySegment payload;
-            long from = 0;   // where the record's payload starts in payload
             ProxyType t;
-            int cls;
             try {
                 Keys.put(s, kind, key);
-                int rc = getRecord(s, ref, sorted, s.at + Session.DATA, Session.DATA_CAP);
-                if (rc == Errors.ENOTFOUND)
+                if ((f = fetch(s, ref, sorted)) == null)
                     return null;
-                long len = s.scratch.get(JAVA_LONG, Session.OUT);
-                cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
-                if (rc == Errors.ERANGE && len > Session.DATA_CAP) {   // a record past the scratch
-                    payload = Arena.ofAuto().allocate(len, 8);
-                    rc = getRecord(s, ref, sorted, payload.address(), len);
-                    len = s.scratch.get(JAVA_LONG, Session.OUT);
-                    cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
-                } else {
-                    payload = s.scratch;
-                    from = Session.DATA;
-                }
-                if (rc != 0)   // UH_ETYPE: the value is not a record
-                    throw Errors.of(rc, "map get of a record");
-                t = heap.classes.known(cls);
+                t = heap.classes.known(f.cls);
                 // Nothing to call: decoded from the scratch, in place (a slice
                 // of it would be one more allocation per read).
                 if (t != null && t.flat)
-                    return ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT - from);
-                long[] words = new long[(int) ((len + 7) / 8)];   // 8-aligned, as decode reads
-                MemorySegment.copy(payload, from, MemorySegment.ofArray(words), 0, len);
+                    return ProxyBase.decode(heap, t, f.payload, ProxyBase.PAYLOAD_AT - f.from);
+                long[] words = new long[(int) ((f.len + 7) / 8)];   // 8-aligned, as decode reads
+                MemorySegment.copy(f.payload, f.from, MemorySegment.ofArray(words), 0, f.len);
                 payload = MemorySegment.ofArray(words);
             } finally {
                 heap.release(b, s);
             }
             if (t == null)
-                t = heap.classes.type(cls);
+                t = heap.classes.type(f.cls);
             Object[] v = ProxyBase.decode(heap, t, payload, ProxyBase.PAYLOAD_AT);
             if (v != null)
                 return v;
@@ -152,37 +137,45 @@ final class MapOps {
     static RecordImage getImage(Heap heap, long ref, boolean sorted, int kind, Object key) {
         BlockState b = heap.current();
         Session s = heap.acquire(b);
+        Fetched f;
         byte[] bytes;
-        int cls;
         try {
             Keys.put(s, kind, key);
-            int rc = getRecord(s, ref, sorted, s.at + Session.DATA, Session.DATA_CAP);
-            if (rc == Errors.ENOTFOUND)
+            if ((f = fetch(s, ref, sorted)) == null)
                 return null;
-            long len = s.scratch.get(JAVA_LONG, Session.OUT);
-            cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
-            if (rc == Errors.ERANGE && len > Session.DATA_CAP) {   // a record past the scratch
-                try (Arena a = Arena.ofConfined()) {
-                    MemorySegment payload = a.allocate(len, 8);
-                    rc = getRecord(s, ref, sorted, payload.address(), len);
-                    if (rc == Errors.ENOTFOUND)
-                        return null;
-                    if (rc != 0)
-                        throw Errors.of(rc, "map get of a record");
-                    len = s.scratch.get(JAVA_LONG, Session.OUT);
-                    cls = s.scratch.get(JAVA_INT, Session.OUT + 8);
-                    bytes = payload.asSlice(0, len).toArray(JAVA_BYTE);
-                }
-            } else {
-                if (rc != 0)   // UH_ETYPE: the value is not a record
-                    throw Errors.of(rc, "map get of a record");
-                bytes = new byte[(int) len];
-                MemorySegment.copy(s.scratch, JAVA_BYTE, Session.DATA, bytes, 0, (int) len);
-            }
+            bytes = new byte[(int) f.len];
+            MemorySegment.copy(f.payload, JAVA_BYTE, f.from, bytes, 0, (int) f.len);
         } finally {
             heap.release(b, s);
         }
-        return new RecordImage(heap.classes.type(cls), bytes);
+        return new RecordImage(heap.classes.type(f.cls), bytes);
+    }
+
+    /** A record's payload as fetch copied it: len bytes from {@code from} of payload, of class cls. */
+    private record Fetched(MemorySegment payload, long from, long len, int cls) {}
+
+    /**
+     * The record under the key in s's scratch, copied at one instant by one
+     * uh_map_get_record / uh_smap_get_record: into the scratch, or, when it
+     * is longer, into a buffer of its own (a second call); null when the
+     * key is absent (also when it went between the two calls).
+     * @throws TypeMismatchException when the value is not a record
+     */
+    private static Fetched fetch(Session s, long ref, boolean sorted) {
+        int rc = getRecord(s, ref, sorted, s.at + Session.DATA, Session.DATA_CAP);
+        MemorySegment payload = s.scratch;
+        long from = Session.DATA;
+        if (rc == Errors.ERANGE && s.scratch.get(JAVA_LONG, Session.OUT) > Session.DATA_CAP) {
+            payload = Arena.ofAuto().allocate(s.scratch.get(JAVA_LONG, Session.OUT), 8);
+            from = 0;
+            rc = getRecord(s, ref, sorted, payload.address(), payload.byteSize());
+        }
+        if (rc == Errors.ENOTFOUND)
+            return null;
+        if (rc != 0)   // UH_ETYPE: the value is not a record
+            throw Errors.of(rc, "map get of a record");
+        return new Fetched(payload, from, s.scratch.get(JAVA_LONG, Session.OUT),
+                s.scratch.get(JAVA_INT, Session.OUT + 8));
     }
 
     /**
