@@ -35,11 +35,13 @@ def java_worker_argv():
 
 
 def acks(path):
-    """[(op, re-attaches so far)] of a worker's ack file."""
+    """[(op, re-attaches so far)] of a worker's ack file: its whole lines
+    (the worker may be writing the last one while this reads)."""
     try:
-        return [tuple(map(int, line.split())) for line in path.read_text().splitlines()]
+        lines = path.read_text().split("\n")[:-1]
     except FileNotFoundError:
         return []
+    return [tuple(map(int, line.split())) for line in lines]
 
 
 def acked(path):
