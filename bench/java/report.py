@@ -5,9 +5,10 @@ Prints ns/op of each benchmark, then uniheap against its peers measured in
 the same run: field get/set against a plain Java field, map get against
 HashMap and lmdbjava, the speedup of 2 threads over 1 (ops/s ratio), and
 YCSB's record read and scan against lmdbjava (time per operation), in a
-block through proxies and as bench/ycsb's binding does them (one call copies
-a record; a scan, a leaf's records), and its one-field update (one call
-against lmdbjava's read-modify-write transaction, each committed).
+block through proxies, and as bench/ycsb's Java DBs do them (uniheap: one
+call copies a record, or a leaf's records for a scan; LMDB: each value
+decoded into ByteIterators), and its one-field update (one call against
+lmdbjava's read-modify-write transaction, each committed).
 """
 import json
 import sys
@@ -48,11 +49,13 @@ def main():
             r = ratio(what + "Uniheap" + sfx, what + "Lmdb" + sfx)
             if r == r:
                 print(f"  YCSB {what} ({label}): uniheap / lmdbjava time   {r:5.2f}x")
-    # What bench/ycsb's Java binding does now: the record copied in one call,
-    # a field of it written in one call.
-    for what, mine in (("read", "readUniheapRecord"), ("update", "updateUniheapRecord"),
-                       ("scan", "scanUniheapRecords")):
-        r = ratio(mine, what + "Lmdb")
+    # What bench/ycsb's Java DBs do now: uniheap's record (or a leaf's
+    # records) copied in one call, a field of it written in one call;
+    # LMDB's values decoded into YCSB's ByteIterators.
+    for what, mine, peer in (("read", "readUniheapRecord", "readLmdbRecord"),
+                             ("update", "updateUniheapRecord", "updateLmdb"),
+                             ("scan", "scanUniheapRecords", "scanLmdbRecords")):
+        r = ratio(mine, peer)
         if r == r:
             print(f"  YCSB {what}, record calls (1 thread): uniheap / lmdbjava time   {r:5.2f}x")
 

@@ -143,6 +143,25 @@ public final class PSortedMap<K, V> extends SortedView<K, V> implements DataType
     }
 
     /**
+     * The records stored under the first count keys at or after from (all
+     * keys when from is null), in key order, each copied whole into an
+     * array of its own as {@link #recordImage(Object)} copies one: a
+     * sorted-map leaf's records per libuniheap call, no proxy made, no value
+     * decoded. Each record is read at its own instant (in a block: the
+     * block's snapshot); outside a block a record replaced meanwhile is read
+     * as the key's record now, and one whose key was removed meanwhile is
+     * left out.
+     * @return the images, at most count of them
+     * @throws TypeMismatchException if a value in the range is not a record
+     * @throws ClassCastException for a from of another class than the map's keys
+     */
+    public List<RecordImage> scanImages(Object from, int count) {
+        if (from != null)
+            checkKeyType(from);
+        return ScanRecords.images(heap, ref, kind(), from, count);
+    }
+
+    /**
      * The record stored under key, copied whole at one instant into an
      * array of its own ({@link RecordImage}: the payload's bytes and where
      * each inline field's value lies), as {@link #fieldValues(Object)}

@@ -4,16 +4,20 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The field values of the records of a sorted map's key range
- * ({@link PSortedMap#scanFieldValues}): a leaf's records per downcall
+ * The records of a sorted map's key range, as their field values
+ * ({@link PSortedMap#scanFieldValues}) or as images ({@link
+ * PSortedMap#scanImages}): a leaf's records per downcall
  * (uh_smap_next_records copies each one's whole payload into the session's
- * record buffer), decoded as {@link MapOps#getFields} decodes one; no proxy,
- * no block. A record whose class keeps a value out of line is decoded once
- * the session is given back; one past the buffer is read by its key.
+ * record buffer), each made from that copy as {@link MapOps#getFields} or
+ * {@link MapOps#getImage} makes one; no proxy, no block. What cannot be
+ * made with the session held (an unknown class, out-of-line values to
+ * read) is made once the session is given back; a record past the buffer
+ * is read by its key.
  */
 final class ScanRecords {
     private ScanRecords() {
@@ -26,12 +30,81 @@ final class ScanRecords {
     /** Where the uh_scan_record array goes: DATA, unused by the call. */
     private static final long RECS = Session.DATA;
 
-    /** A record the loop could not decode with the session held. */
-    private record Later(int index, int cls, long[] words, Object key) {
+    /**
+     * What a scan makes of each record. now runs with the session held and
+     * calls nothing; keep copies what later needs; later and byKey run
+     * after the session was given back.
+     */
+    private interface Maker<T> {
+        /** The record of known class t (null if not known yet) from its copy, or null for later. */
+        T now(Heap heap, ProxyType t, MemorySegment buf, long at, long len);
+
+        /** The copy later makes the record from. */
+        Object keep(MemorySegment buf, long at, long len);
+
+        /** The record of class cls from keep's copy, or null when it changed since (out-of-line values freed). */
+        T later(Heap heap, int cls, Object copy);
+
+        /** The key's record now, or null when the key is gone. */
+        T byKey(Heap heap, long ref, int kind, Object key);
+    }
+
+    private static final Maker<Object[]> FIELDS = new Maker<>() {
+        public Object[] now(Heap heap, ProxyType t, MemorySegment buf, long at, long len) {
+            // flat: nothing to call, decoded in the buffer, no slice made
+            return t != null && t.flat ? ProxyBase.decode(heap, t, buf, ProxyBase.PAYLOAD_AT - at) : null;
+        }
+
+        public Object keep(MemorySegment buf, long at, long len) {
+            long[] words = new long[(int) ((len + 7) / 8)];   // 8-aligned, as decode reads
+            MemorySegment.copy(buf, at, MemorySegment.ofArray(words), 0, len);
+            return words;
+        }
+
+        public Object[] later(Heap heap, int cls, Object copy) {
+            return ProxyBase.decode(heap, heap.classes.type(cls), MemorySegment.ofArray((long[]) copy),
+                    ProxyBase.PAYLOAD_AT);
+        }
+
+        public Object[] byKey(Heap heap, long ref, int kind, Object key) {
+            return MapOps.getFields(heap, ref, true, kind, key);
+        }
+    };
+
+    private static final Maker<RecordImage> IMAGES = new Maker<>() {
+        public RecordImage now(Heap heap, ProxyType t, MemorySegment buf, long at, long len) {
+            return t != null ? new RecordImage(t, (byte[]) keep(buf, at, len)) : null;
+        }
+
+        public Object keep(MemorySegment buf, long at, long len) {
+            byte[] b = new byte[(int) len];
+            MemorySegment.copy(buf, JAVA_BYTE, at, b, 0, (int) len);
+            return b;
+        }
+
+        public RecordImage later(Heap heap, int cls, Object copy) {
+            return new RecordImage(heap.classes.type(cls), (byte[]) copy);
+        }
+
+        public RecordImage byKey(Heap heap, long ref, int kind, Object key) {
+            return MapOps.getImage(heap, ref, true, kind, key);
+        }
+    };
+
+    /** A record the loop could not make with the session held. */
+    private record Later(int index, int cls, Object copy, Object key) {
     }
 
     static List<Object[]> scan(Heap heap, long ref, int kind, Object from, int count) {
-        List<Object[]> out = new ArrayList<>(Math.min(count, 128));
+        return run(heap, ref, kind, from, count, FIELDS);
+    }
+
+    static List<RecordImage> images(Heap heap, long ref, int kind, Object from, int count) {
+        return run(heap, ref, kind, from, count, IMAGES);
+    }
+
+    private static <T> List<T> run(Heap heap, long ref, int kind, Object from, int count, Maker<T> mk) {
+        List<T> out = new ArrayList<>(Math.min(count, 128));
         if (count <= 0)
             return out;
         List<Later> later = null;
@@ -55,20 +128,14 @@ final class ScanRecords {
                     int cls = m.get(JAVA_INT, r + REC_CLASS);
                     long at = m.get(JAVA_LONG, r + REC_AT), len = m.get(JAVA_LONG, r + REC_LEN);
                     boolean copied = m.get(JAVA_INT, r + REC_STATUS) == 0;
-                    ProxyType t = heap.classes.known(cls);
-                    if (copied && t != null && t.flat) {   // nothing to call: decoded in the buffer, no slice made
-                        out.add(ProxyBase.decode(heap, t, buf, ProxyBase.PAYLOAD_AT - at));
-                        continue;
+                    T v = copied ? mk.now(heap, heap.classes.known(cls), buf, at, len) : null;
+                    if (v == null) {
+                        if (later == null)
+                            later = new ArrayList<>();
+                        later.add(new Later(out.size(), cls, copied ? mk.keep(buf, at, len) : null,
+                                key(heap, kind, m, r)));
                     }
-                    if (later == null)
-                        later = new ArrayList<>();
-                    long[] words = null;
-                    if (copied) {   // 8-aligned, as decode reads
-                        words = new long[(int) ((len + 7) / 8)];
-                        MemorySegment.copy(buf, at, MemorySegment.ofArray(words), 0, len);
-                    }
-                    later.add(new Later(out.size(), cls, words, key(heap, kind, m, r)));
-                    out.add(null);
+                    out.add(v);
                 }
             }
             if (rc != 0 && rc != Errors.ENOTFOUND)
@@ -79,28 +146,27 @@ final class ScanRecords {
             heap.release(b, s);
         }
         if (later != null)
-            finish(heap, ref, kind, b != null, out, later);
+            finish(heap, ref, kind, b != null, out, later, mk);
         return out;
     }
 
-    /* The records left for after the session was given back: decoded from
+    /* The records left for after the session was given back: made from
      * their copy, or read by key (past the buffer, or outside a block an
      * out-of-line value freed since the copy: the key's record now); one
      * removed since is left out. */
-    private static void finish(Heap heap, long ref, int kind, boolean inBlock, List<Object[]> out,
-                               List<Later> later) {
+    private static <T> void finish(Heap heap, long ref, int kind, boolean inBlock, List<T> out,
+                                   List<Later> later, Maker<T> mk) {
         boolean gone = false;
         for (Later l : later) {
-            Object[] v = null;
-            if (l.words != null) {
-                v = ProxyBase.decode(heap, heap.classes.type(l.cls), MemorySegment.ofArray(l.words),
-                        ProxyBase.PAYLOAD_AT);
+            T v = null;
+            if (l.copy != null) {
+                v = mk.later(heap, l.cls, l.copy);
                 if (v == null && inBlock)
                     throw new ConflictException("a record read in this block was changed by "
                             + "another session: run the block again");
             }
             if (v == null)
-                v = MapOps.getFields(heap, ref, true, kind, l.key);
+                v = mk.byKey(heap, ref, kind, l.key);
             out.set(l.index, v);
             gone |= v == null;
         }

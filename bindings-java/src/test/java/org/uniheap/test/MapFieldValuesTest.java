@@ -22,7 +22,8 @@ import org.uniheap.ValueRangeException;
  * one call; and putRecord(key, type, values, freeOld), a new record stored
  * in one call; and PSortedMap.scanFieldValues(from, count), the records of
  * a key range; and recordImage(key), the record under a key copied into
- * one array with its inline fields' places. */
+ * one array with its inline fields' places, and scanImages(from, count),
+ * the records of a key range so. */
 class MapFieldValuesTest extends HeapTest {
     private static void assertSameValues(Object[] want, Object[] got) {
         assertNotNull(got);
@@ -260,6 +261,68 @@ class MapFieldValuesTest extends HeapTest {
         any.put("n", 5L);
         assertThrows(TypeMismatchException.class, () -> m.recordImage("n"));
         assertThrows(ClassCastException.class, () -> m.recordImage(5L));
+    }
+
+    private static void assertSameImage(RecordImage want, RecordImage got) {
+        assertNotNull(got);
+        assertEquals(want.className(), got.className());
+        assertArrayEquals(want.array(), got.array());
+    }
+
+    @Test
+    void scanImagesCopiesTheRecordsOfARange() {
+        PSortedMap<String, PObject> m = heap.newSortedMap(String.class);
+        for (int i = 0; i < 100; i++)   // several leaves
+            m.putRecord(String.format("k%03d", i), InlineRec.class,
+                    Map.of("blob", ("v" + i).getBytes(), "text", "t" + (i % 10)), false);
+        List<RecordImage> got = m.scanImages("k010", 50);
+        assertEquals(50, got.size());
+        for (int i = 0; i < 50; i++)
+            assertSameImage(m.recordImage(String.format("k%03d", 10 + i)), got.get(i));
+        assertEquals(100, m.scanImages(null, 1000).size());
+        assertEquals(List.of(), m.scanImages("k5", 10));      // past the last key
+        assertEquals(List.of(), m.scanImages("k000", 0));
+        assertArrayEquals("v99".getBytes(), slice(m.scanImages("k099", 5).get(0), 1));
+        // each image is the caller's: a later write changes none
+        m.setField("k010", "blob", "later".getBytes());
+        assertArrayEquals("v10".getBytes(), slice(got.get(0), 1));
+        // a record with out-of-line values, and one wider than the records
+        // buffer (read by its key), between inline ones
+        Person p = heap.create(Person.class, x -> {
+            x.name("ada");
+            x.friend(heap.create(Person.class, f -> f.name("bo")));
+        });
+        m.put("k0105", p);
+        byte[] big = new byte[20000];
+        for (int i = 0; i < 3; i++) {   // the third ends past the buffer's 48 KiB
+            java.util.Arrays.fill(big, (byte) i);
+            m.putRecord("k011" + (5 + i), WideInlineRec.class, Map.of("blob", big), true);
+        }
+        got = m.scanImages("k010", 7);
+        assertEquals(7, got.size());
+        assertSameImage(m.recordImage("k010"), got.get(0));
+        assertSameImage(m.recordImage("k0105"), got.get(1));
+        assertEquals(p.className(), got.get(1).className());
+        assertSameImage(m.recordImage("k011"), got.get(2));
+        for (int i = 0; i < 3; i++) {
+            java.util.Arrays.fill(big, (byte) i);
+            assertArrayEquals(big, slice(got.get(3 + i), 1));
+        }
+        assertSameImage(m.recordImage("k012"), got.get(6));
+        // in a block: the block's writes
+        heap.atomic(() -> {
+            m.setField("k010", "blob", "inside".getBytes());
+            m.remove("k011");
+            List<RecordImage> in = m.scanImages("k010", 6);
+            assertArrayEquals("inside".getBytes(), slice(in.get(0), 1));
+            assertSameImage(m.recordImage("k0117"), in.get(4));
+            assertSameImage(m.recordImage("k012"), in.get(5));
+        });
+        @SuppressWarnings("unchecked")
+        PSortedMap<String, Object> any = (PSortedMap<String, Object>) (PSortedMap<String, ?>) m;
+        any.put("k0101", 5L);
+        assertThrows(TypeMismatchException.class, () -> m.scanImages("k010", 3));
+        assertThrows(ClassCastException.class, () -> m.scanImages(5L, 3));
     }
 
     @Test

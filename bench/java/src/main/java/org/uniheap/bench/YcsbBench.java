@@ -33,28 +33,37 @@ import org.uniheap.FreedObjectException;
 import org.uniheap.Heap;
 import org.uniheap.PObject;
 import org.uniheap.PSortedMap;
+import org.uniheap.RecordImage;
 import org.uniheap.ycsb.RecordCodec;
 import org.uniheap.ycsb.uniheap.Record;
 
+import site.ycsb.ByteIterator;
+
 /**
  * YCSB's read (workload C), update (workload A's write) and scan (workload
- * E) as bench/ycsb's Java bindings do them, without the YCSB client around: a table of 20,000
- * records of ten 100-byte fields, as a uniheap sorted map of ycsb.Record
- * objects read in a block (readUniheapWhole: with no block, a lookup then
- * fieldValues(), as bench/ycsb's Java binding reads all fields), and as lmdbjava records (one value per record,
- * bench/ycsb's encoding) read in a read transaction. The record class
- * (Record) and the encoding (RecordCodec) are bench/ycsb/java's own;
- * readUniheapRecord and scanUniheapRecords are what bench/ycsb's Java
- * binding does now (fieldValues, scanFieldValues: no proxy, no block). Each read returns the
- * record as a field name -> byte[] map; a scan returns 50 records from a
- * random start key; an update replaces one random field of the record of a
- * random key with a new 100-byte value and commits (uniheap: setField, one
- * call; lmdbjava: the record read, changed and written back in one write
- * transaction). Also the parts of a uniheap read: an empty block, a
- * sorted-map get and ten field reads, each in and outside a block, the ten
- * fields at once (fieldValues), and a
- * walk over 50 entries of the table (records not read), in and outside a
- * block.
+ * E) without the YCSB client around, on a table of 20,000 records of ten
+ * 100-byte fields: a uniheap sorted map of ycsb.Record objects, and
+ * lmdbjava records (one value per record, bench/ycsb's encoding). The
+ * record class (Record) and the encoding (RecordCodec) are bench/ycsb/java's
+ * own. Two pairs of read and scan:
+ * <ul>
+ * <li>readUniheapRecord, scanUniheapRecords against readLmdbRecord,
+ * scanLmdbRecords: what bench/ycsb's UniheapDB and LmdbDB do now, each
+ * record's fields as YCSB's ByteIterators (uniheap: one call copies a
+ * record, recordImage, or a leaf's records, scanImages, the fields slices
+ * of the copy, no proxy, no block; LMDB: the value decoded, decodeInto, in
+ * a read transaction);</li>
+ * <li>readUniheap, readUniheapWhole, scanUniheap against readLmdb,
+ * scanLmdb: each record as a field name -> byte[] map, uniheap through
+ * proxies in a block (readUniheapWhole: fieldValues() of the record).</li>
+ * </ul>
+ * A scan returns 50 records from a random start key; an update replaces
+ * one random field of the record of a random key with a new 100-byte value
+ * and commits (uniheap: setField, one call; lmdbjava: the record read,
+ * changed and written back in one write transaction). Also the parts of a
+ * uniheap read: an empty block, a sorted-map get and ten field reads, each
+ * in and outside a block, the ten fields at once (fieldValues), and a walk
+ * over 50 entries of the table (records not read), in and outside a block.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -291,14 +300,28 @@ public class YcsbBench {
         return u.readWhole(k.key());
     }
 
-    /** bench/ycsb's read today: one call copies the record (fieldValues). */
+    /** bench/ycsb's UniheapDB read: one call copies the record
+     *  (recordImage), its fields handed to YCSB as slices of that copy. */
     @Benchmark
-    public Map<String, byte[]> readUniheapRecord(Uniheap u, Keys k) {
-        Map<String, byte[]> out = new HashMap<>();
-        Object[] v = u.table.fieldValues(k.key());
+    public Map<String, ByteIterator> readUniheapRecord(Uniheap u, Keys k) {
+        Map<String, ByteIterator> out = new HashMap<>();
+        RecordImage v = u.table.recordImage(k.key());
         if (v != null)
-            Uniheap.values(v, out);
+            Record.readAll(v, out);
         return out;
+    }
+
+    /** bench/ycsb's LmdbDB read: the record's value decoded into
+     *  ByteIterators in a read transaction (RecordCodec.decodeInto). */
+    @Benchmark
+    public Map<String, ByteIterator> readLmdbRecord(Lmdb l, LmdbKey kb, Keys k) {
+        try (Txn<ByteBuffer> txn = l.env.txnRead()) {
+            Map<String, ByteIterator> out = new HashMap<>();
+            ByteBuffer v = l.db.get(txn, Lmdb.key(kb.buf, k.key()));
+            if (v != null)
+                RecordCodec.decodeInto(v, null, out);
+            return out;
+        }
     }
 
     @Benchmark
@@ -351,16 +374,34 @@ public class YcsbBench {
         return u.scan(k.key());
     }
 
-    /** bench/ycsb's scan today: a leaf's records per call (scanFieldValues). */
+    /** bench/ycsb's UniheapDB scan: a leaf's records copied per call
+     *  (scanImages), each record's fields slices of its copy. */
     @Benchmark
-    public List<Map<String, byte[]>> scanUniheapRecords(Uniheap u, Keys k) {
-        List<Map<String, byte[]>> out = new ArrayList<>(SCAN);
-        for (Object[] v : u.table.scanFieldValues(k.key(), SCAN)) {
-            Map<String, byte[]> row = new HashMap<>();
-            Uniheap.values(v, row);
+    public List<Map<String, ByteIterator>> scanUniheapRecords(Uniheap u, Keys k) {
+        List<Map<String, ByteIterator>> out = new ArrayList<>(SCAN);
+        for (RecordImage v : u.table.scanImages(k.key(), SCAN)) {
+            Map<String, ByteIterator> row = new HashMap<>();
+            Record.readAll(v, row);
             out.add(row);
         }
         return out;
+    }
+
+    /** bench/ycsb's LmdbDB scan: a cursor from the start key, each value
+     *  decoded into ByteIterators (RecordCodec.decodeInto). */
+    @Benchmark
+    public List<Map<String, ByteIterator>> scanLmdbRecords(Lmdb l, LmdbKey kb, Keys k) {
+        try (Txn<ByteBuffer> txn = l.env.txnRead(); Cursor<ByteBuffer> c = l.db.openCursor(txn)) {
+            List<Map<String, ByteIterator>> out = new ArrayList<>(SCAN);
+            boolean found = c.get(Lmdb.key(kb.buf, k.key()), GetOp.MDB_SET_RANGE);
+            for (int i = 0; found && i < SCAN; i++) {
+                Map<String, ByteIterator> row = new HashMap<>();
+                RecordCodec.decodeInto(c.val(), null, row);
+                out.add(row);
+                found = c.next();
+            }
+            return out;
+        }
     }
 
     @Benchmark

@@ -112,32 +112,6 @@ public interface Record extends PObject {
     }
   }
 
-  /** The values {@link PObject#fieldValues()} read (field0..field9, in
-   * order), as YCSB's read returns them. */
-  static void readAll(Object[] v, Map<String, ByteIterator> out) {
-    out.put("field0", new ByteArrayByteIterator((byte[]) v[0]));
-    out.put("field1", new ByteArrayByteIterator((byte[]) v[1]));
-    out.put("field2", new ByteArrayByteIterator((byte[]) v[2]));
-    out.put("field3", new ByteArrayByteIterator((byte[]) v[3]));
-    out.put("field4", new ByteArrayByteIterator((byte[]) v[4]));
-    out.put("field5", new ByteArrayByteIterator((byte[]) v[5]));
-    out.put("field6", new ByteArrayByteIterator((byte[]) v[6]));
-    out.put("field7", new ByteArrayByteIterator((byte[]) v[7]));
-    out.put("field8", new ByteArrayByteIterator((byte[]) v[8]));
-    out.put("field9", new ByteArrayByteIterator((byte[]) v[9]));
-  }
-
-  /** The named fields of the values {@link PObject#fieldValues()} read
-   * (field0..field9, in order), as YCSB's read returns them. */
-  static void readSome(Object[] v, Set<String> fields, Map<String, ByteIterator> out) {
-    for (String f : fields) {
-      int i = index(f);
-      if (i >= 0) {
-        out.put(f, new ByteArrayByteIterator((byte[]) v[i]));
-      }
-    }
-  }
-
   /** i for "fieldI" (0..9), else -1. */
   static int index(String field) {
     if (field.length() != 6 || !field.startsWith("field")) {

@@ -44,8 +44,8 @@ import site.ycsb.Status;
  * no proxy, no block), whose fields the client gets as slices of that
  * array; a record replaced under every one of its tries is read again in
  * a block.
- * A scan of Records is {@code PSortedMap.scanFieldValues(start, count)}: a
- * leaf's records per call, each read at its own instant, as YCSB's own
+ * A scan of Records is {@code PSortedMap.scanImages(start, count)}: a
+ * leaf's records per call, each copied at its own instant, as YCSB's own
  * stores scan. Reads of PMap records and their scans run in a block (one
  * snapshot of a record); an update of one field is
  * a single field write (atomic and durable on its own, for a Record one
@@ -228,10 +228,11 @@ public final class UniheapDB extends DB {
                      Vector<HashMap<String, ByteIterator>> result) {
     PSortedMap<String, PObject> t = table(table);
     if (records) {
-      // A leaf's records per libuniheap call, each read at its own instant
-      // (PSortedMap.scanFieldValues), no proxy, no block.
+      // A leaf's records per libuniheap call, each copied whole at its own
+      // instant into an array of its own (PSortedMap.scanImages), no proxy,
+      // no block; the values are slices of those copies, as a read's are.
       result.clear();
-      for (Object[] v : t.scanFieldValues(startkey, count)) {
+      for (RecordImage v : t.scanImages(startkey, count)) {
         HashMap<String, ByteIterator> row = new HashMap<>();
         if (fields == null) {
           Record.readAll(v, row);
