@@ -280,6 +280,7 @@ struct uh_heap {
 	struct uh_opt opt;
 	struct uh_gc_client gc;
 	uint32_t wait_cancel;		/* bumped by uh_wait_cancel (any thread) */
+	uint32_t record_lines;		/* cache lines of the last record getrecord.c copied */
 	uh_stats st;
 	char path[4096];
 	char name[64];
