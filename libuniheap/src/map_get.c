@@ -264,6 +264,7 @@ int uh_map_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 					  (unsigned long long)m);
 		if (v)
 			uh_slot_to_value(&s, v);
+		uh_prefetch_value(h, &s);
 		return 0;
 	}
 	/* A miss is an answer, not a failure: the read-only block ends

@@ -443,6 +443,7 @@ int uh_smap_get(uh_heap *h, uh_off m, const uh_key *k, uh_value *v)
 	if (lean && found) {
 		if (v)
 			uh_slot_to_value(&s, v);
+		uh_prefetch_value(h, &s);
 		return 0;
 	}
 	if ((rc = uh_key_check_utf8(k)) != 0)
