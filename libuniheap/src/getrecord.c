@@ -45,16 +45,13 @@
  * beyond the cache: a get of one a quarter less time, a scan a third). A
  * prefetch never faults; an offset past the mapping is left out all the
  * same (the copy reports it). */
-static void prefetch_record(uh_heap *h, const uh_value *v)
+UH_PREFETCH_FN void prefetch_record(uh_heap *h, const uh_value *v)
 {
-	uint64_t size = __atomic_load_n(&h->size, __ATOMIC_RELAXED);
 	uint32_t lines = h->record_lines ? h->record_lines : PREFETCH_LINES_FIRST;
 	uh_off off = UH_REF_OFFSET(v->u.ref);
 
-	if (v->type != UH_T_REF || !off || off > size - 64 * lines)
-		return;
-	for (uint32_t l = 0; l < lines; l++)	/* bound: PREFETCH_LINES_MAX */
-		__builtin_prefetch(h->base + off + 64 * l);
+	if (v->type == UH_T_REF && off < __atomic_load_n(&h->size, __ATOMIC_RELAXED))
+		uh_prefetch(h->base + off, 64 * lines);
 }
 
 /* The lines a record of len payload bytes spans (from its header on),

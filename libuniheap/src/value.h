@@ -34,15 +34,12 @@ void uh_slot_to_value(const struct uh_slot *s, uh_value *v);
 /* Ask for the first two lines of the object a found value s references
  * (a string's or bytes' header and first bytes): a get's caller reads it
  * next, and the miss then overlaps the end of the get. Never faults. */
-static inline void uh_prefetch_value(uh_heap *h, const struct uh_slot *s)
+UH_PREFETCH_FN void uh_prefetch_value(uh_heap *h, const struct uh_slot *s)
 {
 	uint64_t off = UH_REF_OFFSET(s->value);
 
-	if (uh_type_is_ref(uh_slot_type(s->tag)) && off &&
-	    off < __atomic_load_n(&h->size, __ATOMIC_RELAXED) - 128) {
-		__builtin_prefetch(h->base + off);
-		__builtin_prefetch(h->base + off + 64);
-	}
+	if (uh_type_is_ref(uh_slot_type(s->tag)) && off < __atomic_load_n(&h->size, __ATOMIC_RELAXED))
+		uh_prefetch(h->base + off, 128);
 }
 /* Flags of put/set/remove/pop. */
 #define UH_FREE_FLAGS (UH_FREE_OLD | UH_FREE_OLD_VALUE)
