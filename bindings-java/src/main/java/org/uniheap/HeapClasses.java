@@ -30,13 +30,13 @@ final class HeapClasses {
         this.heap = heap;
     }
 
-    /** The type of class id, for wrapping an object of that class. */
     /** The type of class id if this connection knows it already, else
      * null (then {@link #type} reads it, which needs a session). */
     ProxyType known(int id) {
         return id > 0 && id < CAP ? byId[id] : null;
     }
 
+    /** The type of class id, for wrapping an object of that class. */
     ProxyType type(int id) {
         if (id > 0 && id < CAP) {
             ProxyType t = byId[id];
