@@ -98,12 +98,17 @@ struct hd_spare {
 	int have;
 	struct pobj_action act;
 	PMEMoid oid;
-	uint64_t bytes;
 };
+
+/* The bytes of a small arena's allocation (its libpmemobj header apart). */
+static uint64_t small_arena_bytes(const struct hd *hd)
+{
+	return hd->hdr->arena_size - HD_PMEMOBJ_ALLOC_HDR;
+}
 
 static uint64_t spare_bytes(struct hd *hd)
 {
-	return hd->spare && hd->spare->have ? hd->spare->bytes : 0;
+	return hd->spare && hd->spare->have ? small_arena_bytes(hd) : 0;
 }
 
 static int pool_has_room(struct hd *hd, uint64_t bytes)
@@ -131,7 +136,7 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	uint64_t bytes;
 	uint32_t nslots;
 	if (kind == UH_ARENA_SMALL) {
-		bytes = hd->hdr->arena_size - HD_PMEMOBJ_ALLOC_HDR;
+		bytes = small_arena_bytes(hd);
 		nslots = small_nslots(bytes, slot_size);
 	} else {
 		nslots = 1;
@@ -142,7 +147,7 @@ uint64_t hd_arena_new_tx(struct hd *hd, uint32_t kind, uint32_t slot_size, uint3
 	 * when it has none either. */
 	PMEMoid oid = OID_NULL;
 	struct hd_spare *sp = hd->spare;
-	if (kind == UH_ARENA_SMALL && sp && sp->have && sp->bytes == bytes) {
+	if (kind == UH_ARENA_SMALL && sp && sp->have) {
 		/* Reserved and zeroed ahead: published when this transaction
 		 * commits, cancelled if it aborts. */
 		sp->have = 0;
@@ -840,7 +845,7 @@ static void *spare_main(void *arg)
 		if (sp->stop)
 			break;
 		sp->want = 0;
-		uint64_t bytes = hd->hdr->arena_size - HD_PMEMOBJ_ALLOC_HDR;
+		uint64_t bytes = small_arena_bytes(hd);
 		if (!pool_has_room(hd, bytes))
 			continue;
 		PMEMoid oid = pmemobj_xreserve(hd->pop, &sp->act, bytes, HD_TYPE_ARENA,
@@ -848,7 +853,6 @@ static void *spare_main(void *arg)
 		if (OID_IS_NULL(oid))
 			continue;
 		sp->oid = oid;
-		sp->bytes = bytes;
 		sp->have = 1;
 	}
 	pthread_mutex_unlock(&hd->mu);
