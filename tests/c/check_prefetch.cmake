@@ -13,13 +13,16 @@
 # Where they live: sm_get_lean in smap_search.c, sm_node_load in
 # smap_node.c, sm_next_lean and sm_next_body in smap_scan.c (the sorted
 # map's prefetch helpers, static inline, in smap_int.h and smap_scan.c);
-# lean_begin in map_get.c.
+# lean_begin in map_get.c; a record's copy (prefetch_record) in
+# getrecord.c, a found value's (uh_prefetch_value) in value.h.
 set(paths
   "sorted-map get:uh_smap_get,sm_get_lean"
   "sorted-map node load:sm_node_load"
   "sorted-map batch (uh_smap_next_n):uh_smap_next_n,sm_next_lean"
   "sorted-map scan step:sm_next_body"
-  "hash-map get:uh_map_get,lean_begin")
+  "hash-map get:uh_map_get,lean_begin"
+  "record get (uh_*_get_record):value_record,get_record,uh_smap_get_record,uh_map_get_record"
+  "record scan (uh_smap_next_records):uh_smap_next_records,scan_record")
 
 if(NOT OBJDUMP OR NOT EXISTS "${OBJDUMP}")
   message(FATAL_ERROR "check_prefetch: no objdump (binutils) to read ${LIB} with")
