@@ -88,7 +88,7 @@ int uh_write(uh_heap *h, uh_off obj, uint32_t offset, const void *src, uint32_t 
 
 /* ---- typed access by field index ---- */
 
-const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t field, int *rc)
+const struct uh_class_desc *uh_record_desc(uh_heap *h, uh_off obj, uint32_t *payload, int *rc)
 {
 	struct uh_objhdr *o = uh_obj_get(h, obj, 0, rc);
 	if (!o)
@@ -99,17 +99,32 @@ const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t fie
 				 (unsigned long long)UH_REF_OFFSET(obj));
 		return NULL;
 	}
+	*payload = o->size & UH_OBJ_SIZE_MASK;
+	return d;
+}
+
+const struct uh_field_desc *uh_desc_field(const struct uh_class_desc *d, uint32_t payload,
+					  uint32_t field, int *rc)
+{
 	if (field >= d->nfields) {
 		*rc = uh_err_set(UH_ERANGE, "class %s has %u fields; no field %u", d->name,
 				 d->nfields, field);
 		return NULL;
 	}
 	const struct uh_field_desc *f = &d->fields[field];
-	if (f->offset + uh_field_size(f->type, f->capacity) > UH_OBJHDR_SIZE + (o->size & UH_OBJ_SIZE_MASK)) {
+	if (f->offset + uh_field_size(f->type, f->capacity) > UH_OBJHDR_SIZE + payload) {
 		*rc = uh_err_set(UH_EINTERNAL, "field %s lies outside its object", f->name);
 		return NULL;
 	}
 	return f;
+}
+
+const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t field, int *rc)
+{
+	uint32_t payload;
+	const struct uh_class_desc *d = uh_record_desc(h, obj, &payload, rc);
+
+	return d ? uh_desc_field(d, payload, field, rc) : NULL;
 }
 
 static int type_err(const struct uh_field_desc *f, const char *want)

@@ -179,9 +179,7 @@ static int put_record_body(uh_heap *h, void *arg)
 	uh_off obj = 0;
 	int rc = uh_alloc(h, p->class_id, &obj);
 
-	for (uint32_t i = 0; rc == 0 && i < p->n; i++)	/* bound: n fields */
-		rc = uh_set_inline(h, obj, p->vals[i].field, p->vals[i].data, p->vals[i].len);
-	if (rc)
+	if (rc || (rc = uh_record_set_inlines(h, obj, p->vals, p->n)) != 0)
 		return rc;
 	uh_value v = { .type = UH_T_REF, .u.ref = obj };
 	return p->sorted ? uh_smap_put(h, p->m, p->k, &v, p->flags)

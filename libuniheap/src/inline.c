@@ -22,17 +22,22 @@
 /* Fields of up to this many bytes are written from the stack. */
 #define INLINE_STACK 1024u
 
+static int inline_type(const struct uh_field_desc *f)
+{
+	if (!uh_type_is_inline(f->type))
+		return uh_err_set(UH_ETYPE, "field '%s' is %s, not an inline string or bytes field",
+				  f->name, uh_type_name(f->type));
+	return 0;
+}
+
 static int inline_field(uh_heap *h, uh_off obj, uint32_t field,
 			const struct uh_field_desc **out)
 {
 	int rc = uh_check_handle(h);
 	const struct uh_field_desc *f = rc ? NULL : uh_record_field(h, obj, field, &rc);
 
-	if (!f)
+	if (!f || (rc = inline_type(f)) != 0)
 		return rc;
-	if (!uh_type_is_inline(f->type))
-		return uh_err_set(UH_ETYPE, "field '%s' is %s, not an inline string or bytes field",
-				  f->name, uh_type_name(f->type));
 	*out = f;
 	return 0;
 }
@@ -93,30 +98,12 @@ int uh_get_inline(uh_heap *h, uh_off obj, uint32_t field, void *dst, size_t cap,
 	return rc;
 }
 
-struct set_op {
-	uh_off obj;
-	const struct uh_field_desc *f;
-	const void *field;	/* the whole field: length, value, zeros */
-};
-
-static int set_body(uh_heap *h, void *arg)
+/* The checks a write of len bytes at data to inline field f makes before
+ * anything is written. */
+static int inline_check(const struct uh_field_desc *f, const void *data, size_t len)
 {
-	struct set_op *s = arg;
-
-	return uh_tx_write(h, s->obj, UH_REF_OFFSET(s->obj) + s->f->offset, s->field,
-			   uh_field_size(s->f->type, s->f->capacity));
-}
-
-int uh_set_inline(uh_heap *h, uh_off obj, uint32_t field, const void *data, size_t len)
-{
-	const struct uh_field_desc *f;
-	int rc = inline_field(h, obj, field, &f);
 	size_t bad;
 
-	if (rc)
-		return rc;
-	if (h->readonly)
-		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
 	if (!data && len)
 		return uh_err_set(UH_EINVAL, "uh_set_inline: NULL data");
 	if (len > f->capacity)
@@ -125,20 +112,73 @@ int uh_set_inline(uh_heap *h, uh_off obj, uint32_t field, const void *data, size
 	if (f->type == UH_T_ISTRING && !uh_utf8_valid(data, len, &bad))
 		return uh_err_set(UH_EUTF8, "string for field '%s' is not valid UTF-8 (at byte %zu)",
 				  f->name, bad);
-	uint32_t size = uh_field_size(f->type, f->capacity);
+	return 0;
+}
+
+/* Inline field f of obj := len bytes at data (checked), in the caller's
+ * block: the whole field, length, value and zeros, as one write. */
+static int inline_store(uh_heap *h, uh_off obj, const struct uh_field_desc *f,
+			const void *data, size_t len)
+{
+	uint32_t size = uh_field_size(f->type, f->capacity), n = (uint32_t)len;
 	char stack[INLINE_STACK];
 	char *buf = size <= sizeof(stack) ? stack : malloc(size);
+
 	if (!buf)
 		return uh_err_set(UH_ENOMEM, "out of process memory");
-	uint32_t n = (uint32_t)len;
 	memcpy(buf, &n, UH_INLINE_LEN_SIZE);
 	if (len)
 		memcpy(buf + UH_INLINE_LEN_SIZE, data, len);
 	memset(buf + UH_INLINE_LEN_SIZE + len, 0, f->capacity - len);
-	struct set_op s = { obj, f, buf };
-	rc = uh_in_implicit_block(h, set_body, &s);
+	int rc = uh_tx_write(h, obj, UH_REF_OFFSET(obj) + f->offset, buf, size);
 	if (buf != stack)
 		free(buf);
+	return rc;
+}
+
+struct set_op {
+	uh_off obj;
+	const struct uh_field_desc *f;
+	const void *data;
+	size_t len;
+};
+
+static int set_body(uh_heap *h, void *arg)
+{
+	struct set_op *s = arg;
+
+	return inline_store(h, s->obj, s->f, s->data, s->len);
+}
+
+int uh_set_inline(uh_heap *h, uh_off obj, uint32_t field, const void *data, size_t len)
+{
+	const struct uh_field_desc *f;
+	int rc = inline_field(h, obj, field, &f);
+
+	if (rc)
+		return rc;
+	if (h->readonly)
+		return uh_err_set(UH_EREADONLY, "heap is connected read-only");
+	if ((rc = inline_check(f, data, len)) != 0)
+		return rc;
+	struct set_op s = { obj, f, data, len };
+	return uh_in_implicit_block(h, set_body, &s);
+}
+
+int uh_record_set_inlines(uh_heap *h, uh_off obj, const uh_inline_value *vals, uint32_t n)
+{
+	uint32_t payload;
+	int rc = 0;
+	const struct uh_class_desc *d = uh_record_desc(h, obj, &payload, &rc);
+
+	if (!d)
+		return rc;
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {	/* bound: n */
+		const struct uh_field_desc *f = uh_desc_field(d, payload, vals[i].field, &rc);
+		if (f && (rc = inline_type(f)) == 0 &&
+		    (rc = inline_check(f, vals[i].data, vals[i].len)) == 0)
+			rc = inline_store(h, obj, f, vals[i].data, vals[i].len);
+	}
 	return rc;
 }
 

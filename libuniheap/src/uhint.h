@@ -401,8 +401,17 @@ struct uh_objhdr *uh_obj_get(uh_heap *h, uh_off off, uint32_t cls, int *rc);
 const struct uh_class_desc *uh_class_desc(uh_heap *h, uint32_t class_id);
 /* field.c: field index field of the record obj, checked to lie inside
  * it; NULL with *rc set (UH_ETYPE: not a record, UH_ERANGE: no such
- * field). */
+ * field). uh_record_desc and uh_desc_field are its two halves, for a
+ * caller that looks up several fields of one record: the class of
+ * record obj (*payload its payload bytes), then a field of it. */
 const struct uh_field_desc *uh_record_field(uh_heap *h, uh_off obj, uint32_t field, int *rc);
+const struct uh_class_desc *uh_record_desc(uh_heap *h, uh_off obj, uint32_t *payload, int *rc);
+const struct uh_field_desc *uh_desc_field(const struct uh_class_desc *d, uint32_t payload,
+					  uint32_t field, int *rc);
+/* inline.c: inline fields vals[0..n) of record obj written, in the
+ * caller's block, each checked as uh_set_inline checks it; the record
+ * looked up once (a new record's fields, uh_*_put_record). */
+int uh_record_set_inlines(uh_heap *h, uh_off obj, const uh_inline_value *vals, uint32_t n);
 
 /* alloc.c: a new object of payload bytes, copied from init (zeroed if
  * NULL); inside a block it commits with the block. *out is its reference
