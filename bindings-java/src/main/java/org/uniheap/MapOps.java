@@ -110,9 +110,7 @@ final class MapOps {
                 // of it would be one more allocation per read).
                 if (t != null && t.flat)
                     return ProxyBase.decode(heap, t, f.payload, ProxyBase.PAYLOAD_AT - f.from);
-                long[] words = new long[(int) ((f.len + 7) / 8)];   // 8-aligned, as decode reads
-                MemorySegment.copy(f.payload, f.from, MemorySegment.ofArray(words), 0, f.len);
-                payload = MemorySegment.ofArray(words);
+                payload = MemorySegment.ofArray(words(f.payload, f.from, f.len));
             } finally {
                 heap.release(b, s);
             }
@@ -143,12 +141,25 @@ final class MapOps {
             Keys.put(s, kind, key);
             if ((f = fetch(s, ref, sorted)) == null)
                 return null;
-            bytes = new byte[(int) f.len];
-            MemorySegment.copy(f.payload, JAVA_BYTE, f.from, bytes, 0, (int) f.len);
+            bytes = bytes(f.payload, f.from, f.len);
         } finally {
             heap.release(b, s);
         }
         return new RecordImage(heap.classes.type(f.cls), bytes);
+    }
+
+    /** len bytes from {@code from} of seg, copied into longs (8-aligned, as decode reads). */
+    static long[] words(MemorySegment seg, long from, long len) {
+        long[] words = new long[(int) ((len + 7) / 8)];
+        MemorySegment.copy(seg, from, MemorySegment.ofArray(words), 0, len);
+        return words;
+    }
+
+    /** len bytes from {@code from} of seg, copied into an array of their own. */
+    static byte[] bytes(MemorySegment seg, long from, long len) {
+        byte[] b = new byte[(int) len];
+        MemorySegment.copy(seg, JAVA_BYTE, from, b, 0, (int) len);
+        return b;
     }
 
     /** A record's payload as fetch copied it: len bytes from {@code from} of payload, of class cls. */

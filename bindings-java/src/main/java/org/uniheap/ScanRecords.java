@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -56,9 +55,7 @@ final class ScanRecords {
         }
 
         public Object keep(MemorySegment buf, long at, long len) {
-            long[] words = new long[(int) ((len + 7) / 8)];   // 8-aligned, as decode reads
-            MemorySegment.copy(buf, at, MemorySegment.ofArray(words), 0, len);
-            return words;
+            return MapOps.words(buf, at, len);
         }
 
         public Object[] later(Heap heap, int cls, Object copy) {
@@ -77,9 +74,7 @@ final class ScanRecords {
         }
 
         public Object keep(MemorySegment buf, long at, long len) {
-            byte[] b = new byte[(int) len];
-            MemorySegment.copy(buf, JAVA_BYTE, at, b, 0, (int) len);
-            return b;
+            return MapOps.bytes(buf, at, len);
         }
 
         public RecordImage later(Heap heap, int cls, Object copy) {
