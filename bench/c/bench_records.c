@@ -30,12 +30,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_lmdb.h"
 #include "bench_util.h"
 #include "harness.h"
 
 #define FIELDS 10
 #define FIELD_LEN 100
-#define KEY_LEN 23		/* "user" + 19 digits */
+#define KEY_LEN BENCH_KEY_LEN
 #define SCAN_LEN 50
 #define ENC_LEN (FIELDS * (2 + 6 + 4 + FIELD_LEN))	/* names "fieldN": 6 bytes */
 #define LMDB_MAPSIZE (4ull << 30)
@@ -51,19 +52,7 @@ static void must(int rc, const char *what)
 
 static void must_mdb(int rc, const char *what)
 {
-	if (rc) {
-		fprintf(stderr, "%s: lmdb %s: %s\n", prog, what, mdb_strerror(rc));
-		exit(1);
-	}
-}
-
-static uint64_t fnv64(uint64_t x)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (int i = 0; i < 8; i++, x >>= 8)	/* bound: 8 */
-		h = (h ^ (x & 0xff)) * 0x100000001b3ull;
-	return h;
+	bench_mdb_must(prog, rc, what);
 }
 
 /* Printable bytes the field values are cut from (made before the clock
@@ -82,7 +71,7 @@ static void pool_fill(void)
 /* Field f of record i: 100 bytes of the pool at a place both choose. */
 static const unsigned char *field_value(long i, int f)
 {
-	return pool + fnv64((uint64_t)i * FIELDS + (uint64_t)f) % (sizeof(pool) - FIELD_LEN);
+	return pool + bench_fnv64((uint64_t)i * FIELDS + (uint64_t)f) % (sizeof(pool) - FIELD_LEN);
 }
 
 static uint64_t rand_state = 0x9e3779b97f4a7c15ull;
@@ -296,33 +285,18 @@ static double lm_scans(MDB_env *env, MDB_dbi dbi)
 
 static void run_lmdb(double *r)
 {
-	const char *t = getenv("TMPDIR");
-	char dir[512], p[600];
+	char dir[512];
 	MDB_env *env;
-	MDB_txn *txn;
 	MDB_dbi dbi;
 
-	snprintf(dir, sizeof(dir), "%s/uniheap-lmdb-XXXXXX", t && *t ? t : "/dev/shm");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "%s: mkdtemp %s: %s\n", prog, dir, strerror(errno));
-		exit(1);
-	}
-	must_mdb(mdb_env_create(&env), "env_create");
-	must_mdb(mdb_env_set_mapsize(env, LMDB_MAPSIZE), "set_mapsize");
-	must_mdb(mdb_env_open(env, dir, MDB_NOSYNC | MDB_NOMETASYNC | MDB_WRITEMAP, 0600),
-		 "env_open");
-	must_mdb(mdb_txn_begin(env, NULL, 0, &txn), "txn_begin");
-	must_mdb(mdb_dbi_open(txn, NULL, 0, &dbi), "dbi_open");
-	must_mdb(mdb_txn_commit(txn), "txn_commit");
+	bench_lmdb_dir(prog, dir, sizeof(dir));
+	bench_lmdb_open(prog, dir, MDB_NOSYNC | MDB_NOMETASYNC | MDB_WRITEMAP, LMDB_MAPSIZE, &env,
+			&dbi);
 	r[0] = lm_inserts(env, dbi);
 	r[1] = lm_reads(env, dbi);
 	r[2] = lm_scans(env, dbi);
 	mdb_env_close(env);
-	snprintf(p, sizeof(p), "%s/data.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-	unlink(p);
-	rmdir(dir);
+	bench_lmdb_remove(dir);
 }
 
 int main(void)
@@ -341,8 +315,7 @@ int main(void)
 		return 1;
 	}
 	for (long i = 0; i < n_rec; i++)
-		snprintf(keys[i], sizeof(keys[i]), "user%019llu",
-			 (unsigned long long)(fnv64((uint64_t)i) % 10000000000000000000ull));
+		bench_ycsb_key((uint64_t)i, keys[i]);
 	run_uniheap(u);
 	run_lmdb(l);
 	printf("bench_records: N = %ld records of %d x %d B, keys %d B; heap and LMDB on tmpfs;\n"

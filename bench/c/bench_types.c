@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_lmdb.h"
 #include "bench_util.h"
 #include "harness.h"
 
@@ -89,7 +90,7 @@ static long n_one;		/* single-put sample: keys n_rec .. n_rec+n_one-1 */
 static long n_get;		/* random gets per kind */
 static long n_scan;		/* scans of 100 */
 
-#define KEY_LEN 23		/* "user" + 19 digits */
+#define KEY_LEN BENCH_KEY_LEN
 #define VAL_LEN 100
 #define SCAN_LEN 100
 #define BATCH 1000
@@ -106,29 +107,7 @@ static void must(int rc, const char *what)
 
 static void must_mdb(int rc, const char *what)
 {
-	if (rc != 0) {
-		fprintf(stderr, "bench_types: lmdb %s: %s\n", what, mdb_strerror(rc));
-		exit(1);
-	}
-}
-
-/* FNV-1a over the index's 8 bytes: a fixed scramble, as YCSB hashes its
- * record numbers, so keys arrive in no particular order. */
-static uint64_t fnv64(uint64_t x)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (int i = 0; i < 8; i++, x >>= 8) {
-		h ^= x & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static void make_key(uint64_t i, char out[KEY_LEN + 1])
-{
-	snprintf(out, KEY_LEN + 1, "user%019llu",
-		 (unsigned long long)(fnv64(i) % 10000000000000000000ull));
+	bench_mdb_must("bench_types", rc, what);
 }
 
 static void make_keys(void)
@@ -139,7 +118,7 @@ static void make_keys(void)
 		exit(1);
 	}
 	for (long i = 0; i < n_rec + n_one; i++)
-		make_key((uint64_t)i, keys[i]);
+		bench_ycsb_key((uint64_t)i, keys[i]);
 }
 
 /* xorshift64: cheap enough not to show in a get's cost. */
@@ -446,14 +425,7 @@ struct lm {
 
 static void lm_open(struct lm *l, const char *dir, unsigned flags)
 {
-	MDB_txn *txn;
-
-	must_mdb(mdb_env_create(&l->env), "env_create");
-	must_mdb(mdb_env_set_mapsize(l->env, LMDB_MAPSIZE), "set_mapsize");
-	must_mdb(mdb_env_open(l->env, dir, flags, 0600), "env_open");
-	must_mdb(mdb_txn_begin(l->env, NULL, 0, &txn), "txn_begin");
-	must_mdb(mdb_dbi_open(txn, NULL, 0, &l->dbi), "dbi_open");
-	must_mdb(mdb_txn_commit(txn), "txn_commit");
+	bench_lmdb_open("bench_types", dir, flags, LMDB_MAPSIZE, &l->env, &l->dbi);
 }
 
 static void lm_put(struct lm *l, MDB_txn *txn, long i)
@@ -545,33 +517,6 @@ static double lm_bytes(struct lm *l)
 	return (double)(info.me_last_pgno + 1) * st.ms_psize / (double)n_rec;
 }
 
-/* An empty directory next to where the harness puts heaps (tmpfs). */
-static void lm_dir(char *dir, size_t len)
-{
-	const char *t = getenv("TMPDIR");
-	const char *base = t && *t ? t : "/dev/shm";
-
-	snprintf(dir, len, "%s/uniheap-lmdb-XXXXXX", base);
-	if (!mkdtemp(dir)) {
-		snprintf(dir, len, "/tmp/uniheap-lmdb-XXXXXX");
-		if (!mkdtemp(dir)) {
-			fprintf(stderr, "bench_types: mkdtemp: %s\n", strerror(errno));
-			exit(1);
-		}
-	}
-}
-
-static void lm_remove(const char *dir)
-{
-	char p[600];
-
-	snprintf(p, sizeof(p), "%s/data.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-	unlink(p);
-	rmdir(dir);
-}
-
 static void run_lmdb(int mode)
 {
 	unsigned flags = mode == M_MEMORY ? MDB_NOSYNC | MDB_NOMETASYNC | MDB_WRITEMAP : 0;
@@ -579,7 +524,7 @@ static void run_lmdb(int mode)
 	char dir[512];
 	struct lm l;
 
-	lm_dir(dir, sizeof(dir));
+	bench_lmdb_dir("bench_types", dir, sizeof(dir));
 	printf("  lmdb %s (%s): load %ld ...\n", dir,
 	       mode == M_MEMORY ? "NOSYNC|NOMETASYNC|WRITEMAP" : "default flags", n_rec);
 	fflush(stdout);
@@ -594,7 +539,7 @@ static void run_lmdb(int mode)
 	r[R_SCAN * NSTORES] = lm_scans(&l);
 	r[R_SCANN * NSTORES] = lm_scans(&l);	/* no batch call: the cursor again */
 	mdb_env_close(l.env);
-	lm_remove(dir);
+	bench_lmdb_remove(dir);
 }
 
 /* -------------------------------------------------------------- sizing */
@@ -631,11 +576,11 @@ static double calibrate(void)
 		ns += uh_load(h, &kinds[s], uh_make_root(h, &kinds[s], kinds[s].name), 0, c);
 	uh_disconnect(h);
 	th_heapd_cleanup(&d);
-	lm_dir(dir, sizeof(dir));
+	bench_lmdb_dir("bench_types", dir, sizeof(dir));
 	lm_open(&l, dir, MDB_NOSYNC | MDB_NOMETASYNC | MDB_WRITEMAP);
 	ns += lm_load(&l, 0, c, BATCH);
 	mdb_env_close(l.env);
-	lm_remove(dir);
+	bench_lmdb_remove(dir);
 	free(keys);
 	/* A 1M load runs about 2x slower per record than a 20k one (caches,
 	 * deeper trees); gets, scans, samples and the sync pass make the
