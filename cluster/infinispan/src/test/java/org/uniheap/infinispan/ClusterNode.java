@@ -19,6 +19,8 @@ import org.infinispan.globalstate.GlobalStateManager;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.persistence.manager.PersistenceManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
+import org.infinispan.topology.LocalTopologyManager;
+import org.infinispan.topology.MissingMembersException;
 
 /**
  * One member of the cluster test, in a JVM of its own: a distributed cache
@@ -88,15 +90,31 @@ public final class ClusterNode {
     private static String waitFor(DefaultCacheManager manager, Cache<String, String> cache, int n)
             throws InterruptedException {
         var dm = cache.getAdvancedCache().getDistributionManager();
+        var topology = GlobalComponentRegistry.of(manager).getComponent(LocalTopologyManager.class);
         long deadline = System.nanoTime() + 120_000_000_000L;
         while (System.nanoTime() < deadline) {
             if (manager.getMembers().size() == n
                     && dm.getCacheTopology().getActualMembers().size() == n
-                    && !dm.isRehashInProgress())
+                    && !dm.isRehashInProgress() && stable(topology, cache.getName()))
                 return "ready";
             Thread.sleep(100);
         }
         return "timeout " + manager.getMembers();
+    }
+
+    /**
+     * Whether this node serves the cache now: after a whole-cluster restart
+     * it refuses operations (MissingMembersException) until it has seen
+     * every member of the saved topology rejoin, which may come after the
+     * members and the cache topology look complete here.
+     */
+    private static boolean stable(LocalTopologyManager topology, String cache) {
+        try {
+            topology.assertTopologyStable(cache);
+            return true;
+        } catch (MissingMembersException e) {
+            return false;
+        }
     }
 
     /**
